@@ -1,0 +1,145 @@
+-- tdgen: reads backend and op specs and emits tdispatch's C dispatch layer.
+-- Pure Lua 5.4; run `lua5.4 gen/tdgen.lua --help`.
+local here = (arg and arg[0] or ""):match("^(.*)[/\\][^/\\]*$") or "."
+package.path = here .. "/?.lua;" .. package.path
+
+local util = require("tdgen.util")
+local load = require("tdgen.load")
+local validate = require("tdgen.validate")
+local emit_c = require("tdgen.emit_c")
+local emit_support = require("tdgen.emit_support")
+local emit_tests = require("tdgen.emit_tests")
+
+local USAGE = [[
+usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check DIR | --list | --backends)
+
+  --specs DIR    a spec directory holding backends/*.lua and/or ops/*.lua;
+                 repeat it to combine directories (their files are merged)
+  --out DIR      write the generated files into DIR (created if missing); files
+                 whose content did not change are left untouched
+  --check DIR    compare DIR with what would be generated; exit 1 and name each
+                 file that differs or is missing
+  --list         print one line per op: name, family, backends that implement it
+  --backends     print one line per backend: name|option|default|kernel folder
+                 (read by CMake at configure time)
+  --help         this text
+
+Specs are validated before anything is written: every problem is reported as
+file:line: entry: field: message, then the run exits 1 and writes nothing.]]
+
+local function fail(msg)
+  io.stderr:write("tdgen: ", msg, "\n")
+  os.exit(1)
+end
+
+local opts = { specs = {} }
+local i = 1
+while i <= #arg do
+  local a = arg[i]
+  local function value()
+    i = i + 1
+    if arg[i] == nil then fail(a .. " needs a value (see --help)") end
+    return arg[i]
+  end
+  if a == "--help" or a == "-h" then
+    print(USAGE)
+    os.exit(0)
+  elseif a == "--specs" then opts.specs[#opts.specs + 1] = value()
+  elseif a == "--out" then opts.out = value()
+  elseif a == "--check" then opts.check = value()
+  elseif a == "--list" then opts.list = true
+  elseif a == "--backends" then opts.backends = true
+  else fail("unknown argument '" .. a .. "' (see --help)") end
+  i = i + 1
+end
+local modes = (opts.out and 1 or 0) + (opts.check and 1 or 0) + (opts.list and 1 or 0) + (opts.backends and 1 or 0)
+if #opts.specs == 0 then fail("no --specs directory given (see --help)") end
+if modes ~= 1 then fail("give exactly one of --out, --check, --list, --backends (see --help)") end
+
+-- Load every spec file of every directory, backends and ops apart.
+local entries, errors = {}, {}
+local nfiles = 0
+for _, dir in ipairs(opts.specs) do
+  if not util.is_dir(dir) then
+    errors[#errors + 1] = dir .. ": not a directory"
+  else
+    for _, sub in ipairs({ { "backends", "backend" }, { "ops", "op" } }) do
+      local files = util.list_lua(dir .. "/" .. sub[1]) or {}
+      for _, f in ipairs(files) do
+        nfiles = nfiles + 1
+        local es, errs = load.load_file(f, sub[2])
+        for _, e in ipairs(es) do entries[#entries + 1] = e end
+        for _, e in ipairs(errs) do errors[#errors + 1] = e end
+      end
+    end
+  end
+end
+if #errors == 0 and nfiles == 0 then
+  errors[#errors + 1] = table.concat(opts.specs, ", ") .. ": no spec files (expected backends/*.lua and ops/*.lua)"
+end
+local model
+if #errors == 0 then
+  local verrs
+  model, verrs = validate.validate(entries)
+  for _, e in ipairs(verrs) do errors[#errors + 1] = e end
+  if #errors == 0 and #model.ops == 0 then errors[#errors + 1] = "no op declared in any ops/*.lua" end
+  if #errors == 0 and #model.backends == 0 then errors[#errors + 1] = "no backend declared in any backends/*.lua" end
+end
+if #errors > 0 then
+  for _, e in ipairs(errors) do io.stderr:write(e, "\n") end
+  io.stderr:write(string.format("tdgen: %d error%s; nothing written\n", #errors, #errors == 1 and "" or "s"))
+  os.exit(1)
+end
+
+if opts.list then
+  for _, op in ipairs(model.ops) do
+    print(string.format("%-22s %-13s %s", op.name, op.family,
+      #op.backends > 0 and table.concat(op.backends, ",") or "-"))
+  end
+  os.exit(0)
+end
+if opts.backends then
+  for _, be in ipairs(model.backends) do
+    print(string.format("%s|%s|%s|%s", be.name, be.option, be.default and "ON" or "OFF", be.kernels))
+  end
+  os.exit(0)
+end
+
+-- Everything is emitted in memory first; files are written only at the end.
+local note = "the specs (" .. #model.backends .. " backends, " .. #model.ops .. " ops)"
+local files = {
+  { "td_kinds.h", emit_c.kinds_header(model, note) },
+  { "td_ops.h", emit_c.ops_header(model, note) },
+  { "td_dispatch.c", emit_c.dispatch_source(model, note) },
+  { "SUPPORT.md", emit_support.support(model, note) },
+}
+for _, be in ipairs(model.backends) do
+  files[#files + 1] = { "td_backend_" .. be.name .. ".h", emit_c.backend_header(model, be, note) }
+  files[#files + 1] = { "td_backend_" .. be.name .. "_table.c", emit_c.backend_table(model, be, note) }
+  files[#files + 1] = { "test_ops_" .. be.name .. ".c", emit_tests.ops_tests(model, be, note) }
+end
+
+if opts.check then
+  local stale = 0
+  for _, f in ipairs(files) do
+    local cur = util.read_file(opts.check .. "/" .. f[1])
+    if cur == nil then
+      io.stderr:write(opts.check, "/", f[1], ": missing\n"); stale = stale + 1
+    elseif cur ~= f[2] then
+      io.stderr:write(opts.check, "/", f[1], ": differs from what the specs generate\n"); stale = stale + 1
+    end
+  end
+  if stale > 0 then
+    io.stderr:write(string.format("tdgen: %s is stale (%d file%s); refresh it with `cmake --build BUILD --target regenerate`\n",
+      opts.check, stale, stale == 1 and "" or "s"))
+    os.exit(1)
+  end
+  os.exit(0)
+end
+
+os.execute('mkdir -p "' .. opts.out:gsub('"', '\\"') .. '"')
+if not util.is_dir(opts.out) then fail("cannot create " .. opts.out) end
+local ok, werr = pcall(function()
+  for _, f in ipairs(files) do util.write_if_changed(opts.out .. "/" .. f[1], f[2]) end
+end)
+if not ok then fail(tostring(werr)) end

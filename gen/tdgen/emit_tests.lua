@@ -1,0 +1,362 @@
+-- Emits the generated cmocka tests of one backend: known values from the specs'
+-- examples, and the kind, NULL, backend-mismatch and unsupported errors of every op.
+local util = require("tdgen.util")
+local schema = require("tdgen.schema")
+local emit_c = require("tdgen.emit_c")
+
+local M = {}
+local U = util.upper
+
+local CTYPE = { f32 = "float", i32 = "int32_t", bool = "bool" }
+local DT = schema.dtypes
+
+local function is_int(x) return math.type(x) == "integer" or (type(x) == "number" and x == math.floor(x)) end
+
+local function c_float(x)
+  if x == "nan" then return "NAN" end
+  if x == "inf" then return "INFINITY" end
+  if x == "-inf" then return "-INFINITY" end
+  local s = string.format("%.9g", x)
+  if not s:find("[%.eEn]") then s = s .. ".0" end
+  return s .. "f"
+end
+
+local function c_value(dtype, x)
+  if dtype == "f32" then return c_float(x) end
+  if dtype == "bool" then return (x == true or x == 1) and "true" or "false" end
+  return string.format("%d", math.tointeger(x) or math.floor(x))
+end
+
+local function c_array(dtype, data)
+  local parts = {}
+  for i, x in ipairs(data) do parts[i] = c_value(dtype, x) end
+  if #parts == 0 then parts[1] = dtype == "f32" and "0.0f" or (dtype == "bool" and "false" or "0") end
+  return "{ " .. table.concat(parts, ", ") .. " }"
+end
+
+local function c_dims(dims)
+  local parts = {}
+  for i, x in ipairs(dims) do parts[i] = string.format("INT64_C(%d)", math.tointeger(x) or math.floor(x)) end
+  if #parts == 0 then return "{ 0 }", 0 end
+  return "{ " .. table.concat(parts, ", ") .. " }", #parts
+end
+
+local function numel(shape)
+  local n = 1
+  for _, d in ipairs(shape) do n = n * d end
+  return n
+end
+
+-- Default values for ops without examples: small, valid for every shape rule we use.
+local DEFAULT_TENSOR = { shape = { 2, 2 }, data = { 1, 2, 3, 4 } }
+local function default_value(a)
+  local t = a.t
+  if t.tensor then
+    if t.tensor == "bool" then return { shape = { 2, 2 }, data = { true, false, true, false } } end
+    return DEFAULT_TENSOR
+  end
+  if t.list then return { DEFAULT_TENSOR, DEFAULT_TENSOR } end
+  if a.type == "shape" then return { 2, 2 } end
+  if a.type == "dims" then return {} end
+  if a.type == "distribution" then return "uniform" end
+  if a.type == "f32" or a.type == "i32" or a.type == "u64" then return 1 end
+  if a.type == "i64" or a.type == "dim" then return 0 end
+  if t.host_in then return { 1, 2, 3, 4 } end
+  return nil
+end
+
+-- Emits the declarations of one call's arguments; returns the argument expressions
+-- and the names to release. `over` maps an argument name to a replacement:
+-- { dtype = "i32" } (another primitive kind), { device = "ad_dev" } or "NULL".
+local function emit_args(b, op, ex, over)
+  local exprs, owned = {}, {}
+  local example = ex or {}
+  for _, a in ipairs(op.args) do
+    local t, n = a.t, a.name
+    local v = example[n]
+    if v == nil then v = default_value(a) end
+    local o = over[n]
+    if o == "NULL" then
+      exprs[#exprs + 1] = "NULL"
+      if t.list or t.array or t.host_out then exprs[#exprs + 1] = t.list and "1" or "0" end
+    elseif t.device then
+      exprs[#exprs + 1] = (o and o.device) or "dev"
+    elseif t.tensor then
+      local dtype = (o and o.dtype) or schema.classes[t.tensor]
+      local dims, nd = c_dims(v.shape)
+      b:put("    static const int64_t %s_shape[] = %s;", n, dims)
+      b:put("    static const %s %s_data[] = %s;", CTYPE[dtype], n,
+        (o and o.dtype) and c_array(dtype, {}) or c_array(dtype, v.data))
+      if o and o.dtype then
+        b:put("    td_tensor *%s = tdt_filled(%s, %s, %s_shape, %d);", n, (o.device or "dev"), DT[dtype], n, nd)
+      else
+        b:put("    td_tensor *%s = tdt_make(%s, %s, %s_data, %s_shape, %d);", n, (o and o.device) or "dev", DT[dtype],
+          n, n, nd)
+      end
+      b:put("    (void)%s_data;", n)
+      b:put("    assert_non_null(%s);", n)
+      owned[#owned + 1] = n
+      exprs[#exprs + 1] = n
+    elseif t.list then
+      local dtype = schema.classes[t.list]
+      b:put("    td_tensor *%s_items[%d];", n, #v)
+      for i, item in ipairs(v) do
+        local dims, nd = c_dims(item.shape)
+        local dev = (i == 2 and o and o.device) or "dev"
+        local odt = (i == 1 and o and o.dtype) or nil
+        b:put("    static const int64_t %s_%d_shape[] = %s;", n, i, dims)
+        if odt then
+          b:put("    %s_items[%d] = tdt_filled(%s, %s, %s_%d_shape, %d);", n, i - 1, dev, DT[odt], n, i, nd)
+        else
+          b:put("    static const %s %s_%d_data[] = %s;", CTYPE[dtype], n, i, c_array(dtype, item.data))
+          b:put("    %s_items[%d] = tdt_make(%s, %s, %s_%d_data, %s_%d_shape, %d);", n, i - 1, dev, DT[dtype], n, i, n,
+            i, nd)
+        end
+        b:put("    assert_non_null(%s_items[%d]);", n, i - 1)
+        owned[#owned + 1] = string.format("%s_items[%d]", n, i - 1)
+      end
+      local refs = {}
+      for i = 1, #v do refs[i] = string.format("%s_items[%d]", n, i - 1) end
+      b:put("    const td_tensor *%s[] = { %s };", n, table.concat(refs, ", "))
+      exprs[#exprs + 1] = n
+      exprs[#exprs + 1] = tostring(#v)
+    elseif t.array then
+      local dims, nd = c_dims(v)
+      if nd > 0 then b:put("    static const int64_t %s[] = %s;", n, dims) end
+      exprs[#exprs + 1] = nd > 0 and n or "NULL"
+      exprs[#exprs + 1] = tostring(nd)
+    elseif t.host_in then
+      b:put("    static const %s %s[] = %s;", CTYPE[t.host_in], n, c_array(t.host_in, v))
+      exprs[#exprs + 1] = n
+    elseif t.host_out then
+      local len = 1
+      if ex and ex.out and ex.out.data then len = math.max(1, #ex.out.data) else
+        local first = op.args[1]
+        local fv = example[first.name] or default_value(first)
+        if fv and fv.shape then len = numel(fv.shape) end
+      end
+      b:put("    %s %s[%d];", CTYPE[t.host_out], n, len)
+      b:put("    memset(%s, 0, sizeof %s);", n, n)
+      exprs[#exprs + 1] = n
+      exprs[#exprs + 1] = tostring(len)
+    elseif a.type == "f32" then
+      exprs[#exprs + 1] = c_float(v)
+    elseif a.type == "i32" then
+      exprs[#exprs + 1] = string.format("(int32_t)%d", math.tointeger(v) or math.floor(v))
+    elseif a.type == "i64" or a.type == "dim" then
+      exprs[#exprs + 1] = string.format("INT64_C(%d)", math.tointeger(v) or math.floor(v))
+    elseif a.type == "u64" then
+      exprs[#exprs + 1] = string.format("UINT64_C(%d)", math.tointeger(v) or math.floor(v))
+    elseif a.type == "distribution" then
+      exprs[#exprs + 1] = v == "normal" and "TD_NORMAL" or "TD_UNIFORM"
+    else
+      error("emit_tests: no value for argument type " .. a.type)
+    end
+  end
+  if schema.classes[op.returns] then exprs[#exprs + 1] = "&out" end
+  return exprs, owned
+end
+
+local function release_all(b, owned)
+  for _, n in ipairs(owned) do b:put("    td_tensor_release(%s);", n) end
+end
+
+local function first_tensor(op)
+  for _, a in ipairs(op.args) do
+    if a.t.tensor or a.t.list then return a end
+  end
+end
+
+local function tensor_count(op)
+  local n = 0
+  for _, a in ipairs(op.args) do
+    if a.t.tensor then n = n + 1 elseif a.t.list then n = n + 2 end
+  end
+  return n
+end
+
+local function second_tensor(op)
+  local seen = 0
+  for _, a in ipairs(op.args) do
+    if a.t.tensor then
+      seen = seen + 1
+      if seen == 2 then return a end
+    elseif a.t.list then
+      return a -- its second item moves
+    end
+  end
+end
+
+-- Whether the backend can hold the op's tensors (and `extra`, a dtype), so a test can
+-- make its inputs there.
+local function can_hold(be, op, extra)
+  if extra and not be.dtypes[extra] then return false end
+  for _, a in ipairs(op.args) do
+    local cls = a.t.tensor or a.t.list
+    if cls and not be.dtypes[schema.classes[cls]] then return false end
+  end
+  local rc = schema.classes[op.returns]
+  return rc == nil or be.dtypes[rc] == true
+end
+
+function M.ops_tests(model, be, specs_note)
+  local b = util.buffer()
+  local tests = {}
+  local function test(name) tests[#tests + 1] = name; return name end
+  b:put("/* Generated tests of the %s backend: known values and error paths of every op.", be.name)
+  b:put(" * Generated by gen/tdgen.lua from %s. Do not edit: change the specs", specs_note)
+  b:put(" * or the generator and rebuild (or run the `regenerate` target). */")
+  b:put("#include <math.h>")
+  b:put("#include <setjmp.h>")
+  b:put("#include <stdarg.h>")
+  b:put("#include <stdbool.h>")
+  b:put("#include <stddef.h>")
+  b:put("#include <stdint.h>")
+  b:put("#include <string.h>")
+  b:put("#include <cmocka.h>")
+  b:put("")
+  b:put("#include \"td_ops.h\"")
+  b:put("#include \"tdt.h\"")
+  b:put("")
+  b:put("static td_device *dev;    /* the %s device under test */", be.name)
+  b:put("static td_device *ad_dev; /* autodiff(%s): another kind, for mismatch errors */", be.name)
+  b:put("static long live_baseline;")
+  for _, op in ipairs(model.ops) do
+    local impl = be.ops[op.name]
+    local has_out = schema.classes[op.returns] ~= nil
+    local call = "td_" .. op.name
+    -- Known values.
+    if impl and op.examples then
+      for i, ex in ipairs(op.examples) do
+        b:put("")
+        b:put("static void %s(void **state)", test(string.format("test_%s_example_%d", op.name, i)))
+        b:put("{")
+        b:put("    (void)state;")
+        if has_out then b:put("    td_tensor *out = NULL;") end
+        local exprs, owned = emit_args(b, op, ex, {})
+        b:put("    tdt_check(%s(%s), %s);", call, table.concat(exprs, ", "), util.c_string(op.name))
+        if has_out then
+          local cls = schema.classes[op.returns]
+          local dims, nd = c_dims(ex.out.shape or {})
+          b:put("    static const int64_t want_shape[] = %s;", dims)
+          b:put("    static const %s want[] = %s;", CTYPE[cls], c_array(cls, ex.out.data or {}))
+          b:put("    tdt_expect(out, %s, want_shape, %d, want, %d, %sf);", DT[cls], nd, #(ex.out.data or {}),
+            string.format("%.9g", op.tolerance))
+          b:put("    td_tensor_release(out);")
+        elseif op.returns == "host" then
+          local host
+          for _, a in ipairs(op.args) do if a.t.host_out then host = a end end
+          local dt = host.t.host_out
+          b:put("    static const %s want[] = %s;", CTYPE[dt], c_array(dt, ex.out.data or {}))
+          b:put("    tdt_expect_host(%s, %s, want, %d, %sf);", DT[dt], host.name, #(ex.out.data or {}),
+            string.format("%.9g", op.tolerance))
+        end
+        release_all(b, owned)
+        b:put("}")
+      end
+    end
+    local ex1 = op.examples and op.examples[1] or nil
+    -- NULL: the first pointer argument.
+    local nullable
+    for _, a in ipairs(op.args) do
+      if a.t.tensor or a.t.list or a.t.device or a.t.host_in or a.t.host_out then nullable = a; break end
+    end
+    if nullable and can_hold(be, op) then
+      b:put("")
+      b:put("static void %s(void **state)", test("test_" .. op.name .. "_null"))
+      b:put("{")
+      b:put("    (void)state;")
+      if has_out then b:put("    td_tensor *out = NULL;") end
+      local exprs, owned = emit_args(b, op, ex1, { [nullable.name] = "NULL" })
+      b:put("    tdt_expect_error(%s(%s), TD_E_NULL, %s);", call, table.concat(exprs, ", "), util.c_string(op.name))
+      if has_out then b:put("    assert_null(out);") end
+      release_all(b, owned)
+      b:put("}")
+    end
+    -- Wrong primitive kind: the first tensor argument gets another class.
+    local ft = first_tensor(op)
+    if ft and can_hold(be, op, (ft.t.tensor or ft.t.list) == "float" and "i32" or "f32") then
+      local cls = ft.t.tensor or ft.t.list
+      local wrong = cls == "float" and "i32" or "f32"
+      b:put("")
+      b:put("static void %s(void **state)", test("test_" .. op.name .. "_wrong_kind"))
+      b:put("{")
+      b:put("    (void)state;")
+      if has_out then b:put("    td_tensor *out = NULL;") end
+      local exprs, owned = emit_args(b, op, ex1, { [ft.name] = { dtype = wrong } })
+      b:put("    tdt_expect_error(%s(%s), TD_E_KIND, %s);", call, table.concat(exprs, ", "), util.c_string(op.name))
+      if has_out then b:put("    assert_null(out);") end
+      release_all(b, owned)
+      b:put("}")
+    end
+    -- Backend mismatch: the second tensor lives on another kind.
+    if tensor_count(op) >= 2 and can_hold(be, op) then
+      local st = second_tensor(op)
+      b:put("")
+      b:put("static void %s(void **state)", test("test_" .. op.name .. "_backend_mismatch"))
+      b:put("{")
+      b:put("    (void)state;")
+      if has_out then b:put("    td_tensor *out = NULL;") end
+      local exprs, owned = emit_args(b, op, ex1, { [st.name] = { device = "ad_dev" } })
+      b:put("    tdt_expect_error(%s(%s), TD_E_BACKEND_MISMATCH, %s);", call, table.concat(exprs, ", "),
+        util.c_string(op.name))
+      if has_out then b:put("    assert_null(out);") end
+      release_all(b, owned)
+      b:put("}")
+    end
+    -- Not implemented by this backend: the generated arm says so.
+    if not impl and can_hold(be, op) and (ex1 or op.family == "creation" or op.family == "device") then
+      b:put("")
+      b:put("static void %s(void **state)", test("test_" .. op.name .. "_unsupported"))
+      b:put("{")
+      b:put("    (void)state;")
+      if has_out then b:put("    td_tensor *out = NULL;") end
+      local exprs, owned = emit_args(b, op, ex1, {})
+      b:put("    tdt_expect_error(%s(%s), TD_E_UNSUPPORTED, %s);", call, table.concat(exprs, ", "),
+        util.c_string(op.name))
+      b:put("    assert_non_null(strstr(td_last_error(), %s));", util.c_string("'" .. be.name .. "'"))
+      release_all(b, owned)
+      b:put("}")
+    end
+  end
+  b:put("")
+  b:put("static int group_setup(void **state)")
+  b:put("{")
+  b:put("    (void)state;")
+  b:put("    return tdt_open(TD_BACKEND_%s, &dev, &ad_dev);", U(be.name))
+  b:put("}")
+  b:put("")
+  b:put("static int group_teardown(void **state)")
+  b:put("{")
+  b:put("    (void)state;")
+  b:put("    td_device_release(ad_dev);")
+  b:put("    td_device_release(dev);")
+  b:put("    return td_testing_live_objects() == 0 ? 0 : -1;")
+  b:put("}")
+  b:put("")
+  b:put("static int remember_live(void **state)")
+  b:put("{")
+  b:put("    (void)state;")
+  b:put("    live_baseline = td_testing_live_objects();")
+  b:put("    return 0;")
+  b:put("}")
+  b:put("")
+  b:put("/* Every test releases what it made: nothing may outlive it. */")
+  b:put("static int check_no_leak(void **state)")
+  b:put("{")
+  b:put("    (void)state;")
+  b:put("    assert_int_equal(td_testing_live_objects(), live_baseline);")
+  b:put("    return 0;")
+  b:put("}")
+  b:put("")
+  b:put("int main(void)")
+  b:put("{")
+  b:put("    const struct CMUnitTest tests[] = {")
+  for _, t in ipairs(tests) do b:put("        cmocka_unit_test_setup_teardown(%s, remember_live, check_no_leak),", t) end
+  b:put("    };")
+  b:put("    return cmocka_run_group_tests_name(\"ops_%s\", tests, group_setup, group_teardown);", be.name)
+  b:put("}")
+  return b:text()
+end
+
+return M

@@ -1,0 +1,150 @@
+-- The vocabulary of the specs: argument types, families, shape rules, fields.
+-- Keep the rules in step with runtime/core/td_rules.h.
+local M = {}
+
+M.dtypes = { f32 = "TD_F32", i32 = "TD_I32", bool = "TD_BOOL" }
+M.dtype_order = { "f32", "i32", "bool" }
+
+-- Primitive classes of tensors and the dtype each one holds.
+M.classes = { float = "f32", int = "i32", bool = "bool" }
+
+-- Argument types. `params` is the C parameter list of the public entry ("%s" is the
+-- argument name); `kparams` that of the kernel (nil: same); `tensor`/`list` give the
+-- primitive class; `nullable_len` names the length that allows NULL when 0.
+M.types = {
+  float  = { params = { "const td_tensor *%s" }, tensor = "float" },
+  int    = { params = { "const td_tensor *%s" }, tensor = "int" },
+  bool   = { params = { "const td_tensor *%s" }, tensor = "bool" },
+  floats = { params = { "const td_tensor *const *%s", "int %s_len" }, list = "float" },
+  ints   = { params = { "const td_tensor *const *%s", "int %s_len" }, list = "int" },
+  bools  = { params = { "const td_tensor *const *%s", "int %s_len" }, list = "bool" },
+  f32    = { params = { "float %s" }, scalar = true },
+  i32    = { params = { "int32_t %s" }, scalar = true },
+  i64    = { params = { "int64_t %s" }, scalar = true },
+  u64    = { params = { "uint64_t %s" }, scalar = true },
+  dim    = { params = { "int64_t %s" }, scalar = true },
+  distribution = { params = { "td_distribution %s" }, scalar = true, enum = { "TD_UNIFORM", "TD_NORMAL" } },
+  device = { params = { "td_device *%s" }, device = true },
+  dims   = { params = { "const int64_t *%s", "int %s_len" }, array = true },
+  shape  = { params = { "const int64_t *%s", "int %s_len" }, array = true },
+  f32_data  = { params = { "const float *%s" }, host_in = "f32" },
+  i32_data  = { params = { "const int32_t *%s" }, host_in = "i32" },
+  bool_data = { params = { "const bool *%s" }, host_in = "bool" },
+  f32_out   = { params = { "float *%s", "int64_t %s_len" }, kparams = { "float *%s" }, host_out = "f32" },
+  i32_out   = { params = { "int32_t *%s", "int64_t %s_len" }, kparams = { "int32_t *%s" }, host_out = "i32" },
+  bool_out  = { params = { "bool *%s", "int64_t %s_len" }, kparams = { "bool *%s" }, host_out = "bool" },
+}
+
+M.returns = { float = true, int = true, bool = true, host = true, none = true }
+
+-- Families decide the arm's shape; `check` validates an op's arguments for the family
+-- and returns an error message or nil.
+local function first(op) return op.args[1] end
+local function ntensors(op)
+  local n = 0
+  for _, a in ipairs(op.args) do if M.types[a.type].tensor then n = n + 1 end end
+  return n
+end
+
+M.families = {
+  creation = function(op)
+    if not first(op) or first(op).type ~= "device" then return "the first argument of a creation op is 'device NAME'" end
+    if ntensors(op) > 0 then return "a creation op takes no tensor arguments" end
+    if not M.classes[op.returns] then return "a creation op returns float, int or bool" end
+  end,
+  unary = function(op)
+    local a = first(op)
+    if not a or not (M.types[a.type].tensor == "int" or M.types[a.type].tensor == "bool") then
+      return "the first argument of a unary op is an int or bool tensor (float ones are unary_float)"
+    end
+    if op.returns == "none" then return "a unary op returns a tensor or host data" end
+  end,
+  unary_float = function(op)
+    local a = first(op)
+    if not a or M.types[a.type].tensor ~= "float" then return "the first argument of a unary_float op is a float tensor" end
+    if op.returns == "none" then return "a unary_float op returns a tensor or host data" end
+  end,
+  binary = function(op)
+    local a, b = op.args[1], op.args[2]
+    if not (a and b and M.types[a.type].tensor and M.types[b.type].tensor) then
+      return "the first two arguments of a binary op are tensors"
+    end
+    if M.types[a.type].tensor == "float" then return "a binary op on float tensors is binary_float" end
+    if not M.classes[op.returns] then return "a binary op returns a tensor" end
+  end,
+  binary_float = function(op)
+    local a, b = op.args[1], op.args[2]
+    if not (a and b and M.types[a.type].tensor == "float" and M.types[b.type].tensor) then
+      return "the first two arguments of a binary_float op are tensors, the first a float one"
+    end
+    if not M.classes[op.returns] then return "a binary_float op returns a tensor" end
+  end,
+  multi = function(op)
+    local a = first(op)
+    if not a or not M.types[a.type].list then return "the first argument of a multi op is a tensor list (floats, ints, bools)" end
+    if not M.classes[op.returns] then return "a multi op returns a tensor" end
+  end,
+  to_device = function(op)
+    local a, d = op.args[1], op.args[2]
+    if #op.args ~= 2 or not M.types[a.type].tensor or d.type ~= "device" then
+      return "a to_device op takes exactly (tensor, device)"
+    end
+    if op.returns ~= M.types[a.type].tensor then return "a to_device op returns the class of its input" end
+  end,
+  device = function(op)
+    if #op.args ~= 1 or op.args[1].type ~= "device" then return "a device op takes exactly one 'device NAME' argument" end
+    if op.returns ~= "none" then return "a device op returns none" end
+  end,
+}
+M.family_order = { "creation", "unary", "unary_float", "binary", "binary_float", "multi", "to_device", "device" }
+
+-- Shape rules: name -> parameter kinds. The generated call passes a tensor as its
+-- shape, a list as (array, count), dims/shape as (array, count), a dim by address
+-- (normalized in place), an i64 by value and a host output by its capacity.
+M.rules = {
+  same = { "tensor" },
+  broadcast = { "tensor", "tensor" },
+  broadcast3 = { "tensor", "tensor", "tensor" },
+  from_shape = { "array" },
+  arange = { "i64", "i64", "i64" },
+  reshape = { "tensor", "array" },
+  swap_dims = { "tensor", "dim", "dim" },
+  permute = { "tensor", "array" },
+  expand = { "tensor", "array" },
+  slice = { "tensor", "array", "array" },
+  slice_assign = { "tensor", "tensor", "array", "array" },
+  cat = { "list", "dim" },
+  reduce_all = { "tensor" },
+  reduce_dim = { "tensor", "dim" },
+  matmul = { "tensor", "tensor" },
+  mask_fill = { "tensor", "tensor" },
+  host_out = { "tensor", "host_out" },
+}
+
+function M.param_kind(t)
+  local ty = M.types[t]
+  if ty.tensor then return "tensor" end
+  if ty.list then return "list" end
+  if ty.array then return "array" end
+  if ty.host_out then return "host_out" end
+  return t -- dim, i64, ...
+end
+
+M.op_fields = {
+  name = "string", family = "string", doc = "string", args = "table", returns = "string",
+  shape = "string", examples = "table", tolerance = "number", semantics = "string",
+  -- autodiff (differentiable float ops only)
+  backward = "table", bound = "string", differentiable = "boolean", why = "string",
+}
+M.op_required = { "name", "family", "doc", "args", "returns" }
+M.differentiable_fields = { "backward", "bound", "differentiable", "why" }
+
+M.backend_fields = {
+  name = "string", doc = "string", option = "string", default = "boolean", dtypes = "table",
+  kernels = "string", collectives = "boolean", ops = "table",
+}
+M.backend_required = { "name", "doc", "option", "default", "dtypes", "kernels", "ops" }
+
+M.reserved_names = { out = true, autodiff = true }
+
+return M

@@ -1,0 +1,100 @@
+/* tdispatch public core API: status codes, devices, tensor handles and queries. */
+#ifndef TD_CORE_H
+#define TD_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "td_kinds.h" /* generated: td_backend, td_op */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TD_MAX_DIMS 8
+
+/* Every public function returns a status; TD_OK is 0. td_last_error() tells more. */
+typedef enum td_status {
+    TD_OK = 0,
+    TD_E_NULL,              /* a required pointer argument was NULL */
+    TD_E_INVALID,           /* a bad argument value (negative size, zero divisor, ...) */
+    TD_E_KIND,              /* wrong primitive kind: an int tensor given to a float op, ... */
+    TD_E_DTYPE,             /* dtypes that do not match */
+    TD_E_SHAPE,             /* shapes that do not broadcast or do not agree */
+    TD_E_RANGE,             /* a dim, slice or index out of range */
+    TD_E_BACKEND_MISMATCH,  /* tensors (or tensor and device) on different backends */
+    TD_E_UNSUPPORTED,       /* the backend does not implement the op */
+    TD_E_NOMEM,             /* an allocation failed */
+    TD_E_AUTODIFF_CONTEXT,  /* autodiff context disabled where it must be enabled, or two strategies */
+    TD_E_AUTODIFF,          /* other autodiff misuse (backward on a non-scalar, ...) */
+    TD_E_DEVICE,            /* no such device, or the device failed */
+    TD_E_DISTRIBUTED,       /* a collective failed */
+    TD_E_INTERNAL           /* a bug in tdispatch: please report it */
+} td_status;
+
+typedef enum td_dtype { TD_F32 = 0, TD_I32 = 1, TD_BOOL = 2 } td_dtype;
+
+/* Checkpointing strategy of an autodiff context. */
+typedef enum td_checkpoint {
+    TD_CHECKPOINT_NONE = 0,     /* keep everything backward needs */
+    TD_CHECKPOINT_BALANCED = 1  /* recompute memory-bound ops in backward */
+} td_checkpoint;
+
+/* DISABLED, or ENABLED with a checkpointing strategy. Every tensor carries one. */
+typedef struct td_autodiff_context {
+    bool enabled;
+    td_checkpoint strategy;
+} td_autodiff_context;
+
+typedef enum td_distribution { TD_UNIFORM = 0, TD_NORMAL = 1 } td_distribution;
+
+typedef struct td_tensor td_tensor;
+typedef struct td_device td_device;
+
+/* Errors. The message is thread-local and names op, backend and cause. */
+const char *td_last_error(void);
+const char *td_status_name(td_status status);
+
+/* Backends compiled into this build. */
+const char *td_backend_name(td_backend backend);
+bool td_backend_enabled(td_backend backend);
+/* Whether backend implements op (false for disabled backends and out-of-range values). */
+bool td_backend_supports(td_backend backend, td_op op);
+const char *td_op_name(td_op op);
+
+/* Devices are reference counted; each td_device * handed out is owned by the caller. */
+td_status td_device_open(td_backend backend, int index, td_device **out);
+td_status td_device_autodiff(td_device *inner, td_checkpoint strategy, td_device **out);
+td_status td_device_retain(td_device *device);
+void td_device_release(td_device *device);
+/* The backend of the device; TD_BACKEND_AUTODIFF for autodiff devices. */
+td_status td_device_backend(const td_device *device, td_backend *out);
+
+/* Tensors are reference counted; each td_tensor * returned is owned by the caller. */
+td_status td_tensor_retain(td_tensor *t);
+void td_tensor_release(td_tensor *t); /* NULL is ignored */
+
+/* dims receives ndim sizes (room for TD_MAX_DIMS); ndim may be 0 for a scalar. */
+td_status td_tensor_shape(const td_tensor *t, int64_t dims[TD_MAX_DIMS], int *ndim);
+td_status td_tensor_numel(const td_tensor *t, int64_t *numel);
+td_status td_tensor_dtype(const td_tensor *t, td_dtype *out);
+/* Borrowed: valid while t is alive. */
+td_status td_tensor_device(const td_tensor *t, td_device **out);
+/* The tensor's kind: a backend, or TD_BACKEND_AUTODIFF. */
+td_status td_tensor_backend(const td_tensor *t, td_backend *out);
+td_status td_tensor_autodiff_context(const td_tensor *t, td_autodiff_context *out);
+/* Overrides the context; meant for tests and advanced use (the guard rejects a
+ * tracked float whose context was set to DISABLED). */
+td_status td_tensor_set_autodiff_context(td_tensor *t, td_autodiff_context ctx);
+
+/* Testing hook: the next n allocations succeed, then every one fails with
+ * TD_E_NOMEM until reset with n < 0. Not thread-safe; for tests only. */
+void td_testing_fail_allocations_after(long n);
+/* Tensors and devices alive now (created and not yet released): leak checks in tests. */
+long td_testing_live_objects(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,116 @@
+/* Status codes, the thread-local error message, and the allocation funnel. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "td_internal.h"
+
+static _Thread_local char last_error[512];
+
+const char *td_last_error(void)
+{
+    return last_error;
+}
+
+void td_clear_error(void)
+{
+    last_error[0] = '\0';
+}
+
+td_status td_error(td_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+td_status td_err_null(const char *op, const char *arg)
+{
+    return td_error(TD_E_NULL, "%s: %s is NULL", op, arg);
+}
+
+td_status td_err_unsupported(const char *op, td_backend backend)
+{
+    return td_error(TD_E_UNSUPPORTED, "%s: not implemented by backend '%s'", op, td_backend_name(backend));
+}
+
+const char *td_status_name(td_status status)
+{
+    switch (status) {
+    case TD_OK: return "TD_OK";
+    case TD_E_NULL: return "TD_E_NULL";
+    case TD_E_INVALID: return "TD_E_INVALID";
+    case TD_E_KIND: return "TD_E_KIND";
+    case TD_E_DTYPE: return "TD_E_DTYPE";
+    case TD_E_SHAPE: return "TD_E_SHAPE";
+    case TD_E_RANGE: return "TD_E_RANGE";
+    case TD_E_BACKEND_MISMATCH: return "TD_E_BACKEND_MISMATCH";
+    case TD_E_UNSUPPORTED: return "TD_E_UNSUPPORTED";
+    case TD_E_NOMEM: return "TD_E_NOMEM";
+    case TD_E_AUTODIFF_CONTEXT: return "TD_E_AUTODIFF_CONTEXT";
+    case TD_E_AUTODIFF: return "TD_E_AUTODIFF";
+    case TD_E_DEVICE: return "TD_E_DEVICE";
+    case TD_E_DISTRIBUTED: return "TD_E_DISTRIBUTED";
+    case TD_E_INTERNAL: return "TD_E_INTERNAL";
+    }
+    return "unknown status";
+}
+
+/* Failure injection for tests: < 0 means off. */
+static long fail_after = -1;
+
+void td_testing_fail_allocations_after(long n)
+{
+    fail_after = n;
+}
+
+static bool should_fail(void)
+{
+    if (fail_after < 0)
+        return false;
+    if (fail_after == 0)
+        return true;
+    fail_after--;
+    return false;
+}
+
+void *td_malloc(size_t size)
+{
+    if (should_fail())
+        return NULL;
+    return malloc(size ? size : 1);
+}
+
+void *td_calloc(size_t n, size_t size)
+{
+    if (should_fail())
+        return NULL;
+    return calloc(n ? n : 1, size ? size : 1);
+}
+
+void td_free(void *p)
+{
+    free(p);
+}
+
+size_t td_dtype_size(td_dtype dtype)
+{
+    switch (dtype) {
+    case TD_F32: return sizeof(float);
+    case TD_I32: return sizeof(int32_t);
+    case TD_BOOL: return sizeof(bool);
+    }
+    return 0;
+}
+
+const char *td_dtype_name(td_dtype dtype)
+{
+    switch (dtype) {
+    case TD_F32: return "f32";
+    case TD_I32: return "i32";
+    case TD_BOOL: return "bool";
+    }
+    return "unknown dtype";
+}

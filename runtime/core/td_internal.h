@@ -1,0 +1,110 @@
+/* tdispatch internals shared by the core, the backends and the generated dispatch. */
+#ifndef TD_INTERNAL_H
+#define TD_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "td_core.h"
+
+typedef struct td_shape {
+    int ndim;
+    int64_t dims[TD_MAX_DIMS];
+    int64_t numel;
+} td_shape;
+
+struct td_device {
+    atomic_long rc;
+    td_backend backend; /* TD_BACKEND_AUTODIFF for autodiff devices */
+    int index;
+    void *state;        /* backend-owned */
+    td_device *inner;   /* autodiff: the wrapped device */
+    td_checkpoint strategy;
+};
+
+struct td_ad_node;
+
+struct td_tensor {
+    atomic_long rc;
+    td_backend kind;      /* the backend, or TD_BACKEND_AUTODIFF */
+    td_dtype dtype;
+    td_shape shape;
+    td_autodiff_context ctx;
+    td_device *device;    /* owned reference */
+    void *data;           /* backend storage (backend kinds only) */
+    td_tensor *inner;     /* autodiff kind: the wrapped primitive (owned) */
+    struct td_ad_node *node; /* autodiff kind: tape node; NULL when not tracked */
+};
+
+/* The hooks every backend provides (prototypes are generated per backend). */
+typedef struct td_backend_vtable {
+    const char *name;
+    unsigned dtypes; /* bit (1u << td_dtype) per supported dtype */
+    td_status (*device_open)(td_device *device);
+    void (*device_close)(td_device *device);
+    td_status (*alloc)(td_tensor *t); /* storage for t->shape.numel elements of t->dtype */
+    void (*free)(td_tensor *t);
+    td_status (*read)(const td_tensor *t, void *host);  /* whole tensor, row-major */
+    td_status (*write)(td_tensor *t, const void *host); /* whole tensor, row-major */
+    void (*const *kernels)(void); /* [TD_OP_COUNT]; NULL where the op is not implemented */
+} td_backend_vtable;
+
+/* Generated: the vtable of each enabled backend, NULL for disabled ones and autodiff. */
+extern const td_backend_vtable *const td_backend_vtables[TD_BACKEND_COUNT];
+
+/* Errors: record a message for td_last_error() and return the status. */
+td_status td_error(td_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+td_status td_err_null(const char *op, const char *arg);
+td_status td_err_unsupported(const char *op, td_backend backend);
+void td_clear_error(void);
+
+#define TD_TRY(expr)                       \
+    do {                                   \
+        td_status td_try_st_ = (expr);     \
+        if (td_try_st_ != TD_OK)           \
+            return td_try_st_;             \
+    } while (0)
+
+/* Allocation through one place so tests can inject failures. */
+void *td_malloc(size_t size);
+void *td_calloc(size_t n, size_t size);
+void td_free(void *p);
+size_t td_dtype_size(td_dtype dtype);
+const char *td_dtype_name(td_dtype dtype);
+
+/* Shapes. */
+td_status td_shape_from(const char *op, const int64_t *dims, int ndim, td_shape *out);
+void td_shape_format(const td_shape *s, char *buf, size_t cap);
+bool td_shape_equal(const td_shape *a, const td_shape *b);
+/* Row-major strides of s; a size-1 dim gets stride 0 when broadcast is true. */
+void td_shape_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS]);
+/* Strides of `in` for reading it as if broadcast to `out` (right-aligned). */
+void td_broadcast_strides(const td_shape *in, const td_shape *out, int64_t strides[TD_MAX_DIMS]);
+
+/* Tensor construction (storage through the backend's alloc hook). */
+td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, const td_shape *shape,
+                           td_tensor **out);
+/* A shell with no storage; used by autodiff to wrap an inner tensor (takes ownership of inner). */
+td_status td_tensor_wrap(const char *op, td_device *ad_device, td_tensor *inner, td_autodiff_context ctx,
+                         td_tensor **out);
+
+/* Checks done once, at the boundary (the generated entry functions). */
+td_status td_check_class(const char *op, const char *arg, const td_tensor *t, td_dtype want);
+td_status td_check_same_place(const char *op, const char *arg0, const td_tensor *t0, const char *arg,
+                              const td_tensor *t);
+td_status td_check_device(const char *op, const char *arg, const td_device *d);
+td_status td_check_backend_dtype(const char *op, td_backend backend, td_dtype dtype);
+td_status td_ctx_merge(const char *op, td_autodiff_context a, td_autodiff_context b,
+                       td_autodiff_context *out);
+td_status td_guard(const char *op, const td_tensor *t);
+td_autodiff_context td_device_context(const td_device *d);
+
+/* Moves a tensor between backends through host memory. */
+td_status td_stage_to_device(const char *op, const td_tensor *a, td_device *device, td_tensor **out);
+
+#include "td_rules.h"
+
+#endif

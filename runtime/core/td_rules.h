@@ -1,0 +1,33 @@
+/* Shape rules named by the op specs' `shape` field; each validates its inputs and
+ * computes the result shape. The generated entry calls one before any kernel runs,
+ * so kernels trust their arguments. Dim arguments are normalized in place
+ * (negative dims count from the end). Keep in step with gen/tdgen/rules.lua. */
+#ifndef TD_RULES_H
+#define TD_RULES_H
+
+td_status td_rule_same(const char *op, const td_shape *a, td_shape *out);
+td_status td_rule_broadcast(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
+td_status td_rule_broadcast3(const char *op, const td_shape *a, const td_shape *b, const td_shape *c,
+                             td_shape *out);
+td_status td_rule_from_shape(const char *op, const int64_t *shape, int shape_len, td_shape *out);
+td_status td_rule_arange(const char *op, int64_t start, int64_t end, int64_t step, td_shape *out);
+td_status td_rule_reshape(const char *op, const td_shape *a, const int64_t *shape, int shape_len,
+                          td_shape *out);
+td_status td_rule_swap_dims(const char *op, const td_shape *a, int64_t *dim0, int64_t *dim1, td_shape *out);
+td_status td_rule_permute(const char *op, const td_shape *a, const int64_t *perm, int perm_len,
+                          td_shape *out);
+td_status td_rule_expand(const char *op, const td_shape *a, const int64_t *shape, int shape_len,
+                         td_shape *out);
+td_status td_rule_slice(const char *op, const td_shape *a, const int64_t *starts, int starts_len,
+                        const int64_t *ends, int ends_len, td_shape *out);
+td_status td_rule_slice_assign(const char *op, const td_shape *a, const td_shape *value,
+                               const int64_t *starts, int starts_len, const int64_t *ends, int ends_len,
+                               td_shape *out);
+td_status td_rule_cat(const char *op, const td_tensor *const *xs, int xs_len, int64_t *dim, td_shape *out);
+td_status td_rule_reduce_all(const char *op, const td_shape *a, td_shape *out);
+td_status td_rule_reduce_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
+td_status td_rule_matmul(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
+td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *mask, td_shape *out);
+td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, td_shape *out);
+
+#endif

@@ -1,0 +1,342 @@
+/* Shapes and the shape rules named by the op specs (validation + result shape). */
+#include <stdio.h>
+#include <string.h>
+
+#include "td_internal.h"
+
+void td_shape_format(const td_shape *s, char *buf, size_t cap)
+{
+    size_t n = 0;
+    n += (size_t)snprintf(buf + n, cap - n, "[");
+    for (int i = 0; i < s->ndim && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, i ? ", %lld" : "%lld", (long long)s->dims[i]);
+    if (n < cap)
+        snprintf(buf + n, cap - n, "]");
+}
+
+bool td_shape_equal(const td_shape *a, const td_shape *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+void td_shape_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS])
+{
+    int64_t st = 1;
+    for (int i = s->ndim - 1; i >= 0; i--) {
+        strides[i] = st;
+        st *= s->dims[i];
+    }
+}
+
+void td_broadcast_strides(const td_shape *in, const td_shape *out, int64_t strides[TD_MAX_DIMS])
+{
+    int64_t own[TD_MAX_DIMS];
+    td_shape_strides(in, own);
+    int off = out->ndim - in->ndim;
+    for (int i = 0; i < out->ndim; i++) {
+        int j = i - off;
+        strides[i] = (j < 0 || in->dims[j] == 1) ? 0 : own[j];
+    }
+}
+
+/* Largest element count we accept: keeps byte sizes far from overflow. */
+#define TD_MAX_NUMEL (INT64_C(1) << 40)
+
+td_status td_shape_from(const char *op, const int64_t *dims, int ndim, td_shape *out)
+{
+    if (ndim < 0 || ndim > TD_MAX_DIMS)
+        return td_error(TD_E_SHAPE, "%s: %d dims given; tensors have 0 to %d", op, ndim, TD_MAX_DIMS);
+    out->ndim = ndim;
+    out->numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (dims[i] < 1)
+            return td_error(TD_E_SHAPE, "%s: dim %d has size %lld; sizes must be at least 1", op, i,
+                            (long long)dims[i]);
+        if (dims[i] > TD_MAX_NUMEL / out->numel)
+            return td_error(TD_E_SHAPE, "%s: shape too large", op);
+        out->dims[i] = dims[i];
+        out->numel *= dims[i];
+    }
+    return TD_OK;
+}
+
+static td_status norm_dim(const char *op, const char *what, int64_t *dim, int ndim)
+{
+    if (*dim < -ndim || *dim >= ndim || ndim == 0)
+        return td_error(TD_E_RANGE, "%s: %s %lld is out of range for a tensor of %d dims", op, what,
+                        (long long)*dim, ndim);
+    if (*dim < 0)
+        *dim += ndim;
+    return TD_OK;
+}
+
+td_status td_rule_same(const char *op, const td_shape *a, td_shape *out)
+{
+    (void)op;
+    *out = *a;
+    return TD_OK;
+}
+
+td_status td_rule_broadcast(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
+{
+    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+    out->ndim = n;
+    out->numel = 1;
+    for (int i = 0; i < n; i++) {
+        int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1) {
+            char sa[128], sb[128];
+            td_shape_format(a, sa, sizeof sa);
+            td_shape_format(b, sb, sizeof sb);
+            return td_error(TD_E_SHAPE, "%s: shapes %s and %s do not broadcast (dim %d: %lld vs %lld)", op, sa, sb,
+                            i, (long long)da, (long long)db);
+        }
+        out->dims[i] = da == 1 ? db : da;
+        out->numel *= out->dims[i];
+    }
+    return TD_OK;
+}
+
+td_status td_rule_broadcast3(const char *op, const td_shape *a, const td_shape *b, const td_shape *c,
+                             td_shape *out)
+{
+    td_shape ab;
+    TD_TRY(td_rule_broadcast(op, a, b, &ab));
+    return td_rule_broadcast(op, &ab, c, out);
+}
+
+td_status td_rule_from_shape(const char *op, const int64_t *shape, int shape_len, td_shape *out)
+{
+    return td_shape_from(op, shape, shape_len, out);
+}
+
+td_status td_rule_arange(const char *op, int64_t start, int64_t end, int64_t step, td_shape *out)
+{
+    if (step == 0)
+        return td_error(TD_E_INVALID, "%s: step must not be 0", op);
+    if ((step > 0 && start >= end) || (step < 0 && start <= end))
+        return td_error(TD_E_SHAPE, "%s: range [%lld, %lld) with step %lld is empty", op, (long long)start,
+                        (long long)end, (long long)step);
+    if (start < INT32_MIN || start > INT32_MAX || end < INT32_MIN - INT64_C(1) || end > INT32_MAX + INT64_C(1))
+        return td_error(TD_E_RANGE, "%s: range [%lld, %lld) leaves the int32 range", op, (long long)start,
+                        (long long)end);
+    int64_t span = step > 0 ? end - start : start - end;
+    int64_t mag = step > 0 ? step : -step;
+    int64_t n = (span + mag - 1) / mag;
+    return td_shape_from(op, &n, 1, out);
+}
+
+td_status td_rule_reshape(const char *op, const td_shape *a, const int64_t *shape, int shape_len, td_shape *out)
+{
+    if (shape_len < 0 || shape_len > TD_MAX_DIMS)
+        return td_error(TD_E_SHAPE, "%s: %d dims given; tensors have 0 to %d", op, shape_len, TD_MAX_DIMS);
+    int64_t dims[TD_MAX_DIMS];
+    int infer = -1;
+    int64_t known = 1;
+    for (int i = 0; i < shape_len; i++) {
+        dims[i] = shape[i];
+        if (shape[i] == -1) {
+            if (infer >= 0)
+                return td_error(TD_E_SHAPE, "%s: only one dim may be -1", op);
+            infer = i;
+        } else if (shape[i] < 1) {
+            return td_error(TD_E_SHAPE, "%s: dim %d has size %lld", op, i, (long long)shape[i]);
+        } else {
+            if (shape[i] > TD_MAX_NUMEL / known)
+                return td_error(TD_E_SHAPE, "%s: shape too large", op);
+            known *= shape[i];
+        }
+    }
+    if (infer >= 0) {
+        if (a->numel % known != 0)
+            return td_error(TD_E_SHAPE, "%s: cannot infer the -1 dim: %lld elements are not a multiple of %lld", op,
+                            (long long)a->numel, (long long)known);
+        dims[infer] = a->numel / known;
+        known = a->numel;
+    }
+    if (known != a->numel) {
+        char sa[128];
+        td_shape_format(a, sa, sizeof sa);
+        return td_error(TD_E_SHAPE, "%s: cannot reshape %s (%lld elements) into %lld elements", op, sa,
+                        (long long)a->numel, (long long)known);
+    }
+    return td_shape_from(op, dims, shape_len, out);
+}
+
+td_status td_rule_swap_dims(const char *op, const td_shape *a, int64_t *dim0, int64_t *dim1, td_shape *out)
+{
+    TD_TRY(norm_dim(op, "dim0", dim0, a->ndim));
+    TD_TRY(norm_dim(op, "dim1", dim1, a->ndim));
+    *out = *a;
+    out->dims[*dim0] = a->dims[*dim1];
+    out->dims[*dim1] = a->dims[*dim0];
+    return TD_OK;
+}
+
+td_status td_rule_permute(const char *op, const td_shape *a, const int64_t *perm, int perm_len, td_shape *out)
+{
+    if (perm_len != a->ndim)
+        return td_error(TD_E_SHAPE, "%s: perm has %d entries for a tensor of %d dims", op, perm_len, a->ndim);
+    bool seen[TD_MAX_DIMS] = { false };
+    *out = *a;
+    for (int i = 0; i < perm_len; i++) {
+        if (perm[i] < 0 || perm[i] >= a->ndim)
+            return td_error(TD_E_RANGE, "%s: perm[%d] = %lld is out of range [0, %d)", op, i, (long long)perm[i],
+                            a->ndim);
+        if (seen[perm[i]])
+            return td_error(TD_E_INVALID, "%s: perm repeats dim %lld", op, (long long)perm[i]);
+        seen[perm[i]] = true;
+        out->dims[i] = a->dims[perm[i]];
+    }
+    return TD_OK;
+}
+
+td_status td_rule_expand(const char *op, const td_shape *a, const int64_t *shape, int shape_len, td_shape *out)
+{
+    if (shape_len < a->ndim || shape_len > TD_MAX_DIMS)
+        return td_error(TD_E_SHAPE, "%s: cannot expand a tensor of %d dims to %d dims", op, a->ndim, shape_len);
+    int64_t dims[TD_MAX_DIMS];
+    int off = shape_len - a->ndim;
+    for (int i = 0; i < shape_len; i++) {
+        int64_t have = i >= off ? a->dims[i - off] : -2;
+        int64_t want = shape[i];
+        if (want == -1) {
+            if (have == -2)
+                return td_error(TD_E_SHAPE, "%s: -1 is not allowed for the new leading dim %d", op, i);
+            want = have;
+        }
+        if (have != -2 && have != 1 && have != want)
+            return td_error(TD_E_SHAPE, "%s: dim %d of size %lld cannot expand to %lld", op, i, (long long)have,
+                            (long long)want);
+        dims[i] = want;
+    }
+    return td_shape_from(op, dims, shape_len, out);
+}
+
+static td_status check_ranges(const char *op, const td_shape *a, const int64_t *starts, int starts_len,
+                              const int64_t *ends, int ends_len, td_shape *out)
+{
+    if (starts_len != ends_len)
+        return td_error(TD_E_SHAPE, "%s: %d starts but %d ends", op, starts_len, ends_len);
+    if (starts_len > a->ndim)
+        return td_error(TD_E_RANGE, "%s: %d ranges for a tensor of %d dims", op, starts_len, a->ndim);
+    *out = *a;
+    out->numel = 1;
+    for (int i = 0; i < a->ndim; i++) {
+        if (i < starts_len) {
+            if (starts[i] < 0 || starts[i] >= ends[i] || ends[i] > a->dims[i])
+                return td_error(TD_E_RANGE, "%s: range [%lld, %lld) is out of range for dim %d of size %lld", op,
+                                (long long)starts[i], (long long)ends[i], i, (long long)a->dims[i]);
+            out->dims[i] = ends[i] - starts[i];
+        }
+        out->numel *= out->dims[i];
+    }
+    return TD_OK;
+}
+
+td_status td_rule_slice(const char *op, const td_shape *a, const int64_t *starts, int starts_len,
+                        const int64_t *ends, int ends_len, td_shape *out)
+{
+    return check_ranges(op, a, starts, starts_len, ends, ends_len, out);
+}
+
+td_status td_rule_slice_assign(const char *op, const td_shape *a, const td_shape *value, const int64_t *starts,
+                               int starts_len, const int64_t *ends, int ends_len, td_shape *out)
+{
+    td_shape sl;
+    TD_TRY(check_ranges(op, a, starts, starts_len, ends, ends_len, &sl));
+    if (!td_shape_equal(&sl, value)) {
+        char s1[128], s2[128];
+        td_shape_format(&sl, s1, sizeof s1);
+        td_shape_format(value, s2, sizeof s2);
+        return td_error(TD_E_SHAPE, "%s: the slice has shape %s but value has shape %s", op, s1, s2);
+    }
+    *out = *a;
+    return TD_OK;
+}
+
+td_status td_rule_cat(const char *op, const td_tensor *const *xs, int xs_len, int64_t *dim, td_shape *out)
+{
+    const td_shape *s0 = &xs[0]->shape;
+    TD_TRY(norm_dim(op, "dim", dim, s0->ndim));
+    *out = *s0;
+    for (int k = 1; k < xs_len; k++) {
+        const td_shape *s = &xs[k]->shape;
+        if (s->ndim != s0->ndim)
+            return td_error(TD_E_SHAPE, "%s: xs[%d] has %d dims, xs[0] has %d", op, k, s->ndim, s0->ndim);
+        for (int i = 0; i < s0->ndim; i++)
+            if (i != *dim && s->dims[i] != s0->dims[i])
+                return td_error(TD_E_SHAPE, "%s: xs[%d] has size %lld in dim %d, xs[0] has %lld", op, k,
+                                (long long)s->dims[i], i, (long long)s0->dims[i]);
+        out->dims[*dim] += s->dims[*dim];
+    }
+    return td_shape_from(op, out->dims, out->ndim, out);
+}
+
+td_status td_rule_reduce_all(const char *op, const td_shape *a, td_shape *out)
+{
+    (void)a;
+    return td_shape_from(op, NULL, 0, out);
+}
+
+td_status td_rule_reduce_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out)
+{
+    TD_TRY(norm_dim(op, "dim", dim, a->ndim));
+    *out = *a;
+    out->numel /= a->dims[*dim];
+    out->dims[*dim] = 1;
+    return TD_OK;
+}
+
+td_status td_rule_matmul(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
+{
+    if (a->ndim < 2 || b->ndim < 2)
+        return td_error(TD_E_SHAPE, "%s: both inputs need at least 2 dims (got %d and %d)", op, a->ndim, b->ndim);
+    int64_t m = a->dims[a->ndim - 2], k = a->dims[a->ndim - 1];
+    int64_t k2 = b->dims[b->ndim - 2], n = b->dims[b->ndim - 1];
+    if (k != k2) {
+        char sa[128], sb[128];
+        td_shape_format(a, sa, sizeof sa);
+        td_shape_format(b, sb, sizeof sb);
+        return td_error(TD_E_SHAPE, "%s: %s @ %s: inner sizes %lld and %lld differ", op, sa, sb, (long long)k,
+                        (long long)k2);
+    }
+    td_shape ba = { .ndim = a->ndim - 2 }, bb = { .ndim = b->ndim - 2 }, batch;
+    memcpy(ba.dims, a->dims, sizeof(int64_t) * (size_t)ba.ndim);
+    memcpy(bb.dims, b->dims, sizeof(int64_t) * (size_t)bb.ndim);
+    TD_TRY(td_rule_broadcast(op, &ba, &bb, &batch));
+    int64_t dims[TD_MAX_DIMS];
+    if (batch.ndim + 2 > TD_MAX_DIMS)
+        return td_error(TD_E_SHAPE, "%s: result would have more than %d dims", op, TD_MAX_DIMS);
+    memcpy(dims, batch.dims, sizeof(int64_t) * (size_t)batch.ndim);
+    dims[batch.ndim] = m;
+    dims[batch.ndim + 1] = n;
+    return td_shape_from(op, dims, batch.ndim + 2, out);
+}
+
+td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *mask, td_shape *out)
+{
+    TD_TRY(td_rule_broadcast(op, a, mask, out));
+    if (!td_shape_equal(out, a)) {
+        char sa[128], sm[128];
+        td_shape_format(a, sa, sizeof sa);
+        td_shape_format(mask, sm, sizeof sm);
+        return td_error(TD_E_SHAPE, "%s: mask of shape %s does not broadcast to a's shape %s", op, sm, sa);
+    }
+    return TD_OK;
+}
+
+td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, td_shape *out)
+{
+    if (dst_len < a->numel)
+        return td_error(TD_E_INVALID, "%s: dst holds %lld elements but the tensor has %lld", op, (long long)dst_len,
+                        (long long)a->numel);
+    *out = *a;
+    return TD_OK;
+}

@@ -1,0 +1,218 @@
+/* CPU backend: device and storage hooks, creation ops, host transfers, same-device copies. */
+#include <math.h>
+
+#include "cpu_internal.h"
+
+td_status td_cpu_device_open(td_device *device)
+{
+    if (device->index != 0)
+        return td_error(TD_E_DEVICE, "device_open: backend 'cpu' has only device 0, got %d", device->index);
+    device->state = NULL;
+    return TD_OK;
+}
+
+void td_cpu_device_close(td_device *device)
+{
+    (void)device;
+}
+
+td_status td_cpu_alloc(td_tensor *t)
+{
+    const size_t bytes = td_cpu_nbytes(t);
+    t->data = td_malloc(bytes);
+    if (t->data == NULL)
+        return td_error(TD_E_NOMEM, "cpu: out of memory allocating %zu bytes", bytes);
+    return TD_OK;
+}
+
+void td_cpu_free(td_tensor *t)
+{
+    td_free(t->data);
+    t->data = NULL;
+}
+
+td_status td_cpu_read(const td_tensor *t, void *host)
+{
+    memcpy(host, t->data, td_cpu_nbytes(t));
+    return TD_OK;
+}
+
+td_status td_cpu_write(td_tensor *t, const void *host)
+{
+    memcpy(t->data, host, td_cpu_nbytes(t));
+    return TD_OK;
+}
+
+td_status td_cpu_sync(td_device *device)
+{
+    (void)device; /* kernels run synchronously */
+    return TD_OK;
+}
+
+/* ---- host data in and out ---- */
+
+td_status td_cpu_float_from_data(const float *data, const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return td_cpu_write(out, data);
+}
+
+td_status td_cpu_int_from_data(const int32_t *data, const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return td_cpu_write(out, data);
+}
+
+td_status td_cpu_bool_from_data(const bool *data, const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return td_cpu_write(out, data);
+}
+
+td_status td_cpu_float_into_data(const td_tensor *a, float *dst)
+{
+    return td_cpu_read(a, dst);
+}
+
+td_status td_cpu_int_into_data(const td_tensor *a, int32_t *dst)
+{
+    return td_cpu_read(a, dst);
+}
+
+td_status td_cpu_bool_into_data(const td_tensor *a, bool *dst)
+{
+    return td_cpu_read(a, dst);
+}
+
+td_status td_cpu_float_to_device(const td_tensor *a, td_tensor *out)
+{
+    return td_cpu_write(out, a->data);
+}
+
+td_status td_cpu_int_to_device(const td_tensor *a, td_tensor *out)
+{
+    return td_cpu_write(out, a->data);
+}
+
+td_status td_cpu_bool_to_device(const td_tensor *a, td_tensor *out)
+{
+    return td_cpu_write(out, a->data);
+}
+
+/* ---- fills ---- */
+
+#define TD_CPU_FILL(T, OUT, VALUE)                          \
+    do {                                                    \
+        T *td_p_ = (T *)(OUT)->data;                        \
+        const T td_v_ = (VALUE);                            \
+        TD_CPU_FOR(i, (OUT)->shape.numel, td_p_[i] = td_v_;); \
+    } while (0)
+
+td_status td_cpu_float_zeros(const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    memset(out->data, 0, td_cpu_nbytes(out)); /* all-zero bits are 0.0f */
+    return TD_OK;
+}
+
+td_status td_cpu_int_zeros(const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    memset(out->data, 0, td_cpu_nbytes(out));
+    return TD_OK;
+}
+
+td_status td_cpu_float_ones(const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    TD_CPU_FILL(float, out, 1.0f);
+    return TD_OK;
+}
+
+td_status td_cpu_int_ones(const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    TD_CPU_FILL(int32_t, out, 1);
+    return TD_OK;
+}
+
+td_status td_cpu_float_full(const int64_t *shape, int shape_len, float value, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    TD_CPU_FILL(float, out, value);
+    return TD_OK;
+}
+
+td_status td_cpu_int_full(const int64_t *shape, int shape_len, int32_t value, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    TD_CPU_FILL(int32_t, out, value);
+    return TD_OK;
+}
+
+td_status td_cpu_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out)
+{
+    (void)end; /* the shape rule already sized out */
+    int32_t *p = (int32_t *)out->data;
+    TD_CPU_FOR(i, out->shape.numel, p[i] = (int32_t)(start + i * step););
+    return TD_OK;
+}
+
+/* ---- random ----
+ * The generator every backend reproduces (results depend only on seed and element index):
+ *   mix(x):  x += 0x9E3779B97F4A7C15; x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9;
+ *            x = (x ^ (x >> 27)) * 0x94D049BB133111EB; return x ^ (x >> 31)   (splitmix64, uint64)
+ *   element i:  h0 = mix(seed ^ mix(2*i)),  h1 = mix(seed ^ mix(2*i + 1))
+ *   uniform:  u = (h0 >> 40) * 2^-24 in [0, 1);  value = p0 + (p1 - p0) * u, in f32,
+ *             and when that rounds up to p1 (with p1 > p0), the largest f32 below p1
+ *   normal:   u1 = ((h0 >> 40) + 1) * 2^-24 in (0, 1],  u2 = (h1 >> 40) * 2^-24,
+ *             z = sqrt(-2 ln u1) * cos(2 pi u2), in f32;  value = p0 + p1 * z
+ * The 24-bit u values are exact in f32. */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static inline float unit24(uint64_t h)
+{
+    return (float)(h >> 40) * 0x1p-24f;
+}
+
+td_status td_cpu_float_random(const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1,
+                              uint64_t seed, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    float *p = (float *)out->data;
+    if (dist == TD_NORMAL) {
+        TD_CPU_FOR(i, out->shape.numel, {
+            const uint64_t k = 2u * (uint64_t)i;
+            const uint64_t h0 = mix(seed ^ mix(k));
+            const uint64_t h1 = mix(seed ^ mix(k + 1u));
+            const float u1 = (float)((h0 >> 40) + 1u) * 0x1p-24f;
+            const float u2 = unit24(h1);
+            const float z = sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u2);
+            p[i] = p0 + p1 * z;
+        });
+    } else {
+        const float below = p1 > p0 ? nextafterf(p1, p0) : p0;
+        TD_CPU_FOR(i, out->shape.numel, {
+            const float u = unit24(mix(seed ^ mix(2u * (uint64_t)i)));
+            const float v = p0 + (p1 - p0) * u;
+            p[i] = (p1 > p0 && v >= p1) ? below : v;
+        });
+    }
+    return TD_OK;
+}

@@ -1,0 +1,303 @@
+/* CPU backend: elementwise kernels (unary math, casts, broadcasting binary ops, masks). */
+#include <math.h>
+
+#include "cpu_internal.h"
+
+void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_shape *const *ins)
+{
+    it->ndim = out->ndim > 0 ? out->ndim : 1;
+    it->nin = nin;
+    for (int d = 0; d < TD_MAX_DIMS; d++)
+        it->dims[d] = 1;
+    for (int d = 0; d < out->ndim; d++)
+        it->dims[d] = out->dims[d];
+    for (int k = 0; k < nin; k++) {
+        for (int d = 0; d < TD_MAX_DIMS; d++)
+            it->st[k][d] = 0;
+        td_broadcast_strides(ins[k], out, it->st[k]);
+    }
+    it->inner = it->dims[it->ndim - 1];
+    it->rows = out->numel / it->inner;
+}
+
+/* ---- unary: out[i] = EXPR(x) ---- */
+
+#define TD_CPU_UNARY(NAME, TI, TO, EXPR)                                \
+    td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)         \
+    {                                                                   \
+        const TI *restrict pa = (const TI *)a->data;                    \
+        TO *restrict po = (TO *)out->data;                              \
+        TD_CPU_FOR(i, out->shape.numel, const TI x = pa[i]; po[i] = (EXPR););  \
+        return TD_OK;                                                   \
+    }
+
+/* With one scalar parameter s. */
+#define TD_CPU_UNARY_S(NAME, EXPR)                                             \
+    td_status td_cpu_##NAME(const td_tensor *a, float s, td_tensor *out)       \
+    {                                                                          \
+        const float *restrict pa = (const float *)a->data;                     \
+        float *restrict po = (float *)out->data;                               \
+        TD_CPU_FOR(i, out->shape.numel, const float x = pa[i]; po[i] = (EXPR);); \
+        return TD_OK;                                                          \
+    }
+
+static inline float sigmoid(float x)
+{
+    if (x >= 0.0f)
+        return 1.0f / (1.0f + expf(-x));
+    const float e = expf(x); /* x < 0 or NaN: no overflow */
+    return e / (1.0f + e);
+}
+
+static inline float gelu(float x)
+{
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+}
+
+/* Truncation toward zero with NaN -> 0 and saturation: the plain cast is UB out of range. */
+static inline int32_t f2i(float x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 2147483648.0f)
+        return INT32_MAX;
+    if (x <= -2147483648.0f)
+        return INT32_MIN;
+    return (int32_t)x;
+}
+
+TD_CPU_UNARY(float_neg, float, float, -x)
+TD_CPU_UNARY(float_abs, float, float, fabsf(x))
+TD_CPU_UNARY(float_exp, float, float, expf(x))
+TD_CPU_UNARY(float_log, float, float, logf(x))
+TD_CPU_UNARY(float_sqrt, float, float, sqrtf(x))
+TD_CPU_UNARY(float_sin, float, float, sinf(x))
+TD_CPU_UNARY(float_cos, float, float, cosf(x))
+TD_CPU_UNARY(float_tanh, float, float, tanhf(x))
+TD_CPU_UNARY(float_sigmoid, float, float, sigmoid(x))
+TD_CPU_UNARY(float_relu, float, float, x < 0.0f ? 0.0f : x) /* NaN stays NaN */
+TD_CPU_UNARY(float_gelu, float, float, gelu(x))
+TD_CPU_UNARY(float_into_int, float, int32_t, f2i(x))
+TD_CPU_UNARY(int_into_float, int32_t, float, (float)x)
+TD_CPU_UNARY(bool_into_float, bool, float, x ? 1.0f : 0.0f)
+TD_CPU_UNARY(bool_into_int, bool, int32_t, x ? 1 : 0)
+TD_CPU_UNARY(bool_not, bool, bool, !x)
+
+TD_CPU_UNARY_S(float_add_scalar, x + s)
+TD_CPU_UNARY_S(float_mul_scalar, x * s)
+
+td_status td_cpu_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out)
+{
+    const float *restrict pa = (const float *)a->data;
+    float *restrict po = (float *)out->data;
+    if (exponent == 2.0f)
+        TD_CPU_FOR(i, out->shape.numel, po[i] = pa[i] * pa[i];);
+    else if (exponent == 1.0f)
+        memcpy(po, pa, td_cpu_nbytes(out));
+    else
+        TD_CPU_FOR(i, out->shape.numel, po[i] = powf(pa[i], exponent););
+    return TD_OK;
+}
+
+td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *out)
+{
+    const float *restrict pa = (const float *)a->data;
+    float *restrict po = (float *)out->data;
+    /* torch.clamp: NaN input stays NaN; lo > hi gives hi. */
+    TD_CPU_FOR(i, out->shape.numel, {
+        const float x = pa[i];
+        const float y = x < lo ? lo : x;
+        po[i] = x != x ? x : (y > hi ? hi : y);
+    });
+    return TD_OK;
+}
+
+/* ---- binary with broadcasting: out[i] = OP(x, y) ---- */
+
+/* Equal shapes, scalar on either side, else rows of the output with strided inputs. */
+#define TD_CPU_BINARY_BODY(TA, TB, TO, OP)                                                   \
+    const TA *restrict pa = (const TA *)a->data;                                             \
+    const TB *restrict pb = (const TB *)b->data;                                             \
+    TO *restrict po = (TO *)out->data;                                                       \
+    const int64_t n = out->shape.numel;                                                      \
+    if (a->shape.numel == n && b->shape.numel == n) {                                        \
+        TD_CPU_FOR(i, n, po[i] = OP(pa[i], pb[i]););                                         \
+    } else if (a->shape.numel == n && b->shape.numel == 1) {                                 \
+        const TB y = pb[0];                                                                  \
+        TD_CPU_FOR(i, n, po[i] = OP(pa[i], y););                                             \
+    } else if (a->shape.numel == 1 && b->shape.numel == n) {                                 \
+        const TA x = pa[0];                                                                  \
+        TD_CPU_FOR(i, n, po[i] = OP(x, pb[i]););                                             \
+    } else {                                                                                 \
+        td_cpu_bcast it;                                                                     \
+        const td_shape *ins[2] = { &a->shape, &b->shape };                                   \
+        td_cpu_bcast_init(&it, &out->shape, 2, ins);                                         \
+        const int64_t inner = it.inner, ia = it.st[0][it.ndim - 1], ib = it.st[1][it.ndim - 1]; \
+        TD_CPU_FOR_WORK(r, it.rows, n, {                                                     \
+            int64_t off[3];                                                                  \
+            td_cpu_bcast_row(&it, r, off);                                                   \
+            const TA *ra = pa + off[0];                                                      \
+            const TB *rb = pb + off[1];                                                      \
+            TO *ro = po + r * inner;                                                         \
+            if (ia == 1 && ib == 1)                                                          \
+                for (int64_t j = 0; j < inner; j++)                                          \
+                    ro[j] = OP(ra[j], rb[j]);                                                \
+            else if (ia == 1 && ib == 0)                                                     \
+                for (int64_t j = 0; j < inner; j++)                                          \
+                    ro[j] = OP(ra[j], rb[0]);                                                \
+            else if (ia == 0 && ib == 1)                                                     \
+                for (int64_t j = 0; j < inner; j++)                                          \
+                    ro[j] = OP(ra[0], rb[j]);                                                \
+            else                                                                             \
+                for (int64_t j = 0; j < inner; j++)                                          \
+                    ro[j] = OP(ra[j * ia], rb[j * ib]);                                      \
+        });                                                                                  \
+    }
+
+#define TD_CPU_BINARY(NAME, TA, TB, TO, EXPR)                                         \
+    static inline TO op_##NAME(TA x, TB y)                                            \
+    {                                                                                 \
+        return (TO)(EXPR);                                                            \
+    }                                                                                 \
+    td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)   \
+    {                                                                                 \
+        TD_CPU_BINARY_BODY(TA, TB, TO, op_##NAME)                                     \
+        return TD_OK;                                                                 \
+    }
+
+#define TD_CPU_FLOAT_BINARY(NAME, EXPR) TD_CPU_BINARY(NAME, float, float, float, EXPR)
+#define TD_CPU_FLOAT_CMP(NAME, EXPR) TD_CPU_BINARY(NAME, float, float, bool, EXPR)
+#define TD_CPU_INT_CMP(NAME, EXPR) TD_CPU_BINARY(NAME, int32_t, int32_t, bool, EXPR)
+/* Two's complement wrap-around without signed overflow. */
+#define TD_CPU_INT_WRAP(NAME, OPERATOR) \
+    TD_CPU_BINARY(NAME, int32_t, int32_t, int32_t, (int32_t)((uint32_t)x OPERATOR (uint32_t)y))
+
+TD_CPU_FLOAT_BINARY(float_add, x + y)
+TD_CPU_FLOAT_BINARY(float_sub, x - y)
+TD_CPU_FLOAT_BINARY(float_mul, x * y)
+TD_CPU_FLOAT_BINARY(float_div, x / y)
+TD_CPU_FLOAT_BINARY(float_powf, powf(x, y))
+TD_CPU_FLOAT_BINARY(float_maximum, (x != x || x > y) ? x : y) /* NaN on either side wins */
+TD_CPU_FLOAT_BINARY(float_minimum, (x != x || x < y) ? x : y)
+
+TD_CPU_FLOAT_CMP(float_equal, x == y)
+TD_CPU_FLOAT_CMP(float_greater, x > y)
+TD_CPU_FLOAT_CMP(float_greater_equal, x >= y)
+TD_CPU_FLOAT_CMP(float_lower, x < y)
+TD_CPU_FLOAT_CMP(float_lower_equal, x <= y)
+
+TD_CPU_INT_CMP(int_equal, x == y)
+TD_CPU_INT_CMP(int_greater, x > y)
+TD_CPU_INT_CMP(int_lower, x < y)
+
+TD_CPU_INT_WRAP(int_add, +)
+TD_CPU_INT_WRAP(int_sub, -)
+TD_CPU_INT_WRAP(int_mul, *)
+
+TD_CPU_BINARY(bool_and, bool, bool, bool, x && y)
+TD_CPU_BINARY(bool_or, bool, bool, bool, x || y)
+
+/* Every element of b is used (no zero-size dims), so one zero anywhere in b is an error. */
+static bool has_zero(const td_tensor *b)
+{
+    const int32_t *pb = (const int32_t *)b->data;
+    for (int64_t i = 0; i < b->shape.numel; i++)
+        if (pb[i] == 0)
+            return true;
+    return false;
+}
+
+/* C truncation; INT32_MIN / -1 wraps to INT32_MIN instead of trapping. */
+static inline int32_t int_div(int32_t x, int32_t y)
+{
+    return y == -1 ? (int32_t)(0u - (uint32_t)x) : x / y;
+}
+
+/* torch.remainder: the result has the sign of the divisor. */
+static inline int32_t int_rem(int32_t x, int32_t y)
+{
+    if (y == -1)
+        return 0;
+    const int32_t r = x % y;
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+}
+
+td_status td_cpu_int_div(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    if (has_zero(b))
+        return td_error(TD_E_INVALID, "int_div: division by zero");
+    TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, int_div)
+    return TD_OK;
+}
+
+td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    if (has_zero(b))
+        return td_error(TD_E_INVALID, "int_remainder: division by zero");
+    TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, int_rem)
+    return TD_OK;
+}
+
+/* ---- masks ---- */
+
+/* out = mask ? value : a, all three broadcast to out. */
+#define TD_CPU_MASK_WHERE(NAME, T)                                                                      \
+    td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out) \
+    {                                                                                                   \
+        const T *restrict pa = (const T *)a->data;                                                      \
+        const bool *restrict pm = (const bool *)mask->data;                                             \
+        const T *restrict pv = (const T *)value->data;                                                  \
+        T *restrict po = (T *)out->data;                                                                \
+        const int64_t n = out->shape.numel;                                                             \
+        if (a->shape.numel == n && mask->shape.numel == n && value->shape.numel == n) {                 \
+            TD_CPU_FOR(i, n, po[i] = pm[i] ? pv[i] : pa[i];);                                           \
+        } else if (a->shape.numel == n && mask->shape.numel == n && value->shape.numel == 1) {          \
+            const T v = pv[0];                                                                          \
+            TD_CPU_FOR(i, n, po[i] = pm[i] ? v : pa[i];);                                               \
+        } else {                                                                                        \
+            td_cpu_bcast it;                                                                            \
+            const td_shape *ins[3] = { &a->shape, &mask->shape, &value->shape };                        \
+            td_cpu_bcast_init(&it, &out->shape, 3, ins);                                                \
+            const int64_t inner = it.inner;                                                             \
+            const int64_t ia = it.st[0][it.ndim - 1], im = it.st[1][it.ndim - 1], iv = it.st[2][it.ndim - 1]; \
+            TD_CPU_FOR_WORK(r, it.rows, n, {                                                            \
+                int64_t off[3];                                                                         \
+                td_cpu_bcast_row(&it, r, off);                                                          \
+                T *ro = po + r * inner;                                                                 \
+                for (int64_t j = 0; j < inner; j++)                                                     \
+                    ro[j] = pm[off[1] + j * im] ? pv[off[2] + j * iv] : pa[off[0] + j * ia];            \
+            });                                                                                         \
+        }                                                                                               \
+        return TD_OK;                                                                                   \
+    }
+
+/* out = mask ? value : a with a scalar value; mask broadcasts to a (== out). */
+#define TD_CPU_MASK_FILL(NAME, T)                                                                   \
+    td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, T value, td_tensor *out)     \
+    {                                                                                               \
+        const T *restrict pa = (const T *)a->data;                                                  \
+        const bool *restrict pm = (const bool *)mask->data;                                         \
+        T *restrict po = (T *)out->data;                                                            \
+        const int64_t n = out->shape.numel;                                                         \
+        if (mask->shape.numel == n) {                                                               \
+            TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);                                       \
+        } else {                                                                                    \
+            td_cpu_bcast it;                                                                        \
+            const td_shape *ins[1] = { &mask->shape };                                              \
+            td_cpu_bcast_init(&it, &out->shape, 1, ins);                                            \
+            const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];                             \
+            TD_CPU_FOR_WORK(r, it.rows, n, {                                                        \
+                int64_t off[3];                                                                     \
+                td_cpu_bcast_row(&it, r, off);                                                      \
+                const int64_t base = r * inner;                                                     \
+                for (int64_t j = 0; j < inner; j++)                                                 \
+                    po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];                      \
+            });                                                                                     \
+        }                                                                                           \
+        return TD_OK;                                                                               \
+    }
+
+TD_CPU_MASK_WHERE(float_mask_where, float)
+TD_CPU_MASK_WHERE(int_mask_where, int32_t)
+TD_CPU_MASK_FILL(float_mask_fill, float)
+TD_CPU_MASK_FILL(int_mask_fill, int32_t)

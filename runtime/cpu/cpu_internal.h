@@ -1,0 +1,96 @@
+/* CPU backend internals shared by its source files: threading macros and iteration helpers. */
+#ifndef TD_CPU_INTERNAL_H
+#define TD_CPU_INTERNAL_H
+
+#include <string.h>
+
+#include "td_backend_cpu.h"
+
+/* Below this many elements a loop runs on the calling thread: a thread team costs
+ * microseconds, far more than the loop itself. */
+#define TD_CPU_PAR_MIN 32768
+
+#define TD_CPU_PRAGMA(x) _Pragma(#x)
+#ifdef _OPENMP
+#define TD_CPU_OMP_FOR TD_CPU_PRAGMA(omp parallel for schedule(static))
+#else
+#define TD_CPU_OMP_FOR
+#endif
+
+/* for (int64_t I = 0; I < N; I++) BODY, threaded when N is large. The branch (rather
+ * than an OpenMP `if` clause) keeps small tensors off the OpenMP runtime entirely. */
+#define TD_CPU_FOR(I, N, ...)                                 \
+    do {                                                      \
+        const int64_t td_n_ = (N);                            \
+        if (td_n_ >= TD_CPU_PAR_MIN) {                        \
+            TD_CPU_OMP_FOR                                    \
+            for (int64_t I = 0; I < td_n_; I++) {             \
+                __VA_ARGS__                                   \
+            }                                                 \
+        } else {                                              \
+            for (int64_t I = 0; I < td_n_; I++) {             \
+                __VA_ARGS__                                   \
+            }                                                 \
+        }                                                     \
+    } while (0)
+
+/* Like TD_CPU_FOR over `units` work items that each cover about `work / units` elements. */
+#define TD_CPU_FOR_WORK(I, UNITS, WORK, ...)                  \
+    do {                                                      \
+        const int64_t td_u_ = (UNITS);                        \
+        if ((WORK) >= TD_CPU_PAR_MIN && td_u_ > 1) {          \
+            TD_CPU_OMP_FOR                                    \
+            for (int64_t I = 0; I < td_u_; I++) {             \
+                __VA_ARGS__                                   \
+            }                                                 \
+        } else {                                              \
+            for (int64_t I = 0; I < td_u_; I++) {             \
+                __VA_ARGS__                                   \
+            }                                                 \
+        }                                                     \
+    } while (0)
+
+/* Row-major strides of a shape, in elements. */
+static inline void td_cpu_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS])
+{
+    int64_t acc = 1;
+    for (int d = s->ndim - 1; d >= 0; d--) {
+        strides[d] = acc;
+        acc *= s->dims[d];
+    }
+}
+
+/* Broadcast iteration over an output shape in rows (the last dim), for up to 3 inputs. */
+typedef struct td_cpu_bcast {
+    int ndim;                          /* of the output, at least 1 */
+    int64_t dims[TD_MAX_DIMS];
+    int64_t inner;                     /* length of a row */
+    int64_t rows;
+    int64_t st[3][TD_MAX_DIMS];        /* element strides of each input, 0 on broadcast dims */
+    int nin;
+} td_cpu_bcast;
+
+void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_shape *const *ins);
+/* Offsets of the first element of `row` in each input. */
+static inline void td_cpu_bcast_row(const td_cpu_bcast *it, int64_t row, int64_t off[3])
+{
+    off[0] = off[1] = off[2] = 0;
+    for (int d = it->ndim - 2; d >= 0 && row > 0; d--) {
+        const int64_t idx = row % it->dims[d];
+        row /= it->dims[d];
+        for (int k = 0; k < it->nin; k++)
+            off[k] += idx * it->st[k][d];
+    }
+}
+
+/* Copies elements of size esz over the index space `dims` (ndim dims, 0 allowed):
+ * dst[dst_off + sum(i_d * dst_st[d])] = src[src_off + sum(i_d * src_st[d])]. */
+void td_cpu_strided_copy(void *dst, const int64_t *dst_st, int64_t dst_off, const void *src,
+                         const int64_t *src_st, int64_t src_off, size_t esz, int ndim, const int64_t *dims);
+
+static inline size_t td_cpu_nbytes(const td_tensor *t)
+{
+    return (size_t)t->shape.numel * td_dtype_size(t->dtype);
+}
+
+#endif

@@ -1,0 +1,177 @@
+-- Int and bool ops with two tensor inputs; shapes broadcast as in PyTorch.
+
+op {
+  name = "int_add",
+  family = "binary",
+  doc = "Elementwise a + b, broadcasting (wraps around on overflow).",
+  args = { "int a", "int b" },
+  returns = "int",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 3 }, data = { 10, 20, 30 } },
+      out = { shape = { 2, 3 }, data = { 11, 22, 33, 14, 25, 36 } } },
+    { a = { shape = { 2, 1 }, data = { 1, -2 } }, b = { shape = { 1, 3 }, data = { 10, 20, 30 } },
+      out = { shape = { 2, 3 }, data = { 11, 21, 31, 8, 18, 28 } } },
+    { a = { shape = { 2 }, data = { 2147483647, -2147483648 } }, b = { shape = { 2 }, data = { 1, -1 } },
+      out = { shape = { 2 }, data = { -2147483648, 2147483647 } } },
+  },
+}
+
+op {
+  name = "int_sub",
+  family = "binary",
+  doc = "Elementwise a - b, broadcasting (wraps around on overflow).",
+  args = { "int a", "int b" },
+  returns = "int",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 1 }, data = { 10, 20 } }, b = { shape = { 3 }, data = { 1, 2, 3 } },
+      out = { shape = { 2, 3 }, data = { 9, 8, 7, 19, 18, 17 } } },
+    { a = { shape = {}, data = { 5 } }, b = { shape = { 2 }, data = { 1, 7 } },
+      out = { shape = { 2 }, data = { 4, -2 } } },
+    { a = { shape = { 1 }, data = { -2147483648 } }, b = { shape = { 1 }, data = { 1 } },
+      out = { shape = { 1 }, data = { 2147483647 } } },
+  },
+}
+
+op {
+  name = "int_mul",
+  family = "binary",
+  doc = "Elementwise a * b, broadcasting (wraps around on overflow).",
+  args = { "int a", "int b" },
+  returns = "int",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, -2, 3, 4, 5, -6 } }, b = { shape = { 2, 1 }, data = { 2, -1 } },
+      out = { shape = { 2, 3 }, data = { 2, -4, 6, -4, -5, 6 } } },
+    { a = { shape = { 3 }, data = { 65536, -3, 0 } }, b = { shape = { 1 }, data = { 65536 } },
+      out = { shape = { 3 }, data = { 0, -196608, 0 } } },
+  },
+}
+
+op {
+  name = "int_div",
+  family = "binary",
+  doc = "Elementwise a / b truncated toward zero, broadcasting; a zero divisor is an error.",
+  args = { "int a", "int b" },
+  returns = "int",
+  shape = "broadcast(a, b)",
+  semantics = "truncates toward zero like C (torch.div with rounding_mode='trunc'); INT32_MIN / -1 wraps to INT32_MIN",
+  examples = {
+    { a = { shape = { 4 }, data = { 7, -7, 7, -7 } }, b = { shape = { 4 }, data = { 2, 2, -2, -2 } },
+      out = { shape = { 4 }, data = { 3, -3, -3, 3 } } },
+    { a = { shape = { 2, 3 }, data = { 9, -9, 0, 5, -5, 1 } }, b = { shape = { 2, 1 }, data = { 4, -3 } },
+      out = { shape = { 2, 3 }, data = { 2, -2, 0, -1, 1, 0 } } },
+    { a = { shape = { 2 }, data = { -2147483648, 6 } }, b = { shape = {}, data = { -1 } },
+      out = { shape = { 2 }, data = { -2147483648, -6 } } },
+  },
+}
+
+op {
+  name = "int_remainder",
+  family = "binary",
+  doc = "Elementwise remainder with the sign of the divisor (torch.remainder), broadcasting; a zero divisor is an error.",
+  args = { "int a", "int b" },
+  returns = "int",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 4 }, data = { 7, -7, 7, -7 } }, b = { shape = { 4 }, data = { 2, 2, -2, -2 } },
+      out = { shape = { 4 }, data = { 1, 1, -1, -1 } } },
+    { a = { shape = { 2, 3 }, data = { 5, -5, 6, -6, 0, 1 } }, b = { shape = { 2, 1 }, data = { 3, -4 } },
+      out = { shape = { 2, 3 }, data = { 2, 1, 0, -2, 0, -3 } } },
+  },
+}
+
+op {
+  name = "int_equal",
+  family = "binary",
+  doc = "Elementwise a == b as bool, broadcasting.",
+  args = { "int a", "int b" },
+  returns = "bool",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 3 }, data = { 1, 5, 6 } },
+      out = { shape = { 2, 3 }, data = { true, false, false, false, true, true } } },
+    { a = { shape = { 2, 1 }, data = { 3, 4 } }, b = { shape = { 1, 2 }, data = { 4, 3 } },
+      out = { shape = { 2, 2 }, data = { false, true, true, false } } },
+  },
+}
+
+op {
+  name = "int_greater",
+  family = "binary",
+  doc = "Elementwise a > b as bool, broadcasting.",
+  args = { "int a", "int b" },
+  returns = "bool",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 1 }, data = { 2, 5 } }, b = { shape = { 3 }, data = { 1, 2, 6 } },
+      out = { shape = { 2, 3 }, data = { true, false, false, true, true, false } } },
+    { a = { shape = {}, data = { 0 } }, b = { shape = { 3 }, data = { -1, 0, 1 } },
+      out = { shape = { 3 }, data = { true, false, false } } },
+  },
+}
+
+op {
+  name = "int_lower",
+  family = "binary",
+  doc = "Elementwise a < b as bool, broadcasting.",
+  args = { "int a", "int b" },
+  returns = "bool",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 1 }, data = { 2, 5 } }, b = { shape = { 3 }, data = { 1, 2, 6 } },
+      out = { shape = { 2, 3 }, data = { false, false, true, false, false, true } } },
+    { a = { shape = {}, data = { 0 } }, b = { shape = { 3 }, data = { -1, 0, 1 } },
+      out = { shape = { 3 }, data = { false, false, true } } },
+  },
+}
+
+op {
+  name = "int_mask_where",
+  family = "binary",
+  doc = "Elementwise mask ? value : a, broadcasting all three.",
+  args = { "int a", "bool mask", "int value" },
+  returns = "int",
+  shape = "broadcast3(a, mask, value)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
+      mask = { shape = { 3 }, data = { true, false, true } },
+      value = { shape = { 2, 1 }, data = { -1, -2 } },
+      out = { shape = { 2, 3 }, data = { -1, 2, -1, -2, 5, -2 } } },
+    { a = { shape = { 2, 2 }, data = { 1, 2, 3, 4 } },
+      mask = { shape = { 2, 2 }, data = { false, true, true, false } },
+      value = { shape = {}, data = { 0 } },
+      out = { shape = { 2, 2 }, data = { 1, 0, 0, 4 } } },
+  },
+}
+
+op {
+  name = "bool_and",
+  family = "binary",
+  doc = "Elementwise logical and, broadcasting.",
+  args = { "bool a", "bool b" },
+  returns = "bool",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 1 }, data = { true, false } }, b = { shape = { 2 }, data = { true, false } },
+      out = { shape = { 2, 2 }, data = { true, false, false, false } } },
+    { a = { shape = { 3 }, data = { true, true, false } }, b = { shape = {}, data = { true } },
+      out = { shape = { 3 }, data = { true, true, false } } },
+  },
+}
+
+op {
+  name = "bool_or",
+  family = "binary",
+  doc = "Elementwise logical or, broadcasting.",
+  args = { "bool a", "bool b" },
+  returns = "bool",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 1 }, data = { true, false } }, b = { shape = { 2 }, data = { true, false } },
+      out = { shape = { 2, 2 }, data = { true, true, true, false } } },
+    { a = { shape = { 3 }, data = { true, false, false } }, b = { shape = {}, data = { false } },
+      out = { shape = { 3 }, data = { true, false, false } } },
+  },
+}

@@ -1,0 +1,224 @@
+-- Float ops with two float tensor inputs; shapes broadcast as in PyTorch.
+
+op {
+  name = "float_add",
+  family = "binary_float",
+  doc = "Elementwise a + b, broadcasting.",
+  args = { "float a", "float b" },
+  returns = "float",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 3 }, data = { 0.5, -1, 10 } },
+      out = { shape = { 2, 3 }, data = { 1.5, 1, 13, 4.5, 4, 16 } } },
+    { a = { shape = { 2, 1 }, data = { 1, 2 } }, b = { shape = { 1, 3 }, data = { 0.25, 0.5, 0.75 } },
+      out = { shape = { 2, 3 }, data = { 1.25, 1.5, 1.75, 2.25, 2.5, 2.75 } } },
+    { a = { shape = { 2 }, data = { "inf", 1 } }, b = { shape = {}, data = { "-inf" } },
+      out = { shape = { 2 }, data = { "nan", "-inf" } } },
+  },
+}
+
+op {
+  name = "float_sub",
+  family = "binary_float",
+  doc = "Elementwise a - b, broadcasting.",
+  args = { "float a", "float b" },
+  returns = "float",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 3 }, data = { 1, 2, 3 } }, b = { shape = { 2, 1 }, data = { 0.5, 4 } },
+      out = { shape = { 2, 3 }, data = { 0.5, 1.5, 2.5, -3, -2, -1 } } },
+    { a = { shape = {}, data = { 1 } }, b = { shape = { 2, 2 }, data = { 0.25, -1, 3, 1 } },
+      out = { shape = { 2, 2 }, data = { 0.75, 2, -2, 0 } } },
+  },
+}
+
+op {
+  name = "float_mul",
+  family = "binary_float",
+  doc = "Elementwise a * b, broadcasting.",
+  args = { "float a", "float b" },
+  returns = "float",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 2 }, data = { 1, -2, 3, 4 } }, b = { shape = {}, data = { 2.5 } },
+      out = { shape = { 2, 2 }, data = { 2.5, -5, 7.5, 10 } } },
+    { a = { shape = { 2, 1, 2 }, data = { 1, 2, 3, 4 } }, b = { shape = { 3, 1 }, data = { 1, 10, -100 } },
+      out = { shape = { 2, 3, 2 }, data = { 1, 2, 10, 20, -100, -200, 3, 4, 30, 40, -300, -400 } } },
+  },
+}
+
+op {
+  name = "float_div",
+  family = "binary_float",
+  doc = "Elementwise a / b, broadcasting.",
+  args = { "float a", "float b" },
+  returns = "float",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 3 }, data = { 2, 4, -8 } },
+      out = { shape = { 2, 3 }, data = { 0.5, 0.5, -0.375, 2, 1.25, -0.75 } } },
+    { a = { shape = { 3 }, data = { 1, -1, 0 } }, b = { shape = { 1 }, data = { 0 } },
+      out = { shape = { 3 }, data = { "inf", "-inf", "nan" } } },
+    { a = { shape = { 2, 1 }, data = { 1, 3 } }, b = { shape = { 2 }, data = { 3, -0.5 } },
+      out = { shape = { 2, 2 }, data = { 0.33333334, -2, 1, -6 } } },
+  },
+}
+
+op {
+  name = "float_powf",
+  family = "binary_float",
+  doc = "Elementwise a raised to the power b, broadcasting.",
+  args = { "float a", "float b" },
+  returns = "float",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 3 }, data = { -2, 9, 4 } }, b = { shape = { 3 }, data = { 3, 0.5, -1 } },
+      out = { shape = { 3 }, data = { -8, 3, 0.25 } } },
+    { a = { shape = { 2, 1 }, data = { 2, 3 } }, b = { shape = { 3 }, data = { 2, 0, 1.5 } },
+      out = { shape = { 2, 3 }, data = { 4, 1, 2.828427, 9, 1, 5.196152 } } },
+  },
+  tolerance = 1e-4,
+}
+
+op {
+  name = "float_maximum",
+  family = "binary_float",
+  doc = "Elementwise max(a, b) (NaN wins), broadcasting.",
+  args = { "float a", "float b" },
+  returns = "float",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 5, -2, 0, "nan", 4 } }, b = { shape = { 3 }, data = { 2, "nan", -3 } },
+      out = { shape = { 2, 3 }, data = { 2, "nan", -2, 2, "nan", 4 } } },
+    { a = { shape = { 2, 1 }, data = { -1, 1 } }, b = { shape = { 1, 2 }, data = { 0, "-inf" } },
+      out = { shape = { 2, 2 }, data = { 0, -1, 1, 1 } } },
+  },
+}
+
+op {
+  name = "float_minimum",
+  family = "binary_float",
+  doc = "Elementwise min(a, b) (NaN wins), broadcasting.",
+  args = { "float a", "float b" },
+  returns = "float",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 5, -2, 0, "nan", 4 } }, b = { shape = { 3 }, data = { 2, "nan", -3 } },
+      out = { shape = { 2, 3 }, data = { 1, "nan", -3, 0, "nan", -3 } } },
+    { a = { shape = { 2, 1 }, data = { -1, 1 } }, b = { shape = { 1, 2 }, data = { 0, "inf" } },
+      out = { shape = { 2, 2 }, data = { -1, -1, 0, 1 } } },
+  },
+}
+
+op {
+  name = "float_equal",
+  family = "binary_float",
+  doc = "Elementwise a == b as bool, broadcasting.",
+  args = { "float a", "float b" },
+  returns = "bool",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, "nan", 5, 6 } }, b = { shape = { 3 }, data = { 1, 5, 6 } },
+      out = { shape = { 2, 3 }, data = { true, false, false, false, true, true } } },
+    { a = { shape = { 2 }, data = { "nan", 0 } }, b = { shape = { 2 }, data = { "nan", 0 } },
+      out = { shape = { 2 }, data = { false, true } } },
+  },
+}
+
+op {
+  name = "float_greater",
+  family = "binary_float",
+  doc = "Elementwise a > b as bool, broadcasting.",
+  args = { "float a", "float b" },
+  returns = "bool",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 1 }, data = { 1, 2 } }, b = { shape = { 3 }, data = { 0.5, 1, 3 } },
+      out = { shape = { 2, 3 }, data = { true, false, false, true, true, false } } },
+    { a = { shape = { 3 }, data = { "nan", 1, "nan" } }, b = { shape = { 3 }, data = { 1, "nan", "nan" } },
+      out = { shape = { 3 }, data = { false, false, false } } },
+  },
+}
+
+op {
+  name = "float_greater_equal",
+  family = "binary_float",
+  doc = "Elementwise a >= b as bool, broadcasting.",
+  args = { "float a", "float b" },
+  returns = "bool",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 1 }, data = { 1, 2 } }, b = { shape = { 3 }, data = { 0.5, 1, 3 } },
+      out = { shape = { 2, 3 }, data = { true, true, false, true, true, false } } },
+    { a = { shape = { 3 }, data = { "nan", 1, "nan" } }, b = { shape = { 3 }, data = { 1, "nan", "nan" } },
+      out = { shape = { 3 }, data = { false, false, false } } },
+  },
+}
+
+op {
+  name = "float_lower",
+  family = "binary_float",
+  doc = "Elementwise a < b as bool, broadcasting.",
+  args = { "float a", "float b" },
+  returns = "bool",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 1 }, data = { 1, 2 } }, b = { shape = { 3 }, data = { 0.5, 1, 3 } },
+      out = { shape = { 2, 3 }, data = { false, false, true, false, false, true } } },
+    { a = { shape = { 3 }, data = { "nan", 1, "nan" } }, b = { shape = { 3 }, data = { 1, "nan", "nan" } },
+      out = { shape = { 3 }, data = { false, false, false } } },
+  },
+}
+
+op {
+  name = "float_lower_equal",
+  family = "binary_float",
+  doc = "Elementwise a <= b as bool, broadcasting.",
+  args = { "float a", "float b" },
+  returns = "bool",
+  shape = "broadcast(a, b)",
+  examples = {
+    { a = { shape = { 2, 1 }, data = { 1, 2 } }, b = { shape = { 3 }, data = { 0.5, 1, 3 } },
+      out = { shape = { 2, 3 }, data = { false, true, true, false, false, true } } },
+    { a = { shape = { 3 }, data = { "nan", 1, "nan" } }, b = { shape = { 3 }, data = { 1, "nan", "nan" } },
+      out = { shape = { 3 }, data = { false, false, false } } },
+  },
+}
+
+op {
+  name = "float_mask_where",
+  family = "binary_float",
+  doc = "Elementwise mask ? value : a, broadcasting all three.",
+  args = { "float a", "bool mask", "float value" },
+  returns = "float",
+  shape = "broadcast3(a, mask, value)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
+      mask = { shape = { 2, 1 }, data = { true, false } },
+      value = { shape = { 3 }, data = { 10, 20, 30 } },
+      out = { shape = { 2, 3 }, data = { 10, 20, 30, 4, 5, 6 } } },
+    { a = { shape = { 3 }, data = { 1.5, 2, 3 } },
+      mask = { shape = { 2, 3 }, data = { true, false, false, false, true, false } },
+      value = { shape = {}, data = { -1 } },
+      out = { shape = { 2, 3 }, data = { -1, 2, 3, 1.5, -1, 3 } } },
+  },
+}
+
+op {
+  name = "float_matmul",
+  family = "binary_float",
+  doc = "Matrix product over the last two dims; leading (batch) dims broadcast.",
+  args = { "float a", "float b" },
+  returns = "float",
+  shape = "matmul(a, b)",
+  semantics = "both inputs need at least 2 dims (no 1-D vector promotion)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 3, 2 }, data = { 7, 8, 9, 10, 11, 12 } },
+      out = { shape = { 2, 2 }, data = { 58, 64, 139, 154 } } },
+    { a = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 5, 6, 7, 8 } },
+      b = { shape = { 1, 2, 3 }, data = { 1, 0, 2, 0, 1, -1 } },
+      out = { shape = { 2, 2, 3 }, data = { 1, 2, 0, 3, 4, 2, 5, 6, 4, 7, 8, 6 } } },
+    { a = { shape = { 1, 3 }, data = { 1, -1, 0.5 } }, b = { shape = { 2, 3, 1 }, data = { 2, 4, 6, -1, 0, 1 } },
+      out = { shape = { 2, 1, 1 }, data = { 1, -0.5 } } },
+  },
+}

@@ -1,0 +1,180 @@
+-- Creation ops: a device (plus host data or attributes) -> a new tensor.
+--
+-- Schema of an op spec (one `op { ... }` per op):
+--   name      string   required  lower-case identifier; the C entry is td_<name>
+--   family    string   required  creation | unary | unary_float | binary | binary_float |
+--                                multi | to_device | device
+--   doc       string   required  one sentence; becomes the prototype's doc comment
+--   args      array    required  "type name" strings, in C parameter order. Types:
+--                                tensors  float int bool        (one tensor)
+--                                lists    floats ints bools     (array + count)
+--                                scalars  f32 i32 i64 u64 dim distribution device
+--                                arrays   dims shape            (int64 array + count)
+--                                host in  f32_data i32_data bool_data (numel of `shape`)
+--                                host out f32_out i32_out bool_out    (array + capacity)
+--   returns   string   required  float | int | bool (a new tensor) | host | none
+--   shape     string   required  for tensor and host results: a shape rule call over
+--                                argument names, e.g. "broadcast(a, b)"; the rules
+--                                are listed in gen/tdgen/rules.lua
+--   examples  array    optional  known-value cases for the generated tests; each maps
+--                                argument names to values ({shape=..., data=...} for
+--                                tensors, numbers or arrays for the rest) and `out`
+--                                to the expected result
+--   tolerance number   optional  absolute + relative tolerance of the examples (1e-5)
+--   semantics string   optional  where results differ from PyTorch's, says how
+
+op {
+  name = "float_from_data",
+  family = "creation",
+  doc = "Creates a float tensor of the given shape from row-major host data.",
+  args = { "device device", "f32_data data", "shape shape" },
+  returns = "float",
+  shape = "from_shape(shape)",
+  examples = {
+    { data = { 1.5, -2, 0, 3.25, 0.001, -7 }, shape = { 2, 3 },
+      out = { shape = { 2, 3 }, data = { 1.5, -2, 0, 3.25, 0.001, -7 } } },
+    { data = { 4.5 }, shape = {},
+      out = { shape = {}, data = { 4.5 } } },
+  },
+}
+
+op {
+  name = "int_from_data",
+  family = "creation",
+  doc = "Creates an int tensor of the given shape from row-major host data.",
+  args = { "device device", "i32_data data", "shape shape" },
+  returns = "int",
+  shape = "from_shape(shape)",
+  examples = {
+    { data = { 1, -2, 0, 2147483647, -2147483648, 7 }, shape = { 3, 2 },
+      out = { shape = { 3, 2 }, data = { 1, -2, 0, 2147483647, -2147483648, 7 } } },
+    { data = { -9 }, shape = {},
+      out = { shape = {}, data = { -9 } } },
+  },
+}
+
+op {
+  name = "bool_from_data",
+  family = "creation",
+  doc = "Creates a bool tensor of the given shape from row-major host data.",
+  args = { "device device", "bool_data data", "shape shape" },
+  returns = "bool",
+  shape = "from_shape(shape)",
+  examples = {
+    { data = { true, false, false, true }, shape = { 2, 1, 2 },
+      out = { shape = { 2, 1, 2 }, data = { true, false, false, true } } },
+  },
+}
+
+op {
+  name = "float_zeros",
+  family = "creation",
+  doc = "Creates a float tensor filled with 0.",
+  args = { "device device", "shape shape" },
+  returns = "float",
+  shape = "from_shape(shape)",
+  examples = {
+    { shape = { 2, 3 },
+      out = { shape = { 2, 3 }, data = { 0, 0, 0, 0, 0, 0 } } },
+    { shape = {},
+      out = { shape = {}, data = { 0 } } },
+  },
+}
+
+op {
+  name = "int_zeros",
+  family = "creation",
+  doc = "Creates an int tensor filled with 0.",
+  args = { "device device", "shape shape" },
+  returns = "int",
+  shape = "from_shape(shape)",
+  examples = {
+    { shape = { 3, 1 },
+      out = { shape = { 3, 1 }, data = { 0, 0, 0 } } },
+  },
+}
+
+op {
+  name = "float_ones",
+  family = "creation",
+  doc = "Creates a float tensor filled with 1.",
+  args = { "device device", "shape shape" },
+  returns = "float",
+  shape = "from_shape(shape)",
+  examples = {
+    { shape = { 2, 2 },
+      out = { shape = { 2, 2 }, data = { 1, 1, 1, 1 } } },
+    { shape = {},
+      out = { shape = {}, data = { 1 } } },
+  },
+}
+
+op {
+  name = "int_ones",
+  family = "creation",
+  doc = "Creates an int tensor filled with 1.",
+  args = { "device device", "shape shape" },
+  returns = "int",
+  shape = "from_shape(shape)",
+  examples = {
+    { shape = { 1, 3 },
+      out = { shape = { 1, 3 }, data = { 1, 1, 1 } } },
+  },
+}
+
+op {
+  name = "float_full",
+  family = "creation",
+  doc = "Creates a float tensor filled with value.",
+  args = { "device device", "shape shape", "f32 value" },
+  returns = "float",
+  shape = "from_shape(shape)",
+  examples = {
+    { shape = { 2, 3 }, value = -2.5,
+      out = { shape = { 2, 3 }, data = { -2.5, -2.5, -2.5, -2.5, -2.5, -2.5 } } },
+    { shape = {}, value = 7,
+      out = { shape = {}, data = { 7 } } },
+  },
+}
+
+op {
+  name = "int_full",
+  family = "creation",
+  doc = "Creates an int tensor filled with value.",
+  args = { "device device", "shape shape", "i32 value" },
+  returns = "int",
+  shape = "from_shape(shape)",
+  examples = {
+    { shape = { 3 }, value = -4,
+      out = { shape = { 3 }, data = { -4, -4, -4 } } },
+    { shape = { 2, 1 }, value = 2147483647,
+      out = { shape = { 2, 1 }, data = { 2147483647, 2147483647 } } },
+  },
+}
+
+op {
+  name = "float_random",
+  family = "creation",
+  doc = "Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend.",
+  args = { "device device", "shape shape", "distribution dist", "f32 p0", "f32 p1", "u64 seed" },
+  returns = "float",
+  shape = "from_shape(shape)",
+  semantics = "counter-based generator (splitmix64 of seed and element index), so results do not depend on threading",
+}
+
+op {
+  name = "int_arange",
+  family = "creation",
+  doc = "Creates the 1-D int tensor start, start + step, ... up to but excluding end.",
+  args = { "device device", "i64 start", "i64 end", "i64 step" },
+  returns = "int",
+  shape = "arange(start, end, step)",
+  examples = {
+    { start = 0, ["end"] = 5, step = 1,
+      out = { shape = { 5 }, data = { 0, 1, 2, 3, 4 } } },
+    { start = -3, ["end"] = 8, step = 3,
+      out = { shape = { 4 }, data = { -3, 0, 3, 6 } } },
+    { start = 5, ["end"] = -4, step = -3,
+      out = { shape = { 3 }, data = { 5, 2, -1 } } },
+  },
+}

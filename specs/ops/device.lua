@@ -1,0 +1,9 @@
+-- Device ops: a device -> nothing.
+
+op {
+  name = "sync",
+  family = "device",
+  doc = "Waits until every operation queued on the device has finished.",
+  args = { "device device" },
+  returns = "none",
+}

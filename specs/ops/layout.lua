@@ -1,0 +1,390 @@
+-- Layout ops for every primitive class: results are new contiguous tensors.
+
+op {
+  name = "float_reshape",
+  family = "unary_float",
+  doc = "Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred).",
+  args = { "float a", "shape shape" },
+  returns = "float",
+  shape = "reshape(a, shape)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 0.5, 1, 1.5, 2, 2.5, 3 } }, shape = { 3, 2 },
+      out = { shape = { 3, 2 }, data = { 0.5, 1, 1.5, 2, 2.5, 3 } } },
+    { a = { shape = { 2, 3 }, data = { 0.5, 1, 1.5, 2, 2.5, 3 } }, shape = { -1 },
+      out = { shape = { 6 }, data = { 0.5, 1, 1.5, 2, 2.5, 3 } } },
+    { a = { shape = { 2, 3, 2 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } }, shape = { 3, -1 },
+      out = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } } },
+    { a = { shape = { 1, 1 }, data = { 2.5 } }, shape = {},
+      out = { shape = {}, data = { 2.5 } } },
+  },
+}
+
+op {
+  name = "float_swap_dims",
+  family = "unary_float",
+  doc = "Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).",
+  args = { "float a", "dim dim0", "dim dim1" },
+  returns = "float",
+  shape = "swap_dims(a, dim0, dim1)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 0.5, 1, 1.5, 2, 2.5, 3 } }, dim0 = 0, dim1 = 1,
+      out = { shape = { 3, 2 }, data = { 0.5, 2, 1, 2.5, 1.5, 3 } } },
+    { a = { shape = { 2, 1, 3 }, data = { 0, 0.5, 1, 1.5, 2, 2.5 } }, dim0 = -1, dim1 = 0,
+      out = { shape = { 3, 1, 2 }, data = { 0, 1.5, 0.5, 2, 1, 2.5 } } },
+    { a = { shape = { 2, 3, 2 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } }, dim0 = 1, dim1 = -1,
+      out = { shape = { 2, 2, 3 }, data = { 0, 1, 2, 0.5, 1.5, 2.5, 3, 4, 5, 3.5, 4.5, 5.5 } } },
+  },
+}
+
+op {
+  name = "float_permute",
+  family = "unary_float",
+  doc = "Returns a float tensor whose dimension i is dimension perm[i] of a.",
+  args = { "float a", "dims perm" },
+  returns = "float",
+  shape = "permute(a, perm)",
+  examples = {
+    { a = { shape = { 2, 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5, 7, 7.5, 8, 8.5, 9, 9.5, 10, 10.5, 11, 11.5 } },
+      perm = { 2, 0, 1 },
+      out = { shape = { 4, 2, 3 }, data = { 0, 2, 4, 6, 8, 10, 0.5, 2.5, 4.5, 6.5, 8.5, 10.5, 1, 3, 5, 7, 9, 11, 1.5, 3.5, 5.5, 7.5, 9.5, 11.5 } } },
+    { a = { shape = { 2, 3 }, data = { 0.5, 1, 1.5, 2, 2.5, 3 } }, perm = { 1, 0 },
+      out = { shape = { 3, 2 }, data = { 0.5, 2, 1, 2.5, 1.5, 3 } } },
+  },
+}
+
+op {
+  name = "float_expand",
+  family = "unary_float",
+  doc = "Broadcasts a float tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front.",
+  args = { "float a", "shape shape" },
+  returns = "float",
+  shape = "expand(a, shape)",
+  examples = {
+    { a = { shape = { 3, 1 }, data = { 0.5, 1, 1.5 } }, shape = { 2, 3, 2 },
+      out = { shape = { 2, 3, 2 }, data = { 0.5, 0.5, 1, 1, 1.5, 1.5, 0.5, 0.5, 1, 1, 1.5, 1.5 } } },
+    { a = { shape = { 1, 3 }, data = { 0.5, 1, 1.5 } }, shape = { 2, -1 },
+      out = { shape = { 2, 3 }, data = { 0.5, 1, 1.5, 0.5, 1, 1.5 } } },
+    { a = { shape = {}, data = { 2 } }, shape = { 2, 2 },
+      out = { shape = { 2, 2 }, data = { 2, 2, 2, 2 } } },
+  },
+}
+
+op {
+  name = "float_slice",
+  family = "unary_float",
+  doc = "Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor.",
+  args = { "float a", "dims starts", "dims ends" },
+  returns = "float",
+  shape = "slice(a, starts, ends)",
+  examples = {
+    { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } },
+      starts = { 1, 1 },
+      ends = { 3, 3 },
+      out = { shape = { 2, 2 }, data = { 2.5, 3, 4.5, 5 } } },
+    { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } }, starts = { 1 }, ends = { 2 },
+      out = { shape = { 1, 4 }, data = { 2, 2.5, 3, 3.5 } } },
+    { a = { shape = { 2, 3, 2 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } },
+      starts = { 0, 1 },
+      ends = { 2, 3 },
+      out = { shape = { 2, 2, 2 }, data = { 1, 1.5, 2, 2.5, 4, 4.5, 5, 5.5 } } },
+  },
+}
+
+op {
+  name = "float_slice_assign",
+  family = "binary_float",
+  doc = "Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value.",
+  args = { "float a", "float value", "dims starts", "dims ends" },
+  returns = "float",
+  shape = "slice_assign(a, value, starts, ends)",
+  examples = {
+    { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } },
+      value = { shape = { 2, 2 }, data = { -0.5, -1, -1.5, -2 } },
+      starts = { 1, 1 },
+      ends = { 3, 3 },
+      out = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, -0.5, -1, 3.5, 4, -1.5, -2, 5.5 } } },
+    { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } },
+      value = { shape = { 1, 4 }, data = { -0.5, -1, -1.5, -2 } },
+      starts = { 2 },
+      ends = { 3 },
+      out = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, -0.5, -1, -1.5, -2 } } },
+  },
+}
+
+op {
+  name = "float_cat",
+  family = "multi",
+  doc = "Concatenates float tensors along dim; all other sizes must agree.",
+  args = { "floats xs", "dim dim" },
+  returns = "float",
+  shape = "cat(xs, dim)",
+  examples = {
+    { xs = { { shape = { 2, 1 }, data = { 0.5, 1 } }, { shape = { 2, 2 }, data = { 1.5, 2, 2.5, 3 } } }, dim = 1,
+      out = { shape = { 2, 3 }, data = { 0.5, 1.5, 2, 1, 2.5, 3 } } },
+    { xs = { { shape = { 2, 2 }, data = { 1.5, 2, 2.5, 3 } }, { shape = { 1, 2 }, data = { 3.5, 4 } }, { shape = { 2, 2 }, data = { 1.5, 2, 2.5, 3 } } },
+      dim = 0,
+      out = { shape = { 5, 2 }, data = { 1.5, 2, 2.5, 3, 3.5, 4, 1.5, 2, 2.5, 3 } } },
+    { xs = { { shape = { 2, 1, 2 }, data = { 0.5, 1, 1.5, 2 } }, { shape = { 2, 2, 2 }, data = { 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6 } } },
+      dim = -2,
+      out = { shape = { 2, 3, 2 }, data = { 0.5, 1, 2.5, 3, 3.5, 4, 1.5, 2, 4.5, 5, 5.5, 6 } } },
+  },
+}
+
+op {
+  name = "int_reshape",
+  family = "unary",
+  doc = "Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred).",
+  args = { "int a", "shape shape" },
+  returns = "int",
+  shape = "reshape(a, shape)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { -4, -3, -2, -1, 0, 1 } }, shape = { 3, 2 },
+      out = { shape = { 3, 2 }, data = { -4, -3, -2, -1, 0, 1 } } },
+    { a = { shape = { 2, 3 }, data = { -4, -3, -2, -1, 0, 1 } }, shape = { -1 },
+      out = { shape = { 6 }, data = { -4, -3, -2, -1, 0, 1 } } },
+    { a = { shape = { 2, 3, 2 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } }, shape = { 3, -1 },
+      out = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } } },
+    { a = { shape = { 1, 1 }, data = { 0 } }, shape = {},
+      out = { shape = {}, data = { 0 } } },
+  },
+}
+
+op {
+  name = "int_swap_dims",
+  family = "unary",
+  doc = "Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).",
+  args = { "int a", "dim dim0", "dim dim1" },
+  returns = "int",
+  shape = "swap_dims(a, dim0, dim1)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { -4, -3, -2, -1, 0, 1 } }, dim0 = 0, dim1 = 1,
+      out = { shape = { 3, 2 }, data = { -4, -1, -3, 0, -2, 1 } } },
+    { a = { shape = { 2, 1, 3 }, data = { -5, -4, -3, -2, -1, 0 } }, dim0 = -1, dim1 = 0,
+      out = { shape = { 3, 1, 2 }, data = { -5, -2, -4, -1, -3, 0 } } },
+    { a = { shape = { 2, 3, 2 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } }, dim0 = 1, dim1 = -1,
+      out = { shape = { 2, 2, 3 }, data = { -5, -3, -1, -4, -2, 0, 1, 3, 5, 2, 4, 6 } } },
+  },
+}
+
+op {
+  name = "int_permute",
+  family = "unary",
+  doc = "Returns an int tensor whose dimension i is dimension perm[i] of a.",
+  args = { "int a", "dims perm" },
+  returns = "int",
+  shape = "permute(a, perm)",
+  examples = {
+    { a = { shape = { 2, 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18 } },
+      perm = { 2, 0, 1 },
+      out = { shape = { 4, 2, 3 }, data = { -5, -1, 3, 7, 11, 15, -4, 0, 4, 8, 12, 16, -3, 1, 5, 9, 13, 17, -2, 2, 6, 10, 14, 18 } } },
+    { a = { shape = { 2, 3 }, data = { -4, -3, -2, -1, 0, 1 } }, perm = { 1, 0 },
+      out = { shape = { 3, 2 }, data = { -4, -1, -3, 0, -2, 1 } } },
+  },
+}
+
+op {
+  name = "int_expand",
+  family = "unary",
+  doc = "Broadcasts an int tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front.",
+  args = { "int a", "shape shape" },
+  returns = "int",
+  shape = "expand(a, shape)",
+  examples = {
+    { a = { shape = { 3, 1 }, data = { -4, -3, -2 } }, shape = { 2, 3, 2 },
+      out = { shape = { 2, 3, 2 }, data = { -4, -4, -3, -3, -2, -2, -4, -4, -3, -3, -2, -2 } } },
+    { a = { shape = { 1, 3 }, data = { -4, -3, -2 } }, shape = { 2, -1 },
+      out = { shape = { 2, 3 }, data = { -4, -3, -2, -4, -3, -2 } } },
+    { a = { shape = {}, data = { -1 } }, shape = { 2, 2 },
+      out = { shape = { 2, 2 }, data = { -1, -1, -1, -1 } } },
+  },
+}
+
+op {
+  name = "int_slice",
+  family = "unary",
+  doc = "Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor.",
+  args = { "int a", "dims starts", "dims ends" },
+  returns = "int",
+  shape = "slice(a, starts, ends)",
+  examples = {
+    { a = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } }, starts = { 1, 1 }, ends = { 3, 3 },
+      out = { shape = { 2, 2 }, data = { 0, 1, 4, 5 } } },
+    { a = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } }, starts = { 1 }, ends = { 2 },
+      out = { shape = { 1, 4 }, data = { -1, 0, 1, 2 } } },
+    { a = { shape = { 2, 3, 2 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } },
+      starts = { 0, 1 },
+      ends = { 2, 3 },
+      out = { shape = { 2, 2, 2 }, data = { -3, -2, -1, 0, 3, 4, 5, 6 } } },
+  },
+}
+
+op {
+  name = "int_slice_assign",
+  family = "binary",
+  doc = "Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value.",
+  args = { "int a", "int value", "dims starts", "dims ends" },
+  returns = "int",
+  shape = "slice_assign(a, value, starts, ends)",
+  examples = {
+    { a = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } },
+      value = { shape = { 2, 2 }, data = { -6, -7, -8, -9 } },
+      starts = { 1, 1 },
+      ends = { 3, 3 },
+      out = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, -6, -7, 2, 3, -8, -9, 6 } } },
+    { a = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } },
+      value = { shape = { 1, 4 }, data = { -6, -7, -8, -9 } },
+      starts = { 2 },
+      ends = { 3 },
+      out = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, -6, -7, -8, -9 } } },
+  },
+}
+
+op {
+  name = "int_cat",
+  family = "multi",
+  doc = "Concatenates int tensors along dim; all other sizes must agree.",
+  args = { "ints xs", "dim dim" },
+  returns = "int",
+  shape = "cat(xs, dim)",
+  examples = {
+    { xs = { { shape = { 2, 1 }, data = { -4, -3 } }, { shape = { 2, 2 }, data = { -2, -1, 0, 1 } } }, dim = 1,
+      out = { shape = { 2, 3 }, data = { -4, -2, -1, -3, 0, 1 } } },
+    { xs = { { shape = { 2, 2 }, data = { -2, -1, 0, 1 } }, { shape = { 1, 2 }, data = { 2, 3 } }, { shape = { 2, 2 }, data = { -2, -1, 0, 1 } } },
+      dim = 0,
+      out = { shape = { 5, 2 }, data = { -2, -1, 0, 1, 2, 3, -2, -1, 0, 1 } } },
+    { xs = { { shape = { 2, 1, 2 }, data = { -4, -3, -2, -1 } }, { shape = { 2, 2, 2 }, data = { 0, 1, 2, 3, 4, 5, 6, 7 } } },
+      dim = -2,
+      out = { shape = { 2, 3, 2 }, data = { -4, -3, 0, 1, 2, 3, -2, -1, 4, 5, 6, 7 } } },
+  },
+}
+
+op {
+  name = "bool_reshape",
+  family = "unary",
+  doc = "Returns a bool tensor with the same elements in a new shape; one dimension may be -1 (inferred).",
+  args = { "bool a", "shape shape" },
+  returns = "bool",
+  shape = "reshape(a, shape)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { false, false, true, false, false, true } }, shape = { 3, 2 },
+      out = { shape = { 3, 2 }, data = { false, false, true, false, false, true } } },
+    { a = { shape = { 2, 3 }, data = { false, false, true, false, false, true } }, shape = { -1, 1, 2 },
+      out = { shape = { 3, 1, 2 }, data = { false, false, true, false, false, true } } },
+  },
+}
+
+op {
+  name = "bool_swap_dims",
+  family = "unary",
+  doc = "Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).",
+  args = { "bool a", "dim dim0", "dim dim1" },
+  returns = "bool",
+  shape = "swap_dims(a, dim0, dim1)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { false, false, true, false, false, true } }, dim0 = 0, dim1 = 1,
+      out = { shape = { 3, 2 }, data = { false, false, false, false, true, true } } },
+    { a = { shape = { 2, 1, 3 }, data = { true, false, false, true, false, false } }, dim0 = -1, dim1 = 0,
+      out = { shape = { 3, 1, 2 }, data = { true, true, false, false, false, false } } },
+    { a = { shape = { 2, 3, 2 }, data = { true, false, false, true, false, false, true, false, false, true, false, false } },
+      dim0 = 1,
+      dim1 = -1,
+      out = { shape = { 2, 2, 3 }, data = { true, false, false, false, true, false, true, false, false, false, true, false } } },
+  },
+}
+
+op {
+  name = "bool_permute",
+  family = "unary",
+  doc = "Returns a bool tensor whose dimension i is dimension perm[i] of a.",
+  args = { "bool a", "dims perm" },
+  returns = "bool",
+  shape = "permute(a, perm)",
+  examples = {
+    { a = { shape = { 2, 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, false, true, false, false, true, false, false, true, false, false, true, false, false } },
+      perm = { 2, 0, 1 },
+      out = { shape = { 4, 2, 3 }, data = { true, false, false, true, false, false, false, false, true, false, false, true, false, true, false, false, true, false, true, false, false, true, false, false } } },
+    { a = { shape = { 2, 3 }, data = { false, false, true, false, false, true } }, perm = { 1, 0 },
+      out = { shape = { 3, 2 }, data = { false, false, false, false, true, true } } },
+  },
+}
+
+op {
+  name = "bool_expand",
+  family = "unary",
+  doc = "Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front.",
+  args = { "bool a", "shape shape" },
+  returns = "bool",
+  shape = "expand(a, shape)",
+  examples = {
+    { a = { shape = { 3, 1 }, data = { false, false, true } }, shape = { 2, 3, 2 },
+      out = { shape = { 2, 3, 2 }, data = { false, false, false, false, true, true, false, false, false, false, true, true } } },
+    { a = { shape = { 1, 3 }, data = { false, false, true } }, shape = { 2, -1 },
+      out = { shape = { 2, 3 }, data = { false, false, true, false, false, true } } },
+    { a = { shape = {}, data = { false } }, shape = { 2, 2 },
+      out = { shape = { 2, 2 }, data = { false, false, false, false } } },
+  },
+}
+
+op {
+  name = "bool_slice",
+  family = "unary",
+  doc = "Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor.",
+  args = { "bool a", "dims starts", "dims ends" },
+  returns = "bool",
+  shape = "slice(a, starts, ends)",
+  examples = {
+    { a = { shape = { 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, false } },
+      starts = { 1, 1 },
+      ends = { 3, 3 },
+      out = { shape = { 2, 2 }, data = { false, true, true, false } } },
+    { a = { shape = { 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, false } },
+      starts = { 1 },
+      ends = { 2 },
+      out = { shape = { 1, 4 }, data = { false, false, true, false } } },
+    { a = { shape = { 2, 3, 2 }, data = { true, false, false, true, false, false, true, false, false, true, false, false } },
+      starts = { 0, 1 },
+      ends = { 2, 3 },
+      out = { shape = { 2, 2, 2 }, data = { false, true, false, false, false, true, false, false } } },
+  },
+}
+
+op {
+  name = "bool_slice_assign",
+  family = "binary",
+  doc = "Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value.",
+  args = { "bool a", "bool value", "dims starts", "dims ends" },
+  returns = "bool",
+  shape = "slice_assign(a, value, starts, ends)",
+  examples = {
+    { a = { shape = { 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, false } },
+      value = { shape = { 2, 2 }, data = { false, false, false, false } },
+      starts = { 1, 1 },
+      ends = { 3, 3 },
+      out = { shape = { 3, 4 }, data = { true, false, false, true, false, false, false, false, false, false, false, false } } },
+    { a = { shape = { 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, false } },
+      value = { shape = { 1, 4 }, data = { false, true, false, true } },
+      starts = { 2 },
+      ends = { 3 },
+      out = { shape = { 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, true } } },
+  },
+}
+
+op {
+  name = "bool_cat",
+  family = "multi",
+  doc = "Concatenates bool tensors along dim; all other sizes must agree.",
+  args = { "bools xs", "dim dim" },
+  returns = "bool",
+  shape = "cat(xs, dim)",
+  examples = {
+    { xs = { { shape = { 2, 1 }, data = { false, false } }, { shape = { 2, 2 }, data = { true, false, false, true } } },
+      dim = 1,
+      out = { shape = { 2, 3 }, data = { false, true, false, false, false, true } } },
+    { xs = { { shape = { 2, 2 }, data = { true, false, false, true } }, { shape = { 1, 2 }, data = { false, false } }, { shape = { 2, 2 }, data = { true, false, false, true } } },
+      dim = 0,
+      out = { shape = { 5, 2 }, data = { true, false, false, true, false, false, true, false, false, true } } },
+    { xs = { { shape = { 2, 1, 2 }, data = { false, false, true, false } }, { shape = { 2, 2, 2 }, data = { false, true, false, false, true, false, false, true } } },
+      dim = -2,
+      out = { shape = { 2, 3, 2 }, data = { false, false, false, true, false, false, true, false, true, false, false, true } } },
+  },
+}

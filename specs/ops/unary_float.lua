@@ -1,0 +1,385 @@
+-- Float ops with one float tensor input (plus attributes): unary math, casts, reductions, host read-back.
+
+op {
+  name = "float_neg",
+  family = "unary_float",
+  doc = "Elementwise -a.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 2, 2 }, data = { 1.5, -2, 0, "inf" } },
+      out = { shape = { 2, 2 }, data = { -1.5, 2, 0, "-inf" } } },
+  },
+}
+
+op {
+  name = "float_abs",
+  family = "unary_float",
+  doc = "Elementwise |a|.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 5 }, data = { -1.5, 2, 0, "-inf", 0.25 } },
+      out = { shape = { 5 }, data = { 1.5, 2, 0, "inf", 0.25 } } },
+  },
+}
+
+op {
+  name = "float_exp",
+  family = "unary_float",
+  doc = "Elementwise e^a.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 0, 1, -1, 2.5, -10, 10 } },
+      out = { shape = { 2, 3 }, data = { 1, 2.7182817, 0.36787945, 12.182494, 4.539993e-05, 22026.465 } } },
+  },
+  tolerance = 1e-4,
+}
+
+op {
+  name = "float_log",
+  family = "unary_float",
+  doc = "Elementwise natural logarithm of a.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 5 }, data = { 1, 2.7182817, 0.5, 100, 0.001 } },
+      out = { shape = { 5 }, data = { 0, 0.99999994, -0.6931472, 4.6051702, -6.9077554 } } },
+    { a = { shape = { 2 }, data = { 0, -1 } },
+      out = { shape = { 2 }, data = { "-inf", "nan" } } },
+  },
+  tolerance = 1e-4,
+}
+
+op {
+  name = "float_sqrt",
+  family = "unary_float",
+  doc = "Elementwise square root of a.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 2, 2 }, data = { 4, 2, 0, 0.25 } },
+      out = { shape = { 2, 2 }, data = { 2, 1.4142135, 0, 0.5 } } },
+    { a = { shape = { 1 }, data = { -1 } },
+      out = { shape = { 1 }, data = { "nan" } } },
+  },
+}
+
+op {
+  name = "float_sin",
+  family = "unary_float",
+  doc = "Elementwise sine of a.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 5 }, data = { 0, 1.5707964, -1, 3, 0.5 } },
+      out = { shape = { 5 }, data = { 0, 1, -0.84147096, 0.14112, 0.47942555 } } },
+  },
+  tolerance = 1e-4,
+}
+
+op {
+  name = "float_cos",
+  family = "unary_float",
+  doc = "Elementwise cosine of a.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 5 }, data = { 0, 3.1415927, -1, 3, 0.5 } },
+      out = { shape = { 5 }, data = { 1, -1, 0.5403023, -0.9899925, 0.87758255 } } },
+  },
+  tolerance = 1e-4,
+}
+
+op {
+  name = "float_tanh",
+  family = "unary_float",
+  doc = "Elementwise hyperbolic tangent of a.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 5 }, data = { 0, 0.5, -2, 20, -0.1 } },
+      out = { shape = { 5 }, data = { 0, 0.46211717, -0.9640276, 1, -0.099667996 } } },
+  },
+  tolerance = 1e-4,
+}
+
+op {
+  name = "float_sigmoid",
+  family = "unary_float",
+  doc = "Elementwise 1 / (1 + e^-a).",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 0, 2, -3, 100, -100, 0.5 } },
+      out = { shape = { 2, 3 }, data = { 0.5, 0.8807971, 0.047425874, 1, 3.8e-44, 0.62245935 } } },
+  },
+  tolerance = 1e-4,
+}
+
+op {
+  name = "float_relu",
+  family = "unary_float",
+  doc = "Elementwise max(a, 0).",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { -1, 0, 2.5, -0.5, 3, "-inf" } },
+      out = { shape = { 2, 3 }, data = { 0, 0, 2.5, 0, 3, 0 } } },
+  },
+}
+
+op {
+  name = "float_gelu",
+  family = "unary_float",
+  doc = "Elementwise a * (1 + erf(a / sqrt(2))) / 2 (the exact, erf form).",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 6 }, data = { 0, 1, -1, 2, -3, 0.5 } },
+      out = { shape = { 6 }, data = { 0, 0.8413448, -0.15865526, 1.9544997, -0.004049694, 0.34573123 } } },
+  },
+  tolerance = 1e-4,
+}
+
+op {
+  name = "float_powf_scalar",
+  family = "unary_float",
+  doc = "Elementwise a raised to the power exponent.",
+  args = { "float a", "f32 exponent" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 4 }, data = { 4, 9, 2, 0 } }, exponent = 0.5,
+      out = { shape = { 4 }, data = { 2, 3, 1.4142135, 0 } } },
+    { a = { shape = { 2, 2 }, data = { 1, -3, 0.5, -2 } }, exponent = 3,
+      out = { shape = { 2, 2 }, data = { 1, -27, 0.125, -8 } } },
+    { a = { shape = { 2 }, data = { 2, 4 } }, exponent = -1,
+      out = { shape = { 2 }, data = { 0.5, 0.25 } } },
+  },
+  tolerance = 1e-4,
+}
+
+op {
+  name = "float_clamp",
+  family = "unary_float",
+  doc = "Elementwise min(max(a, lo), hi).",
+  args = { "float a", "f32 lo", "f32 hi" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 5 }, data = { -2, -0.5, 0, 0.5, 3 } }, lo = -1, hi = 1,
+      out = { shape = { 5 }, data = { -1, -0.5, 0, 0.5, 1 } } },
+    { a = { shape = { 2, 2 }, data = { "-inf", 2.5, 7, "inf" } }, lo = 0, hi = 5,
+      out = { shape = { 2, 2 }, data = { 0, 2.5, 5, 5 } } },
+  },
+}
+
+op {
+  name = "float_add_scalar",
+  family = "unary_float",
+  doc = "Elementwise a + value.",
+  args = { "float a", "f32 value" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 2, 2 }, data = { 1, 2, -3, 4 } }, value = 0.5,
+      out = { shape = { 2, 2 }, data = { 1.5, 2.5, -2.5, 4.5 } } },
+  },
+}
+
+op {
+  name = "float_mul_scalar",
+  family = "unary_float",
+  doc = "Elementwise a * value.",
+  args = { "float a", "f32 value" },
+  returns = "float",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 2, 2 }, data = { 1, 2, -3, 0.25 } }, value = -2,
+      out = { shape = { 2, 2 }, data = { -2, -4, 6, -0.5 } } },
+  },
+}
+
+op {
+  name = "float_mask_fill",
+  family = "unary_float",
+  doc = "Returns a with value where mask is true; mask broadcasts to a's shape.",
+  args = { "float a", "bool mask", "f32 value" },
+  returns = "float",
+  shape = "mask_fill(a, mask)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
+      mask = { shape = { 2, 1 }, data = { true, false } },
+      value = -1.5,
+      out = { shape = { 2, 3 }, data = { -1.5, -1.5, -1.5, 4, 5, 6 } } },
+    { a = { shape = { 2, 2 }, data = { 1, 2, 3, 4 } },
+      mask = { shape = { 2, 2 }, data = { false, true, true, false } },
+      value = 0,
+      out = { shape = { 2, 2 }, data = { 1, 0, 0, 4 } } },
+  },
+}
+
+op {
+  name = "float_sum",
+  family = "unary_float",
+  doc = "Sum of all elements, as a 0-dim tensor.",
+  args = { "float a" },
+  returns = "float",
+  shape = "reduce_all(a)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6.5 } },
+      out = { shape = {}, data = { 21.5 } } },
+    { a = { shape = {}, data = { 3 } },
+      out = { shape = {}, data = { 3 } } },
+    { a = { shape = { 3 }, data = { 1, "inf", 2 } },
+      out = { shape = {}, data = { "inf" } } },
+  },
+}
+
+op {
+  name = "float_sum_dim",
+  family = "unary_float",
+  doc = "Sum along dim; the reduced dim is kept with size 1.",
+  args = { "float a", "dim dim" },
+  returns = "float",
+  shape = "reduce_dim(a, dim)",
+  semantics = "keeps the reduced dim (PyTorch keepdim=True)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 0,
+      out = { shape = { 1, 3 }, data = { 5, 7, 9 } } },
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = -1,
+      out = { shape = { 2, 1 }, data = { 6, 15 } } },
+    { a = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 5, 6, 7, 8 } }, dim = 1,
+      out = { shape = { 2, 1, 2 }, data = { 4, 6, 12, 14 } } },
+  },
+}
+
+op {
+  name = "float_mean_dim",
+  family = "unary_float",
+  doc = "Mean along dim; the reduced dim is kept with size 1.",
+  args = { "float a", "dim dim" },
+  returns = "float",
+  shape = "reduce_dim(a, dim)",
+  semantics = "keeps the reduced dim (PyTorch keepdim=True)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 1,
+      out = { shape = { 2, 1 }, data = { 2, 5 } } },
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = -2,
+      out = { shape = { 1, 3 }, data = { 2.5, 3.5, 4.5 } } },
+    { a = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 5, 6, 7, 8 } }, dim = -3,
+      out = { shape = { 1, 2, 2 }, data = { 3, 4, 5, 6 } } },
+  },
+}
+
+op {
+  name = "float_max_dim",
+  family = "unary_float",
+  doc = "Maximum along dim; the reduced dim is kept with size 1.",
+  args = { "float a", "dim dim" },
+  returns = "float",
+  shape = "reduce_dim(a, dim)",
+  semantics = "keeps the reduced dim (PyTorch keepdim=True); values only",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = 1,
+      out = { shape = { 2, 1 }, data = { 5, 7 } } },
+    { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = -2,
+      out = { shape = { 1, 3 }, data = { 7, 5, 3 } } },
+    { a = { shape = { 2, 2, 2 }, data = { 1, -8, 3, 4, -5, 6, 0, -7 } }, dim = 2,
+      out = { shape = { 2, 2, 1 }, data = { 1, 4, 6, 0 } } },
+  },
+}
+
+op {
+  name = "float_min_dim",
+  family = "unary_float",
+  doc = "Minimum along dim; the reduced dim is kept with size 1.",
+  args = { "float a", "dim dim" },
+  returns = "float",
+  shape = "reduce_dim(a, dim)",
+  semantics = "keeps the reduced dim (PyTorch keepdim=True); values only",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = 1,
+      out = { shape = { 2, 1 }, data = { -2, 0 } } },
+    { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = -2,
+      out = { shape = { 1, 3 }, data = { 1, 0, -2 } } },
+    { a = { shape = { 2, 2, 2 }, data = { 1, -8, 3, 4, -5, 6, 0, -7 } }, dim = 2,
+      out = { shape = { 2, 2, 1 }, data = { -8, 3, -5, -7 } } },
+  },
+}
+
+op {
+  name = "float_argmax",
+  family = "unary_float",
+  doc = "Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1.",
+  args = { "float a", "dim dim" },
+  returns = "int",
+  shape = "reduce_dim(a, dim)",
+  semantics = "keeps the reduced dim (PyTorch keepdim=True)",
+  examples = {
+    { a = { shape = { 2, 4 }, data = { 1, 3, 3, 2, 5, 5, 1, 5 } }, dim = 1,
+      out = { shape = { 2, 1 }, data = { 1, 0 } } },
+    { a = { shape = { 2, 3 }, data = { 1, 4, 2, 1, 0, 7 } }, dim = -2,
+      out = { shape = { 1, 3 }, data = { 0, 0, 1 } } },
+  },
+}
+
+op {
+  name = "float_argmin",
+  family = "unary_float",
+  doc = "Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1.",
+  args = { "float a", "dim dim" },
+  returns = "int",
+  shape = "reduce_dim(a, dim)",
+  semantics = "keeps the reduced dim (PyTorch keepdim=True)",
+  examples = {
+    { a = { shape = { 2, 4 }, data = { 2, 0, 0, 1, 4, 4, 4, 4 } }, dim = 1,
+      out = { shape = { 2, 1 }, data = { 1, 0 } } },
+    { a = { shape = { 2, 3 }, data = { 1, 4, 2, 1, 0, 7 } }, dim = -2,
+      out = { shape = { 1, 3 }, data = { 0, 1, 0 } } },
+  },
+}
+
+op {
+  name = "float_into_int",
+  family = "unary_float",
+  doc = "Converts to int, truncating toward zero.",
+  args = { "float a" },
+  returns = "int",
+  shape = "same(a)",
+  semantics = "NaN becomes 0 and values outside the int32 range saturate (C leaves them undefined)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 2.7, -2.7, 0.5, -0.5, 3, -100.99 } },
+      out = { shape = { 2, 3 }, data = { 2, -2, 0, 0, 3, -100 } } },
+    { a = { shape = { 3 }, data = { "nan", 10000000000, -10000000000 } },
+      out = { shape = { 3 }, data = { 0, 2147483647, -2147483648 } } },
+  },
+}
+
+op {
+  name = "float_into_data",
+  family = "unary_float",
+  doc = "Copies the elements, row-major, into dst, which holds at least numel floats.",
+  args = { "float a", "f32_out dst" },
+  returns = "host",
+  shape = "host_out(a, dst)",
+  examples = {
+    { a = { shape = { 2, 2 }, data = { 1.5, -2, "inf", 0 } },
+      out = { data = { 1.5, -2, "inf", 0 } } },
+    { a = { shape = {}, data = { 0.25 } },
+      out = { data = { 0.25 } } },
+  },
+}

@@ -1,0 +1,221 @@
+/* Test helpers: making tensors on any backend, reading them back, comparing. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tdt.h"
+
+int tdt_open(td_backend backend, td_device **dev, td_device **ad_dev)
+{
+    td_status st = td_device_open(backend, 0, dev);
+    if (st != TD_OK) {
+        fprintf(stderr, "cannot open %s device 0: %s\n", td_backend_name(backend), td_last_error());
+        return -1;
+    }
+    st = td_device_autodiff(*dev, TD_CHECKPOINT_NONE, ad_dev);
+    if (st != TD_OK) {
+        fprintf(stderr, "cannot open autodiff(%s): %s\n", td_backend_name(backend), td_last_error());
+        td_device_release(*dev);
+        return -1;
+    }
+    return 0;
+}
+
+static td_status from_data(td_device *d, td_dtype dtype, const void *data, const int64_t *shape, int ndim,
+                           td_tensor **out)
+{
+    switch (dtype) {
+    case TD_F32: return td_float_from_data(d, data, shape, ndim, out);
+    case TD_I32: return td_int_from_data(d, data, shape, ndim, out);
+    case TD_BOOL: return td_bool_from_data(d, data, shape, ndim, out);
+    }
+    return TD_E_INVALID;
+}
+
+static td_status to_device(const td_tensor *t, td_device *d, td_tensor **out)
+{
+    td_dtype dtype;
+    td_tensor_dtype(t, &dtype);
+    switch (dtype) {
+    case TD_F32: return td_float_to_device(t, d, out);
+    case TD_I32: return td_int_to_device(t, d, out);
+    case TD_BOOL: return td_bool_to_device(t, d, out);
+    }
+    return TD_E_INVALID;
+}
+
+td_tensor *tdt_make(td_device *d, td_dtype dtype, const void *data, const int64_t *shape, int ndim)
+{
+    td_tensor *t = NULL;
+    td_status st = from_data(d, dtype, data, shape, ndim, &t);
+    if (st == TD_E_UNSUPPORTED) {
+        td_device *cpu = NULL;
+        td_tensor *host = NULL;
+        st = td_device_open(TD_BACKEND_CPU, 0, &cpu);
+        if (st == TD_OK)
+            st = from_data(cpu, dtype, data, shape, ndim, &host);
+        if (st == TD_OK)
+            st = to_device(host, d, &t);
+        td_tensor_release(host);
+        td_device_release(cpu);
+    }
+    if (st != TD_OK)
+        print_error("tdt_make: %s: %s\n", td_status_name(st), td_last_error());
+    return t;
+}
+
+td_tensor *tdt_filled(td_device *d, td_dtype dtype, const int64_t *shape, int ndim)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= shape[i];
+    void *buf = calloc((size_t)n, 4);
+    if (buf == NULL)
+        return NULL;
+    for (int64_t i = 0; i < n; i++) {
+        if (dtype == TD_F32)
+            ((float *)buf)[i] = 1.0f;
+        else if (dtype == TD_I32)
+            ((int32_t *)buf)[i] = 1;
+        else
+            ((bool *)buf)[i] = true;
+    }
+    td_tensor *t = tdt_make(d, dtype, buf, shape, ndim);
+    free(buf);
+    return t;
+}
+
+void *tdt_read(const td_tensor *t, int64_t *numel)
+{
+    td_dtype dtype;
+    if (td_tensor_dtype(t, &dtype) != TD_OK || td_tensor_numel(t, numel) != TD_OK)
+        return NULL;
+    void *buf = calloc((size_t)*numel, 4);
+    if (buf == NULL)
+        return NULL;
+    td_status st = TD_E_INVALID;
+    switch (dtype) {
+    case TD_F32: st = td_float_into_data(t, buf, *numel); break;
+    case TD_I32: st = td_int_into_data(t, buf, *numel); break;
+    case TD_BOOL: st = td_bool_into_data(t, buf, *numel); break;
+    }
+    if (st == TD_E_UNSUPPORTED) {
+        td_device *cpu = NULL;
+        td_tensor *host = NULL;
+        st = td_device_open(TD_BACKEND_CPU, 0, &cpu);
+        if (st == TD_OK)
+            st = to_device(t, cpu, &host);
+        if (st == TD_OK) {
+            void *r = tdt_read(host, numel);
+            td_tensor_release(host);
+            td_device_release(cpu);
+            free(buf);
+            return r;
+        }
+        td_device_release(cpu);
+    }
+    if (st != TD_OK) {
+        print_error("tdt_read: %s: %s\n", td_status_name(st), td_last_error());
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+void tdt_check_impl(td_status st, const char *what, const char *file, int line)
+{
+    if (st != TD_OK) {
+        print_error("%s: %s: %s\n", what, td_status_name(st), td_last_error());
+        _fail(file, line);
+    }
+}
+
+void tdt_expect_error_impl(td_status st, td_status want, const char *op, const char *file, int line)
+{
+    if (st != want) {
+        print_error("expected %s, got %s (%s)\n", td_status_name(want), td_status_name(st),
+                    st == TD_OK ? "no error" : td_last_error());
+        _fail(file, line);
+    }
+    if (strstr(td_last_error(), op) == NULL && want != TD_E_AUTODIFF_CONTEXT) {
+        print_error("the message does not name %s: '%s'\n", op, td_last_error());
+        _fail(file, line);
+    }
+}
+
+bool tdt_close(float got, float want, float tol)
+{
+    if (isnan(want))
+        return isnan(got);
+    if (isinf(want))
+        return got == want;
+    return fabsf(got - want) <= tol * (1.0f + fabsf(want));
+}
+
+void tdt_expect_host_impl(td_dtype dtype, const void *got, const void *want, int64_t n, float tol, const char *file,
+                          int line)
+{
+    for (int64_t i = 0; i < n; i++) {
+        bool ok;
+        double g, w;
+        if (dtype == TD_F32) {
+            g = ((const float *)got)[i];
+            w = ((const float *)want)[i];
+            ok = tdt_close((float)g, (float)w, tol);
+        } else if (dtype == TD_I32) {
+            g = ((const int32_t *)got)[i];
+            w = ((const int32_t *)want)[i];
+            ok = g == w;
+        } else {
+            g = ((const bool *)got)[i];
+            w = ((const bool *)want)[i];
+            ok = g == w;
+        }
+        if (!ok) {
+            print_error("element %lld: got %.9g, want %.9g (tolerance %g)\n", (long long)i, g, w, (double)tol);
+            _fail(file, line);
+        }
+    }
+}
+
+void tdt_expect_impl(const td_tensor *t, td_dtype dtype, const int64_t *shape, int ndim, const void *want, int64_t n,
+                     float tol, const char *file, int line)
+{
+    if (t == NULL) {
+        print_error("no tensor\n");
+        _fail(file, line);
+    }
+    td_dtype got_dtype;
+    int64_t dims[TD_MAX_DIMS];
+    int got_ndim;
+    td_tensor_dtype(t, &got_dtype);
+    td_tensor_shape(t, dims, &got_ndim);
+    if (got_dtype != dtype) {
+        print_error("dtype %d, want %d\n", (int)got_dtype, (int)dtype);
+        _fail(file, line);
+    }
+    bool same = got_ndim == ndim;
+    for (int i = 0; same && i < ndim; i++)
+        same = dims[i] == shape[i];
+    if (!same) {
+        print_error("shape mismatch: got %d dims [%lld, %lld, ...], want %d dims\n", got_ndim,
+                    got_ndim > 0 ? (long long)dims[0] : 0LL, got_ndim > 1 ? (long long)dims[1] : 0LL, ndim);
+        _fail(file, line);
+    }
+    int64_t numel = 0;
+    void *got = tdt_read(t, &numel);
+    if (got == NULL)
+        _fail(file, line);
+    if (numel != n) {
+        free(got);
+        print_error("%lld elements, want %lld\n", (long long)numel, (long long)n);
+        _fail(file, line);
+    }
+    tdt_expect_host_impl(dtype, got, want, n, tol, file, line);
+    free(got);
+}

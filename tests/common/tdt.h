@@ -1,0 +1,43 @@
+/* Test helpers shared by the generated and hand-written cmocka tests. */
+#ifndef TDT_H
+#define TDT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "td_ops.h"
+
+/* Opens device `index 0` of backend and autodiff(that device); 0 on success. */
+int tdt_open(td_backend backend, td_device **dev, td_device **ad_dev);
+
+/* A tensor from host data on d (staged through the CPU when d's backend cannot create it);
+ * NULL (with a printed reason) on failure. */
+td_tensor *tdt_make(td_device *d, td_dtype dtype, const void *data, const int64_t *shape, int ndim);
+/* A tensor of ones (true) of the given dtype and shape on d. */
+td_tensor *tdt_filled(td_device *d, td_dtype dtype, const int64_t *shape, int ndim);
+
+/* Reads a tensor back as host data of its dtype; returns a malloc'ed buffer (or NULL). */
+void *tdt_read(const td_tensor *t, int64_t *numel);
+
+/* Fails the test unless st is TD_OK. */
+void tdt_check_impl(td_status st, const char *what, const char *file, int line);
+#define tdt_check(st, what) tdt_check_impl((st), (what), __FILE__, __LINE__)
+
+/* Fails unless st == want and the message names `op`. */
+void tdt_expect_error_impl(td_status st, td_status want, const char *op, const char *file, int line);
+#define tdt_expect_error(st, want, op) tdt_expect_error_impl((st), (want), (op), __FILE__, __LINE__)
+
+/* Fails unless t has dtype, shape and values (floats: |got - want| <= tol * (1 + |want|),
+ * NaN matches NaN; others exact). */
+void tdt_expect_impl(const td_tensor *t, td_dtype dtype, const int64_t *shape, int ndim, const void *want,
+                     int64_t n, float tol, const char *file, int line);
+#define tdt_expect(t, dtype, shape, ndim, want, n, tol) \
+    tdt_expect_impl((t), (dtype), (shape), (ndim), (want), (n), (tol), __FILE__, __LINE__)
+void tdt_expect_host_impl(td_dtype dtype, const void *got, const void *want, int64_t n, float tol, const char *file,
+                          int line);
+#define tdt_expect_host(dtype, got, want, n, tol) \
+    tdt_expect_host_impl((dtype), (got), (want), (n), (tol), __FILE__, __LINE__)
+
+bool tdt_close(float got, float want, float tol);
+
+#endif

@@ -1,0 +1,8 @@
+backend {
+  name = "cpu",
+  doc = "Test backend.",
+  option = "TD_BACKEND_CPU",
+  default = true,
+  dtypes = { "f32" },
+  ops = { "myop" },
+}

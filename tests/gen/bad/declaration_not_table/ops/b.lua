@@ -1,0 +1,1 @@
+op "float_neg"

@@ -1,0 +1,2 @@
+-- Specs may not leak globals.
+helper = 1

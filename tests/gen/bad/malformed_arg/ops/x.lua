@@ -1,0 +1,17 @@
+op {
+  name = "op_noname",
+  family = "unary_float",
+  doc = "An argument without a name.",
+  args = { "float" },
+  returns = "float",
+  shape = "same(a)",
+}
+
+op {
+  name = "op_number",
+  family = "unary_float",
+  doc = "An argument that is a number.",
+  args = { 3 },
+  returns = "float",
+  shape = "same(a)",
+}

@@ -1,0 +1,18 @@
+backend {
+  name = "cpu",
+  doc = "Test backend.",
+  option = "TD_BACKEND_CPU",
+  default = true,
+  dtypes = { "f32" },
+  kernels = "runtime/cpu",
+  ops = { "myop" },
+}
+
+op {
+  name = "other",
+  family = "unary_float",
+  doc = "Declared in the wrong folder.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+}

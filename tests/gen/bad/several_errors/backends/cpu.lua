@@ -1,0 +1,9 @@
+backend {
+  name = "cpu",
+  doc = "Test backend.",
+  option = "TD_BACKEND_CPU",
+  default = true,
+  dtypes = { "f32", "f16" },
+  kernels = "runtime/cpu",
+  ops = { "float_neg", "float_abs", "float_exp", "float_gone" },
+}

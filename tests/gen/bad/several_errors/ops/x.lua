@@ -1,0 +1,26 @@
+op {
+  name = "float_neg",
+  family = "unary_flaot",
+  doc = "Elementwise -a.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+}
+
+op {
+  name = "float_abs",
+  family = "unary_float",
+  doc = 42,
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+}
+
+op {
+  name = "float_exp",
+  family = "unary_float",
+  doc = "Elementwise e^a.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(b)",
+}

@@ -1,0 +1,8 @@
+op {
+  name = "myop",
+  family = "binary_float",
+  doc = "Elementwise a + b.",
+  args = { "float a", "float b" },
+  returns = "float",
+  shape = "broadcast(a)",
+}

@@ -1,0 +1,9 @@
+-- A family name with a typo.
+op {
+  name = "myop",
+  family = "unary_flaot",
+  doc = "Elementwise -a.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+}

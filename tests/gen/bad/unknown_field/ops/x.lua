@@ -1,0 +1,9 @@
+op {
+  name = "myop",
+  family = "unary_float",
+  doc = "Elementwise -a.",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  tolerence = 1e-4,
+}

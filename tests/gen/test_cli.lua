@@ -1,0 +1,299 @@
+-- Tests of the tdgen command line: the bad-spec corpus, --list, determinism,
+-- write-if-changed, --check, and argument handling.
+-- usage: lua5.4 tests/gen/test_cli.lua <repo-root> <lua-interpreter>
+-- Prints "ok - NAME" / "not ok - NAME: WHY" per check, then "N passed, M failed".
+
+local root, lua = arg[1], arg[2]
+if not root or not lua then
+  io.stderr:write("usage: lua5.4 tests/gen/test_cli.lua <repo-root> <lua-interpreter>\n")
+  os.exit(2)
+end
+
+local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function sh_read(cmd)
+  local p = assert(io.popen(cmd))
+  local s = p:read("a")
+  p:close()
+  return s
+end
+
+-- Absolute paths, so the runner works from any cwd.
+local cwd = sh_read("pwd"):gsub("\n$", "")
+if root:sub(1, 1) ~= "/" then root = cwd .. "/" .. root end
+if lua:find("/", 1, true) and lua:sub(1, 1) ~= "/" then lua = cwd .. "/" .. lua end
+local gen = root .. "/gen/tdgen.lua"
+local testdir = root .. "/tests/gen"
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function write_file(path, s)
+  local f = io.open(path, "wb")
+  if not f then return false end
+  f:write(s)
+  f:close()
+  return true
+end
+
+local function exists(path) return os.execute("test -e " .. q(path)) == true end
+
+local function ls(dir)
+  local names = {}
+  for line in sh_read("ls -1A " .. q(dir) .. " 2>/dev/null"):gmatch("[^\n]+") do names[#names + 1] = line end
+  table.sort(names)
+  return names
+end
+
+-- Temp area.
+local tmp = os.tmpname()
+os.remove(tmp)
+tmp = tmp .. "_tdgen_test"
+assert(os.execute("rm -rf " .. q(tmp) .. " && mkdir -p " .. q(tmp)), "cannot create " .. tmp)
+local errfile = tmp .. "/stderr.txt"
+
+-- Runs the generator with the given argument string, from dir; returns code, stdout, stderr.
+local function tdgen(dir, args)
+  local cmd = "cd " .. q(dir) .. " && " .. q(lua) .. " " .. q(gen) .. " " .. args .. " 2>" .. q(errfile)
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  local _, how, code = p:close()
+  if how ~= "exit" then code = 128 + (code or 0) end
+  return code, out, read_file(errfile) or ""
+end
+
+local passed, failed = 0, 0
+local function check(name, ok, why)
+  if ok then
+    passed = passed + 1
+    print("ok - " .. name)
+  else
+    failed = failed + 1
+    print("not ok - " .. name .. ": " .. tostring(why or "failed"))
+  end
+end
+
+-- Compact description of a text difference: the first differing line.
+local function first_diff(want, got)
+  local wl, gl = {}, {}
+  for l in (want .. "\n"):gmatch("([^\n]*)\n") do wl[#wl + 1] = l end
+  for l in (got .. "\n"):gmatch("([^\n]*)\n") do gl[#gl + 1] = l end
+  for i = 1, math.max(#wl, #gl) do
+    if wl[i] ~= gl[i] then
+      return string.format("line %d: expected [%s], got [%s]", i, tostring(wl[i]), tostring(gl[i]))
+    end
+  end
+  return "texts differ"
+end
+
+---------------------------------------------------------------------------
+-- 1. The bad-spec corpus.
+---------------------------------------------------------------------------
+local cases = ls(testdir .. "/bad")
+check("corpus: has cases", #cases >= 18, "found " .. #cases .. " cases under tests/gen/bad")
+
+-- Files a spec of the corpus would create if the sandbox let it run a command.
+local markers = { sandbox_os_execute = "bad/sandbox_os_execute/PWNED" }
+
+for _, c in ipairs(cases) do
+  local expected = read_file(testdir .. "/bad/" .. c .. "/expected.txt")
+  if not expected then
+    check("corpus " .. c, false, "no expected.txt")
+  else
+    local marker = markers[c] and (testdir .. "/" .. markers[c])
+    if marker then os.remove(marker) end
+    local out = tmp .. "/out_" .. c
+    local code, _, err = tdgen(testdir, "--specs " .. q("bad/" .. c) .. " --out " .. q(out))
+    check("corpus " .. c .. ": exit 1", code == 1, "exit status " .. tostring(code))
+    check("corpus " .. c .. ": stderr", err == expected, first_diff(expected, err))
+    local left = exists(out) and ls(out) or {}
+    check("corpus " .. c .. ": no output", #left == 0,
+      "--out " .. out .. " holds " .. table.concat(left, ", "))
+    if marker then
+      local spec = read_file(testdir .. "/bad/" .. c .. "/ops/b.lua") or ""
+      check("corpus " .. c .. ": spec names its marker", spec:find(markers[c], 1, true) ~= nil,
+        "ops/b.lua does not mention " .. markers[c])
+      local ran = exists(marker)
+      os.remove(marker)
+      check("corpus " .. c .. ": command did not run", not ran, marker .. " was created")
+    end
+  end
+end
+
+---------------------------------------------------------------------------
+-- 2. --list and --backends on the real specs.
+---------------------------------------------------------------------------
+do
+  local code, out, err = tdgen(root, "--specs specs --list")
+  local lines = {}
+  for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  check("list: exit 0", code == 0, "exit " .. tostring(code) .. ": " .. err)
+  check("list: >= 70 ops", #lines >= 70, #lines .. " lines")
+  local bad = {}
+  for _, l in ipairs(lines) do
+    local name, fam, bes = l:match("^(%S+)%s+(%S+)%s+(%S+)%s*$")
+    local has_cpu = false
+    for b in (bes or ""):gmatch("[^,]+") do if b == "cpu" then has_cpu = true end end
+    if not (name and fam and has_cpu) then bad[#bad + 1] = l end
+  end
+  check("list: every op has cpu", #bad == 0, #bad .. " lines without cpu, first: " .. tostring(bad[1]))
+  local names, dup = {}, nil
+  for _, l in ipairs(lines) do
+    local n = l:match("^(%S+)")
+    if n and names[n] then dup = n end
+    if n then names[n] = true end
+  end
+  check("list: op names unique", dup == nil, "duplicate " .. tostring(dup))
+
+  code, out, err = tdgen(root, "--specs specs --backends")
+  check("backends: cpu line", code == 0 and out:find("cpu|TD_BACKEND_CPU|ON|runtime/cpu\n", 1, true) ~= nil,
+    "exit " .. tostring(code) .. ", stdout [" .. out .. "], stderr [" .. err .. "]")
+end
+
+---------------------------------------------------------------------------
+-- 3. Determinism and write-if-changed.
+---------------------------------------------------------------------------
+local out_a, out_b = tmp .. "/gen_a", tmp .. "/gen_b"
+local function stamps(dir)
+  local st = {}
+  for _, f in ipairs(ls(dir)) do
+    st[f] = sh_read("stat -c '%i %Y.%Z' " .. q(dir .. "/" .. f)):gsub("\n$", "")
+  end
+  return st
+end
+
+do
+  local ca, _, ea = tdgen(root, "--specs specs --out " .. q(out_a))
+  local cb, _, eb = tdgen(tmp, "--specs " .. q(root .. "/specs") .. " --out " .. q(out_b))
+  check("out: exit 0", ca == 0 and cb == 0 and ea == "" and eb == "",
+    "exit " .. tostring(ca) .. "/" .. tostring(cb) .. ": " .. ea .. eb)
+  local fa, fb = ls(out_a), ls(out_b)
+  local want = { "SUPPORT.md", "td_backend_cpu.h", "td_backend_cpu_table.c", "td_dispatch.c", "td_kinds.h", "td_ops.h" }
+  local missing = {}
+  local have = {}
+  for _, f in ipairs(fa) do have[f] = true end
+  for _, f in ipairs(want) do if not have[f] then missing[#missing + 1] = f end end
+  check("out: expected files", #missing == 0, "missing " .. table.concat(missing, ", "))
+  local tmps = {}
+  for _, f in ipairs(fa) do if f:match("%.tmp$") then tmps[#tmps + 1] = f end end
+  check("out: no temporary files left", #tmps == 0, table.concat(tmps, ", "))
+  local same = table.concat(fa, ",") == table.concat(fb, ",")
+  local why = "file lists differ: [" .. table.concat(fa, ",") .. "] vs [" .. table.concat(fb, ",") .. "]"
+  if same then
+    for _, f in ipairs(fa) do
+      if read_file(out_a .. "/" .. f) ~= read_file(out_b .. "/" .. f) then
+        same, why = false, f .. " differs between two runs"
+        break
+      end
+    end
+  end
+  check("determinism: two runs give identical files", same and #fa > 0, why)
+
+  local before = stamps(out_a)
+  os.execute("sleep 1")
+  local c2, _, e2 = tdgen(root, "--specs specs --out " .. q(out_a))
+  local after = stamps(out_a)
+  local touched = {}
+  for f, s in pairs(before) do if after[f] ~= s then touched[#touched + 1] = f end end
+  table.sort(touched)
+  check("write-if-changed: unchanged files kept", c2 == 0 and #touched == 0 and e2 == "",
+    "exit " .. tostring(c2) .. "; rewritten: " .. table.concat(touched, ", ") .. " " .. e2)
+
+  -- A hand-edited output file is restored, and only that one is rewritten.
+  local victim = out_a .. "/td_ops.h"
+  local good = read_file(victim)
+  write_file(victim, "/* edited by hand */\n")
+  before = stamps(out_a)
+  os.execute("sleep 1")
+  local c3 = tdgen(root, "--specs specs --out " .. q(out_a))
+  after = stamps(out_a)
+  touched = {}
+  for f, s in pairs(before) do if after[f] ~= s then touched[#touched + 1] = f end end
+  table.sort(touched)
+  check("write-if-changed: edited file restored", c3 == 0 and read_file(victim) == good
+    and table.concat(touched, ",") == "td_ops.h",
+    "exit " .. tostring(c3) .. "; rewritten: " .. table.concat(touched, ", "))
+end
+
+---------------------------------------------------------------------------
+-- 4. --check.
+---------------------------------------------------------------------------
+do
+  local fresh = tmp .. "/check_fresh"
+  tdgen(root, "--specs specs --out " .. q(fresh))
+  local before = stamps(fresh)
+  local code, out, err = tdgen(root, "--specs specs --check " .. q(fresh))
+  check("check: fresh output is current", code == 0 and err == "" and out == "",
+    "exit " .. tostring(code) .. ": " .. err)
+
+  -- A copy of the specs with one op's doc changed.
+  local specs2 = tmp .. "/specs_changed"
+  os.execute("cp -R " .. q(root .. "/specs") .. " " .. q(specs2))
+  local path = specs2 .. "/ops/unary_float.lua"
+  local src = read_file(path) or ""
+  local old = 'doc = "Elementwise -a."'
+  local s, e = src:find(old, 1, true)
+  check("check: spec edit applied", s ~= nil, old .. " not found in specs/ops/unary_float.lua")
+  if s then
+    write_file(path, src:sub(1, s - 1) .. 'doc = "Elementwise negation of a (changed by test_cli)."' .. src:sub(e + 1))
+    code, out, err = tdgen(root, "--specs " .. q(specs2) .. " --check " .. q(fresh))
+    check("check: changed spec exits 1", code == 1, "exit " .. tostring(code))
+    check("check: names td_ops.h", err:find(fresh .. "/td_ops.h", 1, true) ~= nil, "stderr: " .. err)
+    check("check: says stale", err:find("stale", 1, true) ~= nil, "stderr: " .. err)
+  end
+  local after = stamps(fresh)
+  local touched = {}
+  for f, st in pairs(before) do if after[f] ~= st then touched[#touched + 1] = f end end
+  check("check: writes nothing", #touched == 0 and #ls(fresh) == #ls(out_a),
+    "changed: " .. table.concat(touched, ", "))
+
+  local nodir = tmp .. "/check_missing"
+  code, out, err = tdgen(root, "--specs specs --check " .. q(nodir))
+  check("check: missing dir exits 1", code == 1 and err:find("td_ops.h: missing", 1, true) ~= nil,
+    "exit " .. tostring(code) .. ": " .. err)
+  check("check: missing dir not created", not exists(nodir), nodir .. " exists")
+end
+
+---------------------------------------------------------------------------
+-- 5. Argument handling.
+---------------------------------------------------------------------------
+do
+  local code, out, err = tdgen(root, "--help")
+  check("args: --help exits 0", code == 0 and out:find("usage:", 1, true) ~= nil and err == "",
+    "exit " .. tostring(code) .. ", stdout [" .. out:sub(1, 80) .. "]")
+
+  code, out, err = tdgen(root, "--specs specs --bogus")
+  check("args: unknown flag exits 1", code == 1 and err:find("--bogus", 1, true) ~= nil,
+    "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
+
+  code, out, err = tdgen(root, "--list")
+  check("args: missing --specs exits 1", code == 1 and err:find("--specs", 1, true) ~= nil and out == "",
+    "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
+
+  code, out, err = tdgen(root, "")
+  check("args: no arguments exits 1", code == 1 and err ~= "", "exit " .. tostring(code))
+
+  code, out, err = tdgen(root, "--specs")
+  check("args: --specs without a value exits 1", code == 1 and err:find("--specs", 1, true) ~= nil,
+    "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
+
+  code, out, err = tdgen(root, "--specs specs")
+  check("args: no mode exits 1", code == 1 and err ~= "", "exit " .. tostring(code))
+
+  code, out, err = tdgen(root, "--specs specs --list --out " .. q(tmp .. "/two_modes"))
+  check("args: two modes exit 1", code == 1 and err ~= "" and not exists(tmp .. "/two_modes"),
+    "exit " .. tostring(code))
+
+  code, out, err = tdgen(root, "--specs " .. q(tmp .. "/no_such_dir") .. " --list")
+  check("args: missing spec dir exits 1", code == 1 and err:find("not a directory", 1, true) ~= nil,
+    "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
+end
+
+os.execute("rm -rf " .. q(tmp))
+print(string.format("%d passed, %d failed", passed, failed))
+os.exit(failed > 0 and 1 or 0)
