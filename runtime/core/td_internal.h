@@ -79,7 +79,7 @@ const char *td_dtype_name(td_dtype dtype);
 td_status td_shape_from(const char *op, const int64_t *dims, int ndim, td_shape *out);
 void td_shape_format(const td_shape *s, char *buf, size_t cap);
 bool td_shape_equal(const td_shape *a, const td_shape *b);
-/* Row-major strides of s; a size-1 dim gets stride 0 when broadcast is true. */
+/* Row-major strides of s, in elements. */
 void td_shape_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS]);
 /* Strides of `in` for reading it as if broadcast to `out` (right-aligned). */
 void td_broadcast_strides(const td_shape *in, const td_shape *out, int64_t strides[TD_MAX_DIMS]);
@@ -91,14 +91,37 @@ td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, co
 td_status td_tensor_wrap(const char *op, td_device *ad_device, td_tensor *inner, td_autodiff_context ctx,
                          td_tensor **out);
 
-/* Checks done once, at the boundary (the generated entry functions). */
-td_status td_check_class(const char *op, const char *arg, const td_tensor *t, td_dtype want);
-td_status td_check_same_place(const char *op, const char *arg0, const td_tensor *t0, const char *arg,
-                              const td_tensor *t);
-td_status td_check_device(const char *op, const char *arg, const td_device *d);
+/* Checks done once, at the boundary (the generated entry functions). The common,
+ * passing case is inline; the out-of-line *_slow functions decide and explain. */
+td_status td_check_class_slow(const char *op, const char *arg, const td_tensor *t, td_dtype want);
+td_status td_check_same_place_slow(const char *op, const char *arg0, const td_tensor *t0, const char *arg,
+                                   const td_tensor *t);
+td_status td_ctx_merge_slow(const char *op, td_autodiff_context a, td_autodiff_context b,
+                            td_autodiff_context *out);
 td_status td_check_backend_dtype(const char *op, td_backend backend, td_dtype dtype);
-td_status td_ctx_merge(const char *op, td_autodiff_context a, td_autodiff_context b,
-                       td_autodiff_context *out);
+
+static inline td_status td_check_class(const char *op, const char *arg, const td_tensor *t, td_dtype want)
+{
+    return t->dtype == want ? TD_OK : td_check_class_slow(op, arg, t, want);
+}
+
+static inline td_status td_check_same_place(const char *op, const char *arg0, const td_tensor *t0,
+                                            const char *arg, const td_tensor *t)
+{
+    if (t0->kind == t->kind && t0->device == t->device)
+        return TD_OK;
+    return td_check_same_place_slow(op, arg0, t0, arg, t);
+}
+
+static inline td_status td_ctx_merge(const char *op, td_autodiff_context a, td_autodiff_context b,
+                                     td_autodiff_context *out)
+{
+    if (!b.enabled) {
+        *out = a;
+        return TD_OK;
+    }
+    return td_ctx_merge_slow(op, a, b, out);
+}
 td_status td_guard(const char *op, const td_tensor *t);
 td_autodiff_context td_device_context(const td_device *d);
 

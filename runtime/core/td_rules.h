@@ -1,12 +1,25 @@
 /* Shape rules named by the op specs' `shape` field; each validates its inputs and
  * computes the result shape. The generated entry calls one before any kernel runs,
  * so kernels trust their arguments. Dim arguments are normalized in place
- * (negative dims count from the end). Keep in step with gen/tdgen/rules.lua. */
+ * (negative dims count from the end). Keep in step with M.rules in gen/tdgen/schema.lua. */
 #ifndef TD_RULES_H
 #define TD_RULES_H
 
 td_status td_rule_same(const char *op, const td_shape *a, td_shape *out);
-td_status td_rule_broadcast(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
+td_status td_rule_broadcast_slow(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
+static inline td_status td_rule_broadcast(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
+{
+    if (a->ndim == b->ndim && a->numel == b->numel) {
+        int i = 0;
+        while (i < a->ndim && a->dims[i] == b->dims[i])
+            i++;
+        if (i == a->ndim) {
+            *out = *a;
+            return TD_OK;
+        }
+    }
+    return td_rule_broadcast_slow(op, a, b, out);
+}
 td_status td_rule_broadcast3(const char *op, const td_shape *a, const td_shape *b, const td_shape *c,
                              td_shape *out);
 td_status td_rule_from_shape(const char *op, const int64_t *shape, int shape_len, td_shape *out);

@@ -82,7 +82,7 @@ td_status td_rule_same(const char *op, const td_shape *a, td_shape *out)
     return TD_OK;
 }
 
-td_status td_rule_broadcast(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
+td_status td_rule_broadcast_slow(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
 {
     int n = a->ndim > b->ndim ? a->ndim : b->ndim;
     out->ndim = n;

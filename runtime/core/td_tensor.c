@@ -303,7 +303,7 @@ static const char *class_name(td_dtype d)
     return "unknown";
 }
 
-td_status td_check_class(const char *op, const char *arg, const td_tensor *t, td_dtype want)
+td_status td_check_class_slow(const char *op, const char *arg, const td_tensor *t, td_dtype want)
 {
     if (t->dtype != want)
         return td_error(TD_E_KIND, "%s: %s: expected a %s tensor, got a %s tensor", op, arg, class_name(want),
@@ -319,8 +319,8 @@ static void place_name(const td_tensor *t, char *buf, size_t cap)
         snprintf(buf, cap, "%s:%d", td_backend_name(t->kind), t->device->index);
 }
 
-td_status td_check_same_place(const char *op, const char *arg0, const td_tensor *t0, const char *arg,
-                              const td_tensor *t)
+td_status td_check_same_place_slow(const char *op, const char *arg0, const td_tensor *t0, const char *arg,
+                                   const td_tensor *t)
 {
     const td_tensor *p0 = t0->kind == TD_BACKEND_AUTODIFF ? t0->inner : t0;
     const td_tensor *p = t->kind == TD_BACKEND_AUTODIFF ? t->inner : t;
@@ -343,7 +343,7 @@ static const char *strategy_name(td_checkpoint s)
     return s == TD_CHECKPOINT_BALANCED ? "BALANCED" : "NONE";
 }
 
-td_status td_ctx_merge(const char *op, td_autodiff_context a, td_autodiff_context b, td_autodiff_context *out)
+td_status td_ctx_merge_slow(const char *op, td_autodiff_context a, td_autodiff_context b, td_autodiff_context *out)
 {
     if (!a.enabled) {
         *out = b;
