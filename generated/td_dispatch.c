@@ -3,6 +3,7 @@
  * or the generator and rebuild (or run the `regenerate` target). */
 #include "td_ops.h"
 #include "td_internal.h"
+#include "td_autodiff.h"
 
 #ifndef TD_BACKEND_CPU_ENABLED
 #define TD_BACKEND_CPU_ENABLED 0
@@ -2030,6 +2031,32 @@ static td_status arm_cpu_float_reshape(const td_tensor *a, const int64_t *shape,
 }
 #endif
 
+static td_status bw_float_reshape(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_reshape_as(grad, &n->in_shapes[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_reshape(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_reshape(vals[0], n->arrs[0], n->arr_lens[0], out);
+}
+
 static td_status arm_autodiff_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_reshape";
@@ -2049,7 +2076,31 @@ static td_status arm_autodiff_float_reshape(const td_tensor *a, const int64_t *s
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_reshape, fw_float_reshape, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->arr_lens[0] = shape_len;
+        for (int k = 0; k < shape_len; k++)
+            td_node->arrs[0][k] = shape[k];
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
@@ -2097,6 +2148,32 @@ static td_status arm_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64
 }
 #endif
 
+static td_status bw_float_swap_dims(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_swap_dims(grad, n->iattrs[0], n->iattrs[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_swap_dims(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_swap_dims(vals[0], n->iattrs[0], n->iattrs[1], out);
+}
+
 static td_status arm_autodiff_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_swap_dims";
@@ -2116,7 +2193,30 @@ static td_status arm_autodiff_float_swap_dims(const td_tensor *a, int64_t dim0, 
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_swap_dims, fw_float_swap_dims, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim0;
+        td_node->iattrs[1] = (int64_t)dim1;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
@@ -2162,6 +2262,32 @@ static td_status arm_cpu_float_permute(const td_tensor *a, const int64_t *perm, 
 }
 #endif
 
+static td_status bw_float_permute(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_inverse_permute(grad, n->arrs[0], n->arr_lens[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_permute(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_permute(vals[0], n->arrs[0], n->arr_lens[0], out);
+}
+
 static td_status arm_autodiff_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_permute";
@@ -2181,7 +2307,31 @@ static td_status arm_autodiff_float_permute(const td_tensor *a, const int64_t *p
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_permute, fw_float_permute, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->arr_lens[0] = perm_len;
+        for (int k = 0; k < perm_len; k++)
+            td_node->arrs[0][k] = perm[k];
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
@@ -2229,6 +2379,26 @@ static td_status arm_cpu_float_expand(const td_tensor *a, const int64_t *shape, 
 }
 #endif
 
+static td_status bw_float_expand(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    return st;
+}
+
+static td_status fw_float_expand(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_expand(vals[0], n->arrs[0], n->arr_lens[0], out);
+}
+
 static td_status arm_autodiff_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_expand";
@@ -2248,7 +2418,31 @@ static td_status arm_autodiff_float_expand(const td_tensor *a, const int64_t *sh
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_expand, fw_float_expand, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->arr_lens[0] = shape_len;
+        for (int k = 0; k < shape_len; k++)
+            td_node->arrs[0][k] = shape[k];
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
@@ -2296,6 +2490,32 @@ static td_status arm_cpu_float_slice(const td_tensor *a, const int64_t *starts, 
 }
 #endif
 
+static td_status bw_float_slice(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_slice_grad(grad, &n->in_shapes[0], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_slice(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_slice(vals[0], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], out);
+}
+
 static td_status arm_autodiff_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_slice";
@@ -2315,7 +2535,34 @@ static td_status arm_autodiff_float_slice(const td_tensor *a, const int64_t *sta
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_slice, fw_float_slice, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->arr_lens[0] = starts_len;
+        for (int k = 0; k < starts_len; k++)
+            td_node->arrs[0][k] = starts[k];
+        td_node->arr_lens[1] = ends_len;
+        for (int k = 0; k < ends_len; k++)
+            td_node->arrs[1][k] = ends[k];
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
@@ -2365,6 +2612,33 @@ static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_
 }
 #endif
 
+static td_status bw_float_neg(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_neg(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_neg(vals[0], out);
+}
+
 static td_status arm_autodiff_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_neg";
@@ -2384,7 +2658,28 @@ static td_status arm_autodiff_float_neg(const td_tensor *a, const td_shape *td_s
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_neg, fw_float_neg, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_neg(const td_tensor *a, td_tensor **out)
@@ -2430,6 +2725,37 @@ static td_status arm_cpu_float_abs(const td_tensor *a, const td_shape *td_shape_
 }
 #endif
 
+static td_status bw_float_abs(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_sign(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_abs(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_abs(vals[0], out);
+}
+
 static td_status arm_autodiff_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_abs";
@@ -2449,7 +2775,27 @@ static td_status arm_autodiff_float_abs(const td_tensor *a, const td_shape *td_s
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_abs, fw_float_abs, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_abs(const td_tensor *a, td_tensor **out)
@@ -2495,6 +2841,33 @@ static td_status arm_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_
 }
 #endif
 
+static td_status bw_float_exp(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, res, &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_exp(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_exp(vals[0], out);
+}
+
 static td_status arm_autodiff_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_exp";
@@ -2514,7 +2887,28 @@ static td_status arm_autodiff_float_exp(const td_tensor *a, const td_shape *td_s
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_exp, fw_float_exp, td_ctx.strategy, true, true);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_exp(const td_tensor *a, td_tensor **out)
@@ -2560,6 +2954,33 @@ static td_status arm_cpu_float_log(const td_tensor *a, const td_shape *td_shape_
 }
 #endif
 
+static td_status bw_float_log(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_div(grad, vals[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_log(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_log(vals[0], out);
+}
+
 static td_status arm_autodiff_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_log";
@@ -2579,7 +3000,27 @@ static td_status arm_autodiff_float_log(const td_tensor *a, const td_shape *td_s
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_log, fw_float_log, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_log(const td_tensor *a, td_tensor **out)
@@ -2625,6 +3066,37 @@ static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape
 }
 #endif
 
+static td_status bw_float_sqrt(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul_scalar(res, (float)(2), &t1);
+        if (st == TD_OK)
+            st = td_float_div(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_sqrt(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_sqrt(vals[0], out);
+}
+
 static td_status arm_autodiff_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sqrt";
@@ -2644,7 +3116,28 @@ static td_status arm_autodiff_float_sqrt(const td_tensor *a, const td_shape *td_
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sqrt, fw_float_sqrt, td_ctx.strategy, true, true);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
@@ -2690,6 +3183,37 @@ static td_status arm_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_
 }
 #endif
 
+static td_status bw_float_sin(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_cos(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_sin(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_sin(vals[0], out);
+}
+
 static td_status arm_autodiff_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sin";
@@ -2709,7 +3233,27 @@ static td_status arm_autodiff_float_sin(const td_tensor *a, const td_shape *td_s
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sin, fw_float_sin, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_sin(const td_tensor *a, td_tensor **out)
@@ -2755,6 +3299,41 @@ static td_status arm_cpu_float_cos(const td_tensor *a, const td_shape *td_shape_
 }
 #endif
 
+static td_status bw_float_cos(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_sin(vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t2, &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_cos(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_cos(vals[0], out);
+}
+
 static td_status arm_autodiff_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cos";
@@ -2774,7 +3353,27 @@ static td_status arm_autodiff_float_cos(const td_tensor *a, const td_shape *td_s
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_cos, fw_float_cos, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_cos(const td_tensor *a, td_tensor **out)
@@ -2820,6 +3419,45 @@ static td_status arm_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape
 }
 #endif
 
+static td_status bw_float_tanh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(res, res, &t1);
+        if (st == TD_OK)
+            st = td_float_neg(t1, &t2);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t2, (float)(1), &t3);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_tanh(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_tanh(vals[0], out);
+}
+
 static td_status arm_autodiff_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_tanh";
@@ -2839,7 +3477,28 @@ static td_status arm_autodiff_float_tanh(const td_tensor *a, const td_shape *td_
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_tanh, fw_float_tanh, td_ctx.strategy, true, true);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_tanh(const td_tensor *a, td_tensor **out)
@@ -2885,6 +3544,45 @@ static td_status arm_cpu_float_sigmoid(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+static td_status bw_float_sigmoid(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, res, &t1);
+        if (st == TD_OK)
+            st = td_float_neg(res, &t2);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t2, (float)(1), &t3);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_sigmoid(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_sigmoid(vals[0], out);
+}
+
 static td_status arm_autodiff_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sigmoid";
@@ -2904,7 +3602,28 @@ static td_status arm_autodiff_float_sigmoid(const td_tensor *a, const td_shape *
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sigmoid, fw_float_sigmoid, td_ctx.strategy, true, true);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
@@ -2950,6 +3669,37 @@ static td_status arm_cpu_float_relu(const td_tensor *a, const td_shape *td_shape
 }
 #endif
 
+static td_status bw_float_relu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_positive(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_relu(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_relu(vals[0], out);
+}
+
 static td_status arm_autodiff_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_relu";
@@ -2969,7 +3719,27 @@ static td_status arm_autodiff_float_relu(const td_tensor *a, const td_shape *td_
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_relu, fw_float_relu, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_relu(const td_tensor *a, td_tensor **out)
@@ -3015,6 +3785,37 @@ static td_status arm_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape
 }
 #endif
 
+static td_status bw_float_gelu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_gelu_grad(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_gelu(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_gelu(vals[0], out);
+}
+
 static td_status arm_autodiff_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_gelu";
@@ -3034,7 +3835,27 @@ static td_status arm_autodiff_float_gelu(const td_tensor *a, const td_shape *td_
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_gelu, fw_float_gelu, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_gelu(const td_tensor *a, td_tensor **out)
@@ -3080,6 +3901,40 @@ static td_status arm_cpu_float_powf_scalar(const td_tensor *a, float exponent, c
 }
 #endif
 
+static td_status bw_float_powf_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul_scalar(grad, (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK)
+            st = td_float_powf_scalar(vals[0], (float)((n->fattrs[0] - 1)), &t2);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t2, &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_powf_scalar(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_powf_scalar(vals[0], n->fattrs[0], out);
+}
+
 static td_status arm_autodiff_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_powf_scalar";
@@ -3099,7 +3954,28 @@ static td_status arm_autodiff_float_powf_scalar(const td_tensor *a, float expone
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_powf_scalar, fw_float_powf_scalar, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = exponent;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
@@ -3145,6 +4021,36 @@ static td_status arm_cpu_float_clamp(const td_tensor *a, float lo, float hi, con
 }
 #endif
 
+static td_status bw_float_clamp(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_inside(vals[0], (float)(n->fattrs[0]), (float)(n->fattrs[1]), &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_clamp(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_clamp(vals[0], n->fattrs[0], n->fattrs[1], out);
+}
+
 static td_status arm_autodiff_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp";
@@ -3164,7 +4070,29 @@ static td_status arm_autodiff_float_clamp(const td_tensor *a, float lo, float hi
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_clamp, fw_float_clamp, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = lo;
+        td_node->fattrs[1] = hi;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
@@ -3210,6 +4138,26 @@ static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const
 }
 #endif
 
+static td_status bw_float_add_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    return st;
+}
+
+static td_status fw_float_add_scalar(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_add_scalar(vals[0], n->fattrs[0], out);
+}
+
 static td_status arm_autodiff_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_add_scalar";
@@ -3229,7 +4177,29 @@ static td_status arm_autodiff_float_add_scalar(const td_tensor *a, float value, 
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_add_scalar, fw_float_add_scalar, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = value;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
@@ -3275,6 +4245,32 @@ static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const
 }
 #endif
 
+static td_status bw_float_mul_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul_scalar(grad, (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_mul_scalar(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_mul_scalar(vals[0], n->fattrs[0], out);
+}
+
 static td_status arm_autodiff_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mul_scalar";
@@ -3294,7 +4290,29 @@ static td_status arm_autodiff_float_mul_scalar(const td_tensor *a, float value, 
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_mul_scalar, fw_float_mul_scalar, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = value;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
@@ -3340,6 +4358,32 @@ static td_status arm_cpu_float_mask_fill(const td_tensor *a, const td_tensor *ma
 }
 #endif
 
+static td_status bw_float_mask_fill(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_mask_fill(grad, vals[1], (float)(0), &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_mask_fill(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_mask_fill(vals[0], vals[1], n->fattrs[0], out);
+}
+
 static td_status arm_autodiff_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_fill";
@@ -3359,7 +4403,30 @@ static td_status arm_autodiff_float_mask_fill(const td_tensor *a, const td_tenso
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_mask_fill, fw_float_mask_fill, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, mask);
+        td_node->fattrs[0] = value;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
@@ -3410,6 +4477,33 @@ static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_
 }
 #endif
 
+static td_status bw_float_sum(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_expand_as(grad, &n->in_shapes[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_sum(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_sum(vals[0], out);
+}
+
 static td_status arm_autodiff_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sum";
@@ -3429,7 +4523,28 @@ static td_status arm_autodiff_float_sum(const td_tensor *a, const td_shape *td_s
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sum, fw_float_sum, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_sum(const td_tensor *a, td_tensor **out)
@@ -3475,6 +4590,32 @@ static td_status arm_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td
 }
 #endif
 
+static td_status bw_float_sum_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_expand_as(grad, &n->in_shapes[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_sum_dim(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_sum_dim(vals[0], n->iattrs[0], out);
+}
+
 static td_status arm_autodiff_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sum_dim";
@@ -3494,7 +4635,29 @@ static td_status arm_autodiff_float_sum_dim(const td_tensor *a, int64_t dim, con
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sum_dim, fw_float_sum_dim, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
@@ -3540,6 +4703,32 @@ static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const t
 }
 #endif
 
+static td_status bw_float_mean_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_mean_grad(grad, &n->in_shapes[0], n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_mean_dim(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_mean_dim(vals[0], n->iattrs[0], out);
+}
+
 static td_status arm_autodiff_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mean_dim";
@@ -3559,7 +4748,29 @@ static td_status arm_autodiff_float_mean_dim(const td_tensor *a, int64_t dim, co
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_mean_dim, fw_float_mean_dim, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
@@ -3605,6 +4816,32 @@ static td_status arm_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td
 }
 #endif
 
+static td_status bw_float_max_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_extreme_grad(grad, vals[0], res, &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_max_dim(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_max_dim(vals[0], n->iattrs[0], out);
+}
+
 static td_status arm_autodiff_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_dim";
@@ -3624,7 +4861,28 @@ static td_status arm_autodiff_float_max_dim(const td_tensor *a, int64_t dim, con
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_max_dim, fw_float_max_dim, td_ctx.strategy, true, true);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
@@ -3670,6 +4928,32 @@ static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td
 }
 #endif
 
+static td_status bw_float_min_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_extreme_grad(grad, vals[0], res, &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_min_dim(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_min_dim(vals[0], n->iattrs[0], out);
+}
+
 static td_status arm_autodiff_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_min_dim";
@@ -3689,7 +4973,28 @@ static td_status arm_autodiff_float_min_dim(const td_tensor *a, int64_t dim, con
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_min_dim, fw_float_min_dim, td_ctx.strategy, true, true);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
@@ -4896,6 +6201,33 @@ static td_status arm_cpu_float_add(const td_tensor *a, const td_tensor *b, const
 }
 #endif
 
+static td_status bw_float_add(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    return st;
+}
+
+static td_status fw_float_add(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_add(vals[0], vals[1], out);
+}
+
 static td_status arm_autodiff_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_add";
@@ -4916,7 +6248,31 @@ static td_status arm_autodiff_float_add(const td_tensor *a, const td_tensor *b, 
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_add, fw_float_add, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        if (td_all)
+            td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
@@ -4967,6 +6323,39 @@ static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const
 }
 #endif
 
+static td_status bw_float_sub(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_sub(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_sub(vals[0], vals[1], out);
+}
+
 static td_status arm_autodiff_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sub";
@@ -4987,7 +6376,31 @@ static td_status arm_autodiff_float_sub(const td_tensor *a, const td_tensor *b, 
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_sub, fw_float_sub, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        if (td_all)
+            td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
@@ -5038,6 +6451,45 @@ static td_status arm_cpu_float_mul(const td_tensor *a, const td_tensor *b, const
 }
 #endif
 
+static td_status bw_float_mul(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, vals[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_mul(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_mul(vals[0], vals[1], out);
+}
+
 static td_status arm_autodiff_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mul";
@@ -5058,7 +6510,29 @@ static td_status arm_autodiff_float_mul(const td_tensor *a, const td_tensor *b, 
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_mul, fw_float_mul, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
@@ -5109,6 +6583,53 @@ static td_status arm_cpu_float_div(const td_tensor *a, const td_tensor *b, const
 }
 #endif
 
+static td_status bw_float_div(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_div(grad, vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_mul(t1, res, &t2);
+        if (st == TD_OK)
+            st = td_float_div(t2, vals[1], &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_div(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_div(vals[0], vals[1], out);
+}
+
 static td_status arm_autodiff_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_div";
@@ -5129,7 +6650,30 @@ static td_status arm_autodiff_float_div(const td_tensor *a, const td_tensor *b, 
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_div, fw_float_div, td_ctx.strategy, true, true);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
@@ -5180,6 +6724,65 @@ static td_status arm_cpu_float_powf(const td_tensor *a, const td_tensor *b, cons
 }
 #endif
 
+static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, vals[1], &t1);
+        if (st == TD_OK)
+            st = td_float_add_scalar(vals[1], -(float)(1), &t2);
+        if (st == TD_OK)
+            st = td_float_powf(vals[0], t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, res, &t1);
+        if (st == TD_OK)
+            st = td_float_log(vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t2, &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_powf(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_powf(vals[0], vals[1], out);
+}
+
 static td_status arm_autodiff_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_powf";
@@ -5200,7 +6803,29 @@ static td_status arm_autodiff_float_powf(const td_tensor *a, const td_tensor *b,
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_powf, fw_float_powf, td_ctx.strategy, true, true);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
@@ -5251,6 +6876,53 @@ static td_status arm_cpu_float_maximum(const td_tensor *a, const td_tensor *b, c
 }
 #endif
 
+static td_status bw_float_maximum(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_ge(vals[0], vals[1], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_gt(vals[1], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_maximum(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_maximum(vals[0], vals[1], out);
+}
+
 static td_status arm_autodiff_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_maximum";
@@ -5271,7 +6943,29 @@ static td_status arm_autodiff_float_maximum(const td_tensor *a, const td_tensor 
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_maximum, fw_float_maximum, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
@@ -5322,6 +7016,53 @@ static td_status arm_cpu_float_minimum(const td_tensor *a, const td_tensor *b, c
 }
 #endif
 
+static td_status bw_float_minimum(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_ge(vals[1], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_gt(vals[0], vals[1], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_minimum(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_minimum(vals[0], vals[1], out);
+}
+
 static td_status arm_autodiff_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_minimum";
@@ -5342,7 +7083,29 @@ static td_status arm_autodiff_float_minimum(const td_tensor *a, const td_tensor 
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_minimum, fw_float_minimum, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
@@ -5748,6 +7511,49 @@ static td_status arm_cpu_float_mask_where(const td_tensor *a, const td_tensor *m
 }
 #endif
 
+static td_status bw_float_mask_where(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_mask_fill(grad, vals[1], (float)(0), &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_mask_fill(grad, vals[1], (float)(0), &t1);
+        if (st == TD_OK)
+            st = td_float_sub(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_mask_where(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_mask_where(vals[0], vals[1], vals[2], out);
+}
+
 static td_status arm_autodiff_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_where";
@@ -5768,7 +7574,32 @@ static td_status arm_autodiff_float_mask_where(const td_tensor *a, const td_tens
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, value };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_mask_where, fw_float_mask_where, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, value);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, mask);
+        if (td_all)
+            td_ad_node_save(td_node, 2, value);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
@@ -5824,6 +7655,53 @@ static td_status arm_cpu_float_matmul(const td_tensor *a, const td_tensor *b, co
 }
 #endif
 
+static td_status bw_float_matmul(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_swap_dims(vals[1], (-1), (-2), &t1);
+        if (st == TD_OK)
+            st = td_float_matmul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_swap_dims(vals[0], (-1), (-2), &t1);
+        if (st == TD_OK)
+            st = td_float_matmul(t1, grad, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_matmul(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_matmul(vals[0], vals[1], out);
+}
+
 static td_status arm_autodiff_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul";
@@ -5844,7 +7722,29 @@ static td_status arm_autodiff_float_matmul(const td_tensor *a, const td_tensor *
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_matmul, fw_float_matmul, td_ctx.strategy, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
@@ -5895,6 +7795,48 @@ static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor 
 }
 #endif
 
+static td_status bw_float_slice_assign(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_zeros_as(grad, &n->in_shapes[1], &t1);
+        if (st == TD_OK)
+            st = td_float_slice_assign(grad, t1, n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_slice(grad, n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_slice_assign(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_slice_assign(vals[0], vals[1], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], out);
+}
+
 static td_status arm_autodiff_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_slice_assign";
@@ -5915,7 +7857,37 @@ static td_status arm_autodiff_float_slice_assign(const td_tensor *a, const td_te
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, value };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_slice_assign, fw_float_slice_assign, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, value);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        if (td_all)
+            td_ad_node_save(td_node, 1, value);
+        td_node->arr_lens[0] = starts_len;
+        for (int k = 0; k < starts_len; k++)
+            td_node->arrs[0][k] = starts[k];
+        td_node->arr_lens[1] = ends_len;
+        for (int k = 0; k < ends_len; k++)
+            td_node->arrs[1][k] = ends[k];
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
@@ -5970,6 +7942,27 @@ static td_status arm_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64
 }
 #endif
 
+static td_status bw_float_cat(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    for (int i = 0; st == TD_OK && i < n->ninputs; i++) {
+        if (n->parents[i] == NULL)
+            continue;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_cat_slice(n, i, grad, n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
 static td_status arm_autodiff_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cat";
@@ -5996,7 +7989,25 @@ static td_status arm_autodiff_float_cat(const td_tensor *const *xs, int xs_len, 
     td_free(td_inner);
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    if (td_ad_any_tracked(xs, xs_len)) {
+        td_node = td_ad_node_new(td_opname, xs_len, bw_float_cat, NULL, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        for (int i = 0; i < xs_len; i++)
+            td_ad_node_input(td_node, i, xs[i]);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
@@ -6214,6 +8225,27 @@ static td_status arm_cpu_float_to_device(const td_tensor *a, td_device *device, 
 }
 #endif
 
+static td_status bw_float_to_device(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_to_input_device(n, i, grad, &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
 static td_status arm_autodiff_float_to_device(const td_tensor *a, td_device *device, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_to_device";
@@ -6239,7 +8271,28 @@ static td_status arm_autodiff_float_to_device(const td_tensor *a, td_device *dev
         return TD_OK;
     }
     td_ctx = td_device_context(device);
-    return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_to_device, NULL, td_ctx.strategy, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)

@@ -342,6 +342,123 @@ local function emit_backend_arm(b, op, be)
   b:put("}")
 end
 
+-- The backward function of a differentiable op: one block per input, each lowering that
+-- input's formula (gen/tdgen/formula.lua) to calls of public ops and engine helpers.
+local function emit_backward(b, op)
+  local plan = op.backward
+  b:put("static td_status bw_%s(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,", op.name)
+  b:put("                       const td_tensor *res, td_tensor **grads)")
+  b:put("{")
+  b:put("    td_status st = TD_OK;")
+  b:put("    (void)vals;")
+  b:put("    (void)res;")
+  for idx, input in ipairs(plan.inputs) do
+    local body = plan.bodies[input.name]
+    if input.t.list then
+      b:put("    for (int i = 0; st == TD_OK && i < n->ninputs; i++) {")
+    else
+      b:put("    if (st == TD_OK && n->parents[%d] != NULL) {", idx - 1)
+      b:put("        const int i = %d;", idx - 1)
+      b:put("        (void)i;")
+    end
+    if input.t.list then
+      b:put("        if (n->parents[i] == NULL)")
+      b:put("            continue;")
+    end
+    for _, t in ipairs(body.temps) do b:put("        td_tensor *%s = NULL;", t) end
+    for _, l in ipairs(body.lines) do b:put("        %s", (l:gsub("\n", "\n    "))) end
+    if body.owned then
+      b:put("        if (st == TD_OK) {")
+      b:put("            grads[i] = %s;", body.value)
+      b:put("            %s = NULL;", body.value)
+      b:put("        }")
+    else
+      b:put("        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)%s)) == TD_OK)", body.value)
+      b:put("            grads[i] = (td_tensor *)%s;", body.value)
+    end
+    for _, t in ipairs(body.temps) do b:put("        td_tensor_release(%s);", t) end
+    b:put("    }")
+  end
+  b:put("    return st;")
+  b:put("}")
+  -- The forward re-run, for checkpointing: only ops of fixed tensor arguments.
+  local can = op.family ~= "to_device" and not op.args[1].t.list
+  if can then
+    b:put("")
+    b:put("static td_status fw_%s(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)", op.name)
+    b:put("{")
+    local cargs = {}
+    for _, a in ipairs(op.args) do
+      if a.t.tensor then cargs[#cargs + 1] = string.format("vals[%d]", plan.tensor_slot[a.name])
+      else cargs[#cargs + 1] = plan.attr[a.name] end
+    end
+    cargs[#cargs + 1] = "out"
+    local uses_n = false
+    for _, c in ipairs(cargs) do if c:find("n%->") then uses_n = true end end
+    if not uses_n then b:put("    (void)n;") end
+    b:put("    return td_%s(%s);", op.name, table.concat(cargs, ", "))
+    b:put("}")
+  end
+  op.has_forward = can
+end
+
+-- Records a tape node for the op when an input is tracked; on success *td_node_out holds
+-- it (or NULL). Emitted inside the autodiff arm, after the inner result td_r exists.
+local function emit_record(b, op)
+  local plan = op.backward
+  local list = plan.inputs[1].t.list and plan.inputs[1] or nil
+  b:put("    td_ad_node *td_node = NULL;")
+  if list then
+    b:put("    if (td_ad_any_tracked(%s, %s_len)) {", list.name, list.name)
+    b:put("        td_node = td_ad_node_new(td_opname, %s_len, bw_%s, %s, td_ctx.strategy, %s, %s);", list.name, op.name,
+      op.has_forward and ("fw_" .. op.name) or "NULL", op.fields.bound == "memory" and "true" or "false",
+      plan.uses_result and "true" or "false")
+  else
+    local ins = {}
+    for _, a in ipairs(plan.inputs) do ins[#ins + 1] = a.name end
+    b:put("    const td_tensor *td_ins[] = { %s };", table.concat(ins, ", "))
+    b:put("    if (td_ad_any_tracked(td_ins, %d)) {", #ins)
+    b:put("        td_node = td_ad_node_new(td_opname, %d, bw_%s, %s, td_ctx.strategy, %s, %s);", #ins, op.name,
+      op.has_forward and ("fw_" .. op.name) or "NULL", op.fields.bound == "memory" and "true" or "false",
+      plan.uses_result and "true" or "false")
+  end
+  b:put("        if (td_node == NULL) {")
+  b:put("            td_tensor_release(td_r);")
+  b:put("            return td_error(TD_E_NOMEM, \"%s: out of memory for the tape\", td_opname);")
+  b:put("        }")
+  if list then
+    b:put("        for (int i = 0; i < %s_len; i++)", list.name)
+    b:put("            td_ad_node_input(td_node, i, %s[i]);", list.name)
+  else
+    for i, a in ipairs(plan.inputs) do b:put("        td_ad_node_input(td_node, %d, %s);", i - 1, a.name) end
+    if #plan.tensor_args > 0 then
+      b:put("        bool td_all = td_ad_node_recomputes(td_node);")
+      b:put("        (void)td_all;")
+    end
+    for _, a in ipairs(plan.tensor_args) do
+      local slot = plan.tensor_slot[a.name]
+      if plan.used_slot[slot] then
+        b:put("        td_ad_node_save(td_node, %d, %s);", slot, a.name)
+      else
+        b:put("        if (td_all)")
+        b:put("            td_ad_node_save(td_node, %d, %s);", slot, a.name)
+      end
+    end
+  end
+  for _, at in ipairs(plan.attrs) do
+    local n = at.arg.name
+    if at.kind == "scalar" then b:put("        td_node->fattrs[%d] = %s;", at.slot, n)
+    elseif at.kind == "iscalar" then b:put("        td_node->iattrs[%d] = (int64_t)%s;", at.slot, n)
+    else
+      b:put("        td_node->arr_lens[%d] = %s_len;", at.slot, n)
+      b:put("        for (int k = 0; k < %s_len; k++)", n)
+      b:put("            td_node->arrs[%d][k] = %s[k];", at.slot, n)
+    end
+  end
+  b:put("        td_ad_node_keep_result(td_node, td_r);")
+  b:put("    }")
+end
+
 -- The autodiff arm: guard every float input, switch on the inner backend, unwrap,
 -- call the inner backend's arm, and re-wrap the result with the merged context.
 local function emit_autodiff_arm(b, model, op)
@@ -440,7 +557,18 @@ local function emit_autodiff_arm(b, model, op)
   else
     dev = p .. "->device"
   end
-  b:put("    return td_tensor_wrap(td_opname, %s, td_r, td_ctx, out);", dev)
+  if op.backward then
+    emit_record(b, op)
+    b:put("    td_st = td_tensor_wrap(td_opname, %s, td_r, td_ctx, out);", dev)
+    b:put("    if (td_st != TD_OK) {")
+    b:put("        td_ad_node_release(td_node);")
+    b:put("        return td_st;")
+    b:put("    }")
+    b:put("    (*out)->node = td_node;")
+    b:put("    return TD_OK;")
+  else
+    b:put("    return td_tensor_wrap(td_opname, %s, td_r, td_ctx, out);", dev)
+  end
   b:put("}")
 end
 
@@ -478,6 +606,7 @@ function M.dispatch_source(model, specs_note)
   banner(b, "The dispatch layer: one entry per op, an arm per backend.", specs_note)
   b:put("#include \"td_ops.h\"")
   b:put("#include \"td_internal.h\"")
+  b:put("#include \"td_autodiff.h\"")
   b:put("")
   for _, be in ipairs(model.backends) do
     b:put("#ifndef TD_BACKEND_%s_ENABLED", U(be.name))
@@ -525,6 +654,10 @@ function M.dispatch_source(model, specs_note)
       b:put("#if TD_BACKEND_%s_ENABLED", U(be.name))
       emit_backend_arm(b, op, be)
       b:put("#endif")
+    end
+    if op.backward then
+      b:put("")
+      emit_backward(b, op)
     end
     b:put("")
     emit_autodiff_arm(b, model, op)

@@ -1,6 +1,7 @@
 -- Validates loaded spec entries and builds the model the emitters walk.
 -- Every error names file:line, the entry and the field; all are collected.
 local schema = require("tdgen.schema")
+local formula = require("tdgen.formula")
 
 local M = {}
 
@@ -334,6 +335,45 @@ function M.validate(entries)
         model.backend_by_name[b.name] = b
       elseif type(f.name) == "string" and not model.backend_by_name[f.name] then
         model.backend_by_name[f.name] = { broken = true, file = e.file, line = e.line }
+      end
+    end
+  end
+
+  -- Derivatives: every float op that takes float tensors states its gradients or why it
+  -- has none; formulas compile against the whole model.
+  for _, op in ipairs(model.ops) do
+    local f, e = op.fields, op.entry
+    local takes_float = op.float_in
+    if op.is_float and takes_float then
+      if f.backward == nil and f.differentiable ~= false then
+        err(e, nil, "a float op needs 'backward' formulas, or 'differentiable = false' with 'why'")
+      elseif f.backward ~= nil and f.differentiable == false then
+        err(e, "differentiable", "'differentiable = false' contradicts the 'backward' formulas")
+      elseif f.differentiable == false and type(f.why) ~= "string" then
+        err(e, "why", "'differentiable = false' needs 'why', a sentence saying why")
+      elseif f.backward ~= nil then
+        local okb = true
+        for k, v in pairs(f.backward) do
+          local a = type(k) == "string" and op.arg_by_name[k] or nil
+          if not a or not (a.t.tensor == "float" or a.t.list == "float") then
+            err(e, "backward", string.format("'%s' is not a float tensor input of %s", tostring(k), op.name)); okb = false
+          elseif type(v) ~= "string" then
+            err(e, "backward", string.format("'%s': expected a formula string, got a %s", k, type(v))); okb = false
+          end
+        end
+        for _, a in ipairs(op.args) do
+          if (a.t.tensor == "float" or a.t.list == "float") and f.backward[a.name] == nil then
+            err(e, "backward", string.format("no formula for input '%s'", a.name)); okb = false
+          end
+        end
+        if okb then
+          local plan, ferrs = formula.compile(op, model)
+          if plan then op.backward = plan
+          else for _, m in ipairs(ferrs) do err(e, "backward", m) end end
+        end
+      end
+      if f.bound == nil and f.backward ~= nil then
+        err(e, nil, "a differentiable op says whether it is bound = 'memory' or 'compute' (checkpointing)")
       end
     end
   end

@@ -1,7 +1,499 @@
-/* The autodiff engine: tape nodes and their lifetime. */
-#include "td_autodiff.h"
+/* The autodiff engine: tape nodes, backward over the recorded graph, gradient sets. */
+#include <stdlib.h>
+#include <string.h>
 
-void td_ad_node_release(struct td_ad_node *node)
+#include "td_autodiff.h"
+#include "td_ops.h"
+
+static atomic_ullong next_id = 1;
+static atomic_ullong next_visit = 1;
+
+td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
+                           td_checkpoint strategy, bool memory_bound, bool uses_result)
 {
-    (void)node; /* no node is recorded yet: tracking comes with the tape */
+    size_t n = (size_t)ninputs;
+    td_ad_node *node = td_calloc(1, sizeof *node + n * (sizeof(td_ad_node *) + sizeof(td_shape) + sizeof(td_device *)));
+    if (node == NULL)
+        return NULL;
+    atomic_init(&node->rc, 1);
+    node->id = atomic_fetch_add(&next_id, 1);
+    node->op = op;
+    node->backward = backward;
+    node->forward = forward;
+    node->strategy = strategy;
+    node->memory_bound = memory_bound;
+    node->uses_result = uses_result;
+    node->ninputs = ninputs;
+    char *tail = (char *)(node + 1);
+    node->parents = (td_ad_node **)(void *)tail;
+    node->in_shapes = (td_shape *)(void *)(tail + n * sizeof(td_ad_node *));
+    node->in_devices = (td_device **)(void *)(tail + n * (sizeof(td_ad_node *) + sizeof(td_shape)));
+    node->leaf = backward == NULL;
+    return node;
+}
+
+bool td_ad_any_tracked(const td_tensor *const *ts, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ts[i]->kind == TD_BACKEND_AUTODIFF && ts[i]->node != NULL)
+            return true;
+    return false;
+}
+
+void td_ad_node_input(td_ad_node *n, int i, const td_tensor *t)
+{
+    n->parents[i] = t->node;
+    if (t->node != NULL)
+        atomic_fetch_add(&t->node->rc, 1);
+    n->in_shapes[i] = t->shape;
+    n->in_devices[i] = t->kind == TD_BACKEND_AUTODIFF ? t->inner->device : t->device;
+    td_device_retain(n->in_devices[i]);
+}
+
+bool td_ad_node_recomputes(const td_ad_node *n)
+{
+    return n->strategy == TD_CHECKPOINT_BALANCED && n->memory_bound && n->forward != NULL;
+}
+
+/* Whether a node can give its value back in backward (kept, or re-run from its inputs). */
+static bool can_materialize(const td_ad_node *n)
+{
+    return n->output != NULL || td_ad_node_recomputes(n);
+}
+
+void td_ad_node_save(td_ad_node *n, int slot, const td_tensor *t)
+{
+    if (n->strategy == TD_CHECKPOINT_BALANCED && t->node != NULL && can_materialize(t->node)) {
+        atomic_fetch_add(&t->node->rc, 1);
+        n->saved_nodes[slot] = t->node;
+        return;
+    }
+    td_tensor *inner = t->kind == TD_BACKEND_AUTODIFF ? t->inner : (td_tensor *)t;
+    td_tensor_retain(inner);
+    n->saved[slot] = inner;
+}
+
+void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result)
+{
+    bool keep = n->strategy == TD_CHECKPOINT_BALANCED ? !td_ad_node_recomputes(n) : n->uses_result;
+    if (keep) {
+        td_tensor_retain(inner_result);
+        n->output = inner_result;
+    }
+}
+
+/* Drops what backward needed: saved values, the kept result and the edges to parents. */
+static void release_edges(td_ad_node *n)
+{
+    for (int i = 0; i < TD_AD_MAX_SAVED; i++) {
+        td_tensor_release(n->saved[i]);
+        n->saved[i] = NULL;
+        td_ad_node_release(n->saved_nodes[i]);
+        n->saved_nodes[i] = NULL;
+    }
+    td_tensor_release(n->output);
+    n->output = NULL;
+    for (int i = 0; i < n->ninputs; i++) {
+        td_ad_node_release(n->parents[i]);
+        n->parents[i] = NULL;
+    }
+    n->backward = NULL;
+    n->forward = NULL;
+}
+
+void td_ad_node_release(td_ad_node *node)
+{
+    if (node == NULL || atomic_fetch_sub(&node->rc, 1) != 1)
+        return;
+    release_edges(node);
+    td_tensor_release(node->grad);
+    for (int i = 0; i < node->ninputs; i++)
+        td_device_release(node->in_devices[i]);
+    td_free(node);
+}
+
+/* The value of a node's result: kept, or recomputed (and cached until the graph is
+ * released) from its saved inputs. A new reference. */
+static td_status materialize(td_ad_node *n, td_tensor **out);
+
+static td_status materialize_vals(const td_ad_node *n, td_tensor *vals[TD_AD_MAX_SAVED])
+{
+    td_status st = TD_OK;
+    for (int k = 0; k < TD_AD_MAX_SAVED; k++) {
+        vals[k] = NULL;
+        if (st != TD_OK)
+            continue;
+        if (n->saved[k] != NULL) {
+            td_tensor_retain(n->saved[k]);
+            vals[k] = n->saved[k];
+        } else if (n->saved_nodes[k] != NULL) {
+            st = materialize(n->saved_nodes[k], &vals[k]);
+        }
+    }
+    if (st != TD_OK)
+        for (int k = 0; k < TD_AD_MAX_SAVED; k++)
+            td_tensor_release(vals[k]);
+    return st;
+}
+
+static td_status materialize(td_ad_node *n, td_tensor **out)
+{
+    if (n->output == NULL) {
+        if (n->forward == NULL)
+            return td_error(TD_E_INTERNAL, "backward: %s neither kept nor can recompute its result", n->op);
+        td_tensor *vals[TD_AD_MAX_SAVED];
+        TD_TRY(materialize_vals(n, vals));
+        td_status st = n->forward(n, (const td_tensor *const *)vals, &n->output);
+        for (int k = 0; k < TD_AD_MAX_SAVED; k++)
+            td_tensor_release(vals[k]);
+        TD_TRY(st);
+    }
+    td_tensor_retain(n->output);
+    *out = n->output;
+    return TD_OK;
+}
+
+/* ---- public API ---- */
+
+td_status td_is_tracked(const td_tensor *t, bool *out)
+{
+    if (t == NULL)
+        return td_err_null("is_tracked", "t");
+    if (out == NULL)
+        return td_err_null("is_tracked", "out");
+    *out = t->kind == TD_BACKEND_AUTODIFF && t->node != NULL;
+    return TD_OK;
+}
+
+td_status td_require_grad(td_tensor *t)
+{
+    if (t == NULL)
+        return td_err_null("require_grad", "t");
+    if (t->kind != TD_BACKEND_AUTODIFF || t->dtype != TD_F32)
+        return td_error(TD_E_AUTODIFF, "require_grad: only float tensors on an autodiff device take gradients");
+    TD_TRY(td_guard("require_grad", t));
+    if (t->node != NULL) {
+        if (t->node->leaf)
+            return TD_OK;
+        return td_error(TD_E_AUTODIFF, "require_grad: the tensor is the result of %s, not a leaf", t->node->op);
+    }
+    td_ad_node *n = td_ad_node_new("leaf", 0, NULL, NULL, TD_CHECKPOINT_NONE, false, false);
+    if (n == NULL)
+        return td_error(TD_E_NOMEM, "require_grad: out of memory");
+    td_tensor_retain(t->inner);
+    n->output = t->inner;
+    t->node = n;
+    return TD_OK;
+}
+
+td_status td_detach(const td_tensor *t, td_tensor **out)
+{
+    if (out == NULL)
+        return td_err_null("detach", "out");
+    *out = NULL;
+    if (t == NULL)
+        return td_err_null("detach", "t");
+    if (t->kind != TD_BACKEND_AUTODIFF)
+        return td_error(TD_E_AUTODIFF, "detach: the tensor is not on an autodiff device");
+    td_tensor_retain(t->inner);
+    return td_tensor_wrap("detach", t->device, t->inner, t->ctx, out);
+}
+
+struct td_grads {
+    int n;
+    td_ad_node **leaves;
+    td_tensor **grads;
+};
+
+void td_grads_release(td_grads *g)
+{
+    if (g == NULL)
+        return;
+    for (int i = 0; i < g->n; i++) {
+        td_ad_node_release(g->leaves[i]);
+        td_tensor_release(g->grads[i]);
+    }
+    td_free(g->leaves);
+    td_free(g->grads);
+    td_free(g);
+}
+
+td_status td_grads_get(const td_grads *grads, const td_tensor *t, td_tensor **out)
+{
+    if (out == NULL)
+        return td_err_null("grads_get", "out");
+    *out = NULL;
+    if (grads == NULL)
+        return td_err_null("grads_get", "grads");
+    if (t == NULL)
+        return td_err_null("grads_get", "t");
+    for (int i = 0; i < grads->n; i++) {
+        if (t->kind == TD_BACKEND_AUTODIFF && grads->leaves[i] == t->node) {
+            td_tensor_retain(grads->grads[i]);
+            *out = grads->grads[i];
+            return TD_OK;
+        }
+    }
+    return TD_OK;
+}
+
+/* Sums g over the dims that were broadcast, so it gets the input's shape. */
+static td_status reduce_to(const td_tensor *g, const td_shape *shape, td_tensor **out)
+{
+    if (td_shape_equal(&g->shape, shape)) {
+        td_tensor_retain((td_tensor *)g);
+        *out = (td_tensor *)g;
+        return TD_OK;
+    }
+    td_tensor *cur = (td_tensor *)g;
+    td_tensor_retain(cur);
+    int off = g->shape.ndim - shape->ndim;
+    for (int d = 0; d < g->shape.ndim; d++) {
+        bool broadcast = d < off || (shape->dims[d - off] == 1 && g->shape.dims[d] != 1);
+        if (!broadcast)
+            continue;
+        td_tensor *next = NULL;
+        td_status st = td_float_sum_dim(cur, d, &next);
+        td_tensor_release(cur);
+        if (st != TD_OK)
+            return st;
+        cur = next;
+    }
+    td_status st = td_float_reshape(cur, shape->dims, shape->ndim, out);
+    td_tensor_release(cur);
+    return st;
+}
+
+static int by_id_desc(const void *x, const void *y)
+{
+    const td_ad_node *a = *(td_ad_node *const *)x, *b = *(td_ad_node *const *)y;
+    return a->id < b->id ? 1 : (a->id > b->id ? -1 : 0);
+}
+
+/* Collects the nodes reachable from root that still hold edges. */
+static td_status collect(td_ad_node *root, td_ad_node ***nodes_out, int *count)
+{
+    uint64_t visit = atomic_fetch_add(&next_visit, 1);
+    int cap = 64, n = 0, top = 0, scap = 64;
+    td_ad_node **nodes = td_malloc(sizeof *nodes * (size_t)cap);
+    td_ad_node **stack = td_malloc(sizeof *stack * (size_t)scap);
+    if (nodes == NULL || stack == NULL) {
+        td_free(nodes);
+        td_free(stack);
+        return td_error(TD_E_NOMEM, "backward: out of memory");
+    }
+    root->visit = visit;
+    stack[top++] = root;
+    while (top > 0) {
+        td_ad_node *x = stack[--top];
+        if (n == cap) {
+            td_ad_node **grown = realloc(nodes, sizeof *nodes * (size_t)(cap *= 2));
+            if (grown == NULL)
+                goto nomem;
+            nodes = grown;
+        }
+        nodes[n++] = x;
+        for (int i = 0; i < x->ninputs; i++) {
+            td_ad_node *p = x->parents[i];
+            if (p == NULL || p->visit == visit)
+                continue;
+            p->visit = visit;
+            if (top == scap) {
+                td_ad_node **grown = realloc(stack, sizeof *stack * (size_t)(scap *= 2));
+                if (grown == NULL)
+                    goto nomem;
+                stack = grown;
+            }
+            stack[top++] = p;
+        }
+    }
+    td_free(stack);
+    qsort(nodes, (size_t)n, sizeof *nodes, by_id_desc);
+    *nodes_out = nodes;
+    *count = n;
+    return TD_OK;
+nomem:
+    td_free(nodes);
+    td_free(stack);
+    return td_error(TD_E_NOMEM, "backward: out of memory");
+}
+
+static td_status accumulate(td_ad_node *p, td_tensor *g)
+{
+    if (p->grad == NULL) {
+        p->grad = g;
+        return TD_OK;
+    }
+    td_tensor *sum = NULL;
+    td_status st = td_float_add(p->grad, g, &sum);
+    td_tensor_release(g);
+    if (st != TD_OK)
+        return st;
+    td_tensor_release(p->grad);
+    p->grad = sum;
+    return TD_OK;
+}
+
+static td_status run_backward(const td_tensor *root, td_tensor *seed, td_grads **out)
+{
+    td_ad_node *rn = root->node;
+    if (!rn->leaf && rn->backward == NULL) {
+        td_tensor_release(seed);
+        return td_error(TD_E_AUTODIFF, "backward: the graph behind this tensor was already released by a backward");
+    }
+    td_ad_node **nodes = NULL;
+    int count = 0;
+    td_status st = collect(rn, &nodes, &count);
+    if (st != TD_OK) {
+        td_tensor_release(seed);
+        return st;
+    }
+    td_grads *g = td_calloc(1, sizeof *g);
+    int nleaves = 0;
+    for (int i = 0; i < count; i++)
+        nleaves += nodes[i]->leaf;
+    if (g != NULL) {
+        g->leaves = td_calloc((size_t)nleaves + 1, sizeof *g->leaves);
+        g->grads = td_calloc((size_t)nleaves + 1, sizeof *g->grads);
+    }
+    if (g == NULL || g->leaves == NULL || g->grads == NULL) {
+        td_grads_release(g);
+        td_free(nodes);
+        td_tensor_release(seed);
+        return td_error(TD_E_NOMEM, "backward: out of memory");
+    }
+    rn->grad = seed;
+    for (int k = 0; k < count && st == TD_OK; k++) {
+        td_ad_node *n = nodes[k];
+        if (n->grad == NULL)
+            continue;
+        if (n->leaf) {
+            g->leaves[g->n] = n;
+            atomic_fetch_add(&n->rc, 1);
+            g->grads[g->n++] = n->grad;
+            n->grad = NULL;
+            continue;
+        }
+        td_tensor *grads_small[4] = { NULL }, **grads = grads_small;
+        if (n->ninputs > 4 && (grads = td_calloc((size_t)n->ninputs, sizeof *grads)) == NULL) {
+            st = td_error(TD_E_NOMEM, "backward: out of memory");
+            break;
+        }
+        td_tensor *vals[TD_AD_MAX_SAVED], *res = NULL;
+        st = materialize_vals(n, vals);
+        if (st == TD_OK && n->uses_result)
+            st = materialize(n, &res);
+        if (st == TD_OK)
+            st = n->backward(n, n->grad, (const td_tensor *const *)vals, res, grads);
+        td_tensor_release(res);
+        for (int j = 0; j < TD_AD_MAX_SAVED; j++)
+            td_tensor_release(vals[j]);
+        for (int i = 0; i < n->ninputs; i++) {
+            if (grads[i] == NULL)
+                continue;
+            td_tensor *r = NULL;
+            if (st == TD_OK && n->parents[i] != NULL)
+                st = reduce_to(grads[i], &n->in_shapes[i], &r);
+            td_tensor_release(grads[i]);
+            if (st == TD_OK && r != NULL)
+                st = accumulate(n->parents[i], r);
+            else
+                td_tensor_release(r);
+        }
+        if (grads != grads_small)
+            td_free(grads);
+        td_tensor_release(n->grad);
+        n->grad = NULL;
+    }
+    /* The graph is released whether backward succeeded or not. */
+    for (int k = 0; k < count; k++) {
+        td_tensor_release(nodes[k]->grad);
+        nodes[k]->grad = NULL;
+        if (!nodes[k]->leaf)
+            release_edges(nodes[k]);
+    }
+    td_free(nodes);
+    if (st != TD_OK) {
+        td_grads_release(g);
+        return st;
+    }
+    *out = g;
+    return TD_OK;
+}
+
+static td_status check_root(const char *op, const td_tensor *root, td_grads **out)
+{
+    if (out == NULL)
+        return td_err_null(op, "out");
+    *out = NULL;
+    if (root == NULL)
+        return td_err_null(op, "loss");
+    if (root->kind != TD_BACKEND_AUTODIFF || root->dtype != TD_F32)
+        return td_error(TD_E_AUTODIFF, "%s: the loss is not a float tensor on an autodiff device", op);
+    TD_TRY(td_guard(op, root));
+    if (root->node == NULL)
+        return td_error(TD_E_AUTODIFF, "%s: the loss is not tracked: no input required a gradient", op);
+    return TD_OK;
+}
+
+td_status td_backward(const td_tensor *loss, td_grads **out)
+{
+    TD_TRY(check_root("backward", loss, out));
+    if (loss->shape.numel != 1)
+        return td_error(TD_E_AUTODIFF,
+                        "backward: the loss has %lld elements; backward needs a one-element loss or an explicit "
+                        "seed gradient (td_backward_seeded)",
+                        (long long)loss->shape.numel);
+    td_tensor *seed = NULL;
+    TD_TRY(td_float_ones(loss->inner->device, loss->shape.dims, loss->shape.ndim, &seed));
+    return run_backward(loss, seed, out);
+}
+
+td_status td_backward_seeded(const td_tensor *root, const td_tensor *seed, td_grads **out)
+{
+    TD_TRY(check_root("backward_seeded", root, out));
+    if (seed == NULL)
+        return td_err_null("backward_seeded", "seed");
+    const td_tensor *s = seed->kind == TD_BACKEND_AUTODIFF ? seed->inner : seed;
+    if (s->dtype != TD_F32 || !td_shape_equal(&s->shape, &root->shape))
+        return td_error(TD_E_SHAPE, "backward_seeded: the seed must be a float tensor of the root's shape");
+    if (s->kind != root->inner->kind)
+        return td_error(TD_E_BACKEND_MISMATCH, "backward_seeded: the seed is on backend %s, the root on %s",
+                        td_backend_name(s->kind), td_backend_name(root->inner->kind));
+    td_tensor_retain((td_tensor *)s);
+    return run_backward(root, (td_tensor *)s, out);
+}
+
+td_status td_testing_graph_bytes(const td_tensor *t, int64_t *bytes)
+{
+    *bytes = 0;
+    if (t == NULL || t->kind != TD_BACKEND_AUTODIFF || t->node == NULL)
+        return TD_OK;
+    td_ad_node **nodes = NULL;
+    int count = 0;
+    TD_TRY(collect(t->node, &nodes, &count));
+    /* Distinct saved tensors only: several nodes may keep the same one. */
+    int cap = count * (TD_AD_MAX_SAVED + 1) + 1, seen_n = 0;
+    const td_tensor **seen = td_malloc(sizeof *seen * (size_t)cap);
+    if (seen == NULL) {
+        td_free(nodes);
+        return td_error(TD_E_NOMEM, "graph_bytes: out of memory");
+    }
+    for (int k = 0; k < count; k++) {
+        for (int i = 0; i <= TD_AD_MAX_SAVED; i++) {
+            const td_tensor *s = i < TD_AD_MAX_SAVED ? nodes[k]->saved[i] : nodes[k]->output;
+            if (s == NULL)
+                continue;
+            bool dup = false;
+            for (int j = 0; j < seen_n && !dup; j++)
+                dup = seen[j] == s;
+            if (dup)
+                continue;
+            seen[seen_n++] = s;
+            *bytes += s->shape.numel * (int64_t)td_dtype_size(s->dtype);
+        }
+    }
+    td_free(seen);
+    td_free(nodes);
+    return TD_OK;
 }

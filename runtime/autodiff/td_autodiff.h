@@ -1,10 +1,85 @@
-/* The autodiff engine's internal interface (tape nodes). */
+/* The autodiff engine's internal interface: tape nodes, recording and helpers that the
+ * generated autodiff arms and backward functions call. */
 #ifndef TD_AUTODIFF_H
 #define TD_AUTODIFF_H
 
 #include "../core/td_internal.h"
 
+typedef struct td_ad_node td_ad_node;
+
+/* Computes the gradient of each input i whose parents[i] is not NULL into grads[i]
+ * (new references, in the op's result shape broadcast as the op broadcast; the engine
+ * reduces them to the input's shape). vals are the saved tensors (materialized), res the
+ * op's result when the formulas use it. */
+typedef td_status (*td_ad_backward_fn)(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                                       const td_tensor *res, td_tensor **grads);
+/* Runs the op again on the saved tensors: how BALANCED recomputes a result it did not keep. */
+typedef td_status (*td_ad_forward_fn)(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out);
+
+#define TD_AD_MAX_SAVED 4
+#define TD_AD_MAX_ATTRS 4
+
+struct td_ad_node {
+    atomic_long rc;
+    uint64_t id;               /* creation order: parents have smaller ids */
+    const char *op;
+    td_ad_backward_fn backward; /* NULL for leaves and for released nodes */
+    td_ad_forward_fn forward;   /* NULL when the op cannot be re-run (lists, moves) */
+    td_checkpoint strategy;
+    bool memory_bound;
+    bool uses_result;
+    bool leaf;
+    int ninputs;
+    td_ad_node **parents;      /* [ninputs], owned; NULL where the input is not tracked */
+    td_shape *in_shapes;       /* [ninputs] */
+    td_device **in_devices;    /* [ninputs], owned */
+    /* Saved tensor slot k holds a tensor (saved[k]) or, under BALANCED, the node that
+     * produced it (saved_nodes[k]), whose output is kept or recomputed in backward. */
+    td_tensor *saved[TD_AD_MAX_SAVED];
+    td_ad_node *saved_nodes[TD_AD_MAX_SAVED];
+    td_tensor *output;         /* kept result: checkpoints, leaves, results the formulas use */
+    float fattrs[TD_AD_MAX_ATTRS];
+    int64_t iattrs[TD_AD_MAX_ATTRS];
+    int64_t arrs[2][TD_MAX_DIMS];
+    int arr_lens[2];
+    uint64_t visit;            /* backward pass that last reached this node */
+    td_tensor *grad;           /* accumulated during backward */
+};
+
 /* Drops one reference to a tape node; NULL is ignored. */
-void td_ad_node_release(struct td_ad_node *node);
+void td_ad_node_release(td_ad_node *node);
+
+/* A node for op with ninputs inputs; NULL on allocation failure. */
+td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
+                           td_checkpoint strategy, bool memory_bound, bool uses_result);
+/* Whether any of the n tensors is tracked (an autodiff float with a node). */
+bool td_ad_any_tracked(const td_tensor *const *ts, int n);
+/* Sets input i of node n from the autodiff tensor t (its node, shape, device). */
+void td_ad_node_input(td_ad_node *n, int i, const td_tensor *t);
+/* Whether the node must save every input to re-run its op (BALANCED, memory-bound). */
+bool td_ad_node_recomputes(const td_ad_node *n);
+/* Saves the autodiff tensor t in slot: under BALANCED as its node when that node can
+ * give the value back, else its inner tensor. */
+void td_ad_node_save(td_ad_node *n, int slot, const td_tensor *t);
+/* Keeps the op's inner result when the strategy wants it kept. */
+void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result);
+
+/* Helpers named by the derivative formulas (gen/tdgen/schema.lua, M.helpers). */
+td_status td_ad_positive(const td_tensor *x, td_tensor **out);
+td_status td_ad_sign(const td_tensor *x, td_tensor **out);
+td_status td_ad_ge(const td_tensor *x, const td_tensor *y, td_tensor **out);
+td_status td_ad_gt(const td_tensor *x, const td_tensor *y, td_tensor **out);
+td_status td_ad_inside(const td_tensor *x, float lo, float hi, td_tensor **out);
+td_status td_ad_gelu_grad(const td_tensor *x, td_tensor **out);
+td_status td_ad_zeros_as(const td_tensor *like_device, const td_shape *shape, td_tensor **out);
+td_status td_ad_mean_grad(const td_tensor *g, const td_shape *shape, int64_t dim, td_tensor **out);
+td_status td_ad_expand_as(const td_tensor *g, const td_shape *shape, td_tensor **out);
+td_status td_ad_reshape_as(const td_tensor *g, const td_shape *shape, td_tensor **out);
+td_status td_ad_inverse_permute(const td_tensor *g, const int64_t *perm, int perm_len, td_tensor **out);
+td_status td_ad_slice_grad(const td_tensor *g, const td_shape *shape, const int64_t *starts, int starts_len,
+                           const int64_t *ends, int ends_len, td_tensor **out);
+td_status td_ad_extreme_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_tensor **out);
+td_status td_ad_cat_slice(const td_ad_node *n, int i, const td_tensor *g, int64_t dim, td_tensor **out);
+td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, td_tensor **out);
 
 #endif

@@ -88,11 +88,30 @@ td_status td_tensor_autodiff_context(const td_tensor *t, td_autodiff_context *ou
  * tracked float whose context was set to DISABLED). */
 td_status td_tensor_set_autodiff_context(td_tensor *t, td_autodiff_context ctx);
 
+/* Autodiff. Float tensors on an autodiff device are tracked primitives; leaves take part
+ * in backward once td_require_grad marks them. Gradients are tensors of the inner backend. */
+typedef struct td_grads td_grads;
+td_status td_require_grad(td_tensor *t);
+td_status td_is_tracked(const td_tensor *t, bool *out);
+/* A new autodiff tensor with the same data that backward does not go through. */
+td_status td_detach(const td_tensor *t, td_tensor **out);
+/* Backward from a one-element loss (seed 1). The graph behind loss is released. */
+td_status td_backward(const td_tensor *loss, td_grads **out);
+/* Backward from any tracked tensor with an explicit seed gradient of its shape (a tensor
+ * of the inner backend, or an autodiff tensor on the same device). */
+td_status td_backward_seeded(const td_tensor *root, const td_tensor *seed, td_grads **out);
+/* The gradient of a leaf (a new reference, a tensor of the inner backend); *out is NULL
+ * when the leaf took no part in the loss. */
+td_status td_grads_get(const td_grads *grads, const td_tensor *t, td_tensor **out);
+void td_grads_release(td_grads *grads);
+
 /* Testing hook: the next n allocations succeed, then every one fails with
  * TD_E_NOMEM until reset with n < 0. Not thread-safe; for tests only. */
 void td_testing_fail_allocations_after(long n);
 /* Tensors and devices alive now (created and not yet released): leak checks in tests. */
 long td_testing_live_objects(void);
+/* Bytes of the distinct tensors the autodiff graph behind t keeps for backward. */
+td_status td_testing_graph_bytes(const td_tensor *t, int64_t *bytes);
 
 #ifdef __cplusplus
 }

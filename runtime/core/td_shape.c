@@ -126,9 +126,9 @@ td_status td_rule_arange(const char *op, int64_t start, int64_t end, int64_t ste
     if (start < INT32_MIN || start > INT32_MAX || end < INT32_MIN - INT64_C(1) || end > INT32_MAX + INT64_C(1))
         return td_error(TD_E_RANGE, "%s: range [%lld, %lld) leaves the int32 range", op, (long long)start,
                         (long long)end);
-    int64_t span = step > 0 ? end - start : start - end;
-    int64_t mag = step > 0 ? step : -step;
-    int64_t n = (span + mag - 1) / mag;
+    int64_t span = step > 0 ? end - start : start - end; /* both in the int32 range: no overflow */
+    int64_t mag = step > 0 ? step : (step == INT64_MIN ? INT64_MAX : -step);
+    int64_t n = mag >= span ? 1 : (span - 1) / mag + 1;
     return td_shape_from(op, &n, 1, out);
 }
 

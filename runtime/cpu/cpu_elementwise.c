@@ -225,7 +225,7 @@ static inline int32_t int_rem(int32_t x, int32_t y)
 td_status td_cpu_int_div(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     if (has_zero(b))
-        return td_error(TD_E_INVALID, "int_div: division by zero");
+        return td_error(TD_E_INVALID, "int_div: cpu: division by zero");
     TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, int_div)
     return TD_OK;
 }
@@ -233,7 +233,7 @@ td_status td_cpu_int_div(const td_tensor *a, const td_tensor *b, td_tensor *out)
 td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     if (has_zero(b))
-        return td_error(TD_E_INVALID, "int_remainder: division by zero");
+        return td_error(TD_E_INVALID, "int_remainder: cpu: division by zero");
     TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, int_rem)
     return TD_OK;
 }

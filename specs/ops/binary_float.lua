@@ -15,6 +15,8 @@ op {
     { a = { shape = { 2 }, data = { "inf", 1 } }, b = { shape = {}, data = { "-inf" } },
       out = { shape = { 2 }, data = { "nan", "-inf" } } },
   },
+  backward = { a = "grad", b = "grad" },
+  bound = "memory",
 }
 
 op {
@@ -30,6 +32,8 @@ op {
     { a = { shape = {}, data = { 1 } }, b = { shape = { 2, 2 }, data = { 0.25, -1, 3, 1 } },
       out = { shape = { 2, 2 }, data = { 0.75, 2, -2, 0 } } },
   },
+  backward = { a = "grad", b = "-grad" },
+  bound = "memory",
 }
 
 op {
@@ -45,6 +49,8 @@ op {
     { a = { shape = { 2, 1, 2 }, data = { 1, 2, 3, 4 } }, b = { shape = { 3, 1 }, data = { 1, 10, -100 } },
       out = { shape = { 2, 3, 2 }, data = { 1, 2, 10, 20, -100, -200, 3, 4, 30, 40, -300, -400 } } },
   },
+  backward = { a = "grad * b", b = "grad * a" },
+  bound = "memory",
 }
 
 op {
@@ -62,6 +68,8 @@ op {
     { a = { shape = { 2, 1 }, data = { 1, 3 } }, b = { shape = { 2 }, data = { 3, -0.5 } },
       out = { shape = { 2, 2 }, data = { 0.33333334, -2, 1, -6 } } },
   },
+  backward = { a = "grad / b", b = "-grad * result / b" },
+  bound = "memory",
 }
 
 op {
@@ -78,6 +86,8 @@ op {
       out = { shape = { 2, 3 }, data = { 4, 1, 2.828427, 9, 1, 5.196152 } } },
   },
   tolerance = 1e-4,
+  backward = { a = "grad * b * powf(a, b - 1)", b = "grad * result * log(a)" },
+  bound = "memory",
 }
 
 op {
@@ -93,6 +103,8 @@ op {
     { a = { shape = { 2, 1 }, data = { -1, 1 } }, b = { shape = { 1, 2 }, data = { 0, "-inf" } },
       out = { shape = { 2, 2 }, data = { 0, -1, 1, 1 } } },
   },
+  backward = { a = "grad * ge(a, b)", b = "grad * gt(b, a)" },
+  bound = "memory",
 }
 
 op {
@@ -108,6 +120,8 @@ op {
     { a = { shape = { 2, 1 }, data = { -1, 1 } }, b = { shape = { 1, 2 }, data = { 0, "inf" } },
       out = { shape = { 2, 2 }, data = { -1, -1, 0, 1 } } },
   },
+  backward = { a = "grad * ge(b, a)", b = "grad * gt(a, b)" },
+  bound = "memory",
 }
 
 op {
@@ -202,6 +216,8 @@ op {
       value = { shape = {}, data = { -1 } },
       out = { shape = { 2, 3 }, data = { -1, 2, 3, 1.5, -1, 3 } } },
   },
+  backward = { a = "mask_fill(grad, mask, 0)", value = "grad - mask_fill(grad, mask, 0)" },
+  bound = "memory",
 }
 
 op {
@@ -221,4 +237,6 @@ op {
     { a = { shape = { 1, 3 }, data = { 1, -1, 0.5 } }, b = { shape = { 2, 3, 1 }, data = { 2, 4, 6, -1, 0, 1 } },
       out = { shape = { 2, 1, 1 }, data = { 1, -0.5 } } },
   },
+  backward = { a = "matmul(grad, swap_dims(b, -1, -2))", b = "matmul(swap_dims(a, -1, -2), grad)" },
+  bound = "compute",
 }

@@ -17,6 +17,8 @@ op {
     { a = { shape = { 1, 1 }, data = { 2.5 } }, shape = {},
       out = { shape = {}, data = { 2.5 } } },
   },
+  backward = { a = "reshape_as(grad, a)" },
+  bound = "memory",
 }
 
 op {
@@ -34,6 +36,8 @@ op {
     { a = { shape = { 2, 3, 2 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } }, dim0 = 1, dim1 = -1,
       out = { shape = { 2, 2, 3 }, data = { 0, 1, 2, 0.5, 1.5, 2.5, 3, 4, 5, 3.5, 4.5, 5.5 } } },
   },
+  backward = { a = "swap_dims(grad, dim0, dim1)" },
+  bound = "memory",
 }
 
 op {
@@ -50,6 +54,8 @@ op {
     { a = { shape = { 2, 3 }, data = { 0.5, 1, 1.5, 2, 2.5, 3 } }, perm = { 1, 0 },
       out = { shape = { 3, 2 }, data = { 0.5, 2, 1, 2.5, 1.5, 3 } } },
   },
+  backward = { a = "inverse_permute(grad, perm)" },
+  bound = "memory",
 }
 
 op {
@@ -67,6 +73,8 @@ op {
     { a = { shape = {}, data = { 2 } }, shape = { 2, 2 },
       out = { shape = { 2, 2 }, data = { 2, 2, 2, 2 } } },
   },
+  backward = { a = "grad" },
+  bound = "memory",
 }
 
 op {
@@ -88,6 +96,8 @@ op {
       ends = { 2, 3 },
       out = { shape = { 2, 2, 2 }, data = { 1, 1.5, 2, 2.5, 4, 4.5, 5, 5.5 } } },
   },
+  backward = { a = "slice_grad(grad, a, starts, ends)" },
+  bound = "memory",
 }
 
 op {
@@ -109,6 +119,8 @@ op {
       ends = { 3 },
       out = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, -0.5, -1, -1.5, -2 } } },
   },
+  backward = { a = "slice_assign(grad, zeros_as(grad, value), starts, ends)", value = "slice(grad, starts, ends)" },
+  bound = "memory",
 }
 
 op {
@@ -128,6 +140,8 @@ op {
       dim = -2,
       out = { shape = { 2, 3, 2 }, data = { 0.5, 1, 2.5, 3, 3.5, 4, 1.5, 2, 4.5, 5, 5.5, 6 } } },
   },
+  backward = { xs = "cat_slice(grad, dim)" },
+  bound = "memory",
 }
 
 op {

@@ -11,6 +11,8 @@ op {
     { a = { shape = { 2, 2 }, data = { 1.5, -2, "nan", "inf" } },
       out = { shape = { 2, 2 }, data = { 1.5, -2, "nan", "inf" } } },
   },
+  backward = { a = "to_input_device(grad)" },
+  bound = "memory",
 }
 
 op {

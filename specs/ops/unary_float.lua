@@ -11,6 +11,8 @@ op {
     { a = { shape = { 2, 2 }, data = { 1.5, -2, 0, "inf" } },
       out = { shape = { 2, 2 }, data = { -1.5, 2, 0, "-inf" } } },
   },
+  backward = { a = "-grad" },
+  bound = "memory",
 }
 
 op {
@@ -24,6 +26,8 @@ op {
     { a = { shape = { 5 }, data = { -1.5, 2, 0, "-inf", 0.25 } },
       out = { shape = { 5 }, data = { 1.5, 2, 0, "inf", 0.25 } } },
   },
+  backward = { a = "grad * sign(a)" },
+  bound = "memory",
 }
 
 op {
@@ -38,6 +42,8 @@ op {
       out = { shape = { 2, 3 }, data = { 1, 2.7182817, 0.36787945, 12.182494, 4.539993e-05, 22026.465 } } },
   },
   tolerance = 1e-4,
+  backward = { a = "grad * result" },
+  bound = "memory",
 }
 
 op {
@@ -54,6 +60,8 @@ op {
       out = { shape = { 2 }, data = { "-inf", "nan" } } },
   },
   tolerance = 1e-4,
+  backward = { a = "grad / a" },
+  bound = "memory",
 }
 
 op {
@@ -69,6 +77,8 @@ op {
     { a = { shape = { 1 }, data = { -1 } },
       out = { shape = { 1 }, data = { "nan" } } },
   },
+  backward = { a = "grad / (2 * result)" },
+  bound = "memory",
 }
 
 op {
@@ -83,6 +93,8 @@ op {
       out = { shape = { 5 }, data = { 0, 1, -0.84147096, 0.14112, 0.47942555 } } },
   },
   tolerance = 1e-4,
+  backward = { a = "grad * cos(a)" },
+  bound = "memory",
 }
 
 op {
@@ -97,6 +109,8 @@ op {
       out = { shape = { 5 }, data = { 1, -1, 0.5403023, -0.9899925, 0.87758255 } } },
   },
   tolerance = 1e-4,
+  backward = { a = "-grad * sin(a)" },
+  bound = "memory",
 }
 
 op {
@@ -111,6 +125,8 @@ op {
       out = { shape = { 5 }, data = { 0, 0.46211717, -0.9640276, 1, -0.099667996 } } },
   },
   tolerance = 1e-4,
+  backward = { a = "grad * (1 - result * result)" },
+  bound = "memory",
 }
 
 op {
@@ -125,6 +141,8 @@ op {
       out = { shape = { 2, 3 }, data = { 0.5, 0.8807971, 0.047425874, 1, 3.8e-44, 0.62245935 } } },
   },
   tolerance = 1e-4,
+  backward = { a = "grad * result * (1 - result)" },
+  bound = "memory",
 }
 
 op {
@@ -138,6 +156,8 @@ op {
     { a = { shape = { 2, 3 }, data = { -1, 0, 2.5, -0.5, 3, "-inf" } },
       out = { shape = { 2, 3 }, data = { 0, 0, 2.5, 0, 3, 0 } } },
   },
+  backward = { a = "grad * positive(a)" },
+  bound = "memory",
 }
 
 op {
@@ -152,6 +172,8 @@ op {
       out = { shape = { 6 }, data = { 0, 0.8413448, -0.15865526, 1.9544997, -0.004049694, 0.34573123 } } },
   },
   tolerance = 1e-4,
+  backward = { a = "grad * gelu_grad(a)" },
+  bound = "memory",
 }
 
 op {
@@ -170,6 +192,8 @@ op {
       out = { shape = { 2 }, data = { 0.5, 0.25 } } },
   },
   tolerance = 1e-4,
+  backward = { a = "grad * exponent * powf_scalar(a, exponent - 1)" },
+  bound = "memory",
 }
 
 op {
@@ -185,6 +209,8 @@ op {
     { a = { shape = { 2, 2 }, data = { "-inf", 2.5, 7, "inf" } }, lo = 0, hi = 5,
       out = { shape = { 2, 2 }, data = { 0, 2.5, 5, 5 } } },
   },
+  backward = { a = "grad * inside(a, lo, hi)" },
+  bound = "memory",
 }
 
 op {
@@ -198,6 +224,8 @@ op {
     { a = { shape = { 2, 2 }, data = { 1, 2, -3, 4 } }, value = 0.5,
       out = { shape = { 2, 2 }, data = { 1.5, 2.5, -2.5, 4.5 } } },
   },
+  backward = { a = "grad" },
+  bound = "memory",
 }
 
 op {
@@ -211,6 +239,8 @@ op {
     { a = { shape = { 2, 2 }, data = { 1, 2, -3, 0.25 } }, value = -2,
       out = { shape = { 2, 2 }, data = { -2, -4, 6, -0.5 } } },
   },
+  backward = { a = "grad * value" },
+  bound = "memory",
 }
 
 op {
@@ -230,6 +260,8 @@ op {
       value = 0,
       out = { shape = { 2, 2 }, data = { 1, 0, 0, 4 } } },
   },
+  backward = { a = "mask_fill(grad, mask, 0)" },
+  bound = "memory",
 }
 
 op {
@@ -247,6 +279,8 @@ op {
     { a = { shape = { 3 }, data = { 1, "inf", 2 } },
       out = { shape = {}, data = { "inf" } } },
   },
+  backward = { a = "expand_as(grad, a)" },
+  bound = "memory",
 }
 
 op {
@@ -265,6 +299,8 @@ op {
     { a = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 5, 6, 7, 8 } }, dim = 1,
       out = { shape = { 2, 1, 2 }, data = { 4, 6, 12, 14 } } },
   },
+  backward = { a = "expand_as(grad, a)" },
+  bound = "memory",
 }
 
 op {
@@ -283,6 +319,8 @@ op {
     { a = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 5, 6, 7, 8 } }, dim = -3,
       out = { shape = { 1, 2, 2 }, data = { 3, 4, 5, 6 } } },
   },
+  backward = { a = "mean_grad(grad, a, dim)" },
+  bound = "memory",
 }
 
 op {
@@ -301,6 +339,8 @@ op {
     { a = { shape = { 2, 2, 2 }, data = { 1, -8, 3, 4, -5, 6, 0, -7 } }, dim = 2,
       out = { shape = { 2, 2, 1 }, data = { 1, 4, 6, 0 } } },
   },
+  backward = { a = "extreme_grad(grad, a, result)" },
+  bound = "memory",
 }
 
 op {
@@ -319,6 +359,8 @@ op {
     { a = { shape = { 2, 2, 2 }, data = { 1, -8, 3, 4, -5, 6, 0, -7 } }, dim = 2,
       out = { shape = { 2, 2, 1 }, data = { -8, 3, -5, -7 } } },
   },
+  backward = { a = "extreme_grad(grad, a, result)" },
+  bound = "memory",
 }
 
 op {

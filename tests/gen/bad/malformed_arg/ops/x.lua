@@ -3,7 +3,7 @@ op {
   family = "unary_float",
   doc = "An argument without a name.",
   args = { "float" },
-  returns = "float",
+  returns = "float", differentiable = false, why = "a corpus fixture",
   shape = "same(a)",
 }
 
@@ -12,6 +12,6 @@ op {
   family = "unary_float",
   doc = "An argument that is a number.",
   args = { 3 },
-  returns = "float",
+  returns = "float", differentiable = false, why = "a corpus fixture",
   shape = "same(a)",
 }

@@ -2,6 +2,6 @@ op {
   name = "myop",
   family = "unary_float",
   args = { "float a" },
-  returns = "float",
+  returns = "float", differentiable = false, why = "a corpus fixture",
   shape = "same(a)",
 }

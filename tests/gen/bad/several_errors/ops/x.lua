@@ -3,7 +3,7 @@ op {
   family = "unary_flaot",
   doc = "Elementwise -a.",
   args = { "float a" },
-  returns = "float",
+  returns = "float", differentiable = false, why = "a corpus fixture",
   shape = "same(a)",
 }
 
@@ -12,7 +12,7 @@ op {
   family = "unary_float",
   doc = 42,
   args = { "float a" },
-  returns = "float",
+  returns = "float", differentiable = false, why = "a corpus fixture",
   shape = "same(a)",
 }
 
@@ -21,6 +21,6 @@ op {
   family = "unary_float",
   doc = "Elementwise e^a.",
   args = { "float a" },
-  returns = "float",
+  returns = "float", differentiable = false, why = "a corpus fixture",
   shape = "same(b)",
 }

@@ -3,6 +3,6 @@ op {
   family = "binary_float",
   doc = "Elementwise a + b.",
   args = { "float a", "float b" },
-  returns = "float",
+  returns = "float", differentiable = false, why = "a corpus fixture",
   shape = "broadcast(a)",
 }

@@ -3,6 +3,6 @@ op {
   family = "unary_float",
   doc = "Elementwise -a.",
   args = { "float a" },
-  returns = "float",
+  returns = "float", differentiable = false, why = "a corpus fixture",
   shape = "sam(a)",
 }

@@ -1,0 +1,304 @@
+-- Derivative formulas: a small expression language over `grad`, the op's inputs, its
+-- `result` and its attributes. parse() builds a tree; compile() checks it against the op
+-- and lowers it to C statements calling public ops and the engine's helpers.
+local schema = require("tdgen.schema")
+
+local M = {}
+
+local function tokenize(s)
+  local toks, i = {}, 1
+  while i <= #s do
+    local c = s:sub(i, i)
+    if c:match("%s") then
+      i = i + 1
+    elseif c:match("[%d%.]") then
+      local num = s:match("^%d*%.?%d+[eE][%+%-]?%d+", i) or s:match("^%d*%.?%d+", i) or s:match("^%d+%.", i)
+      if not num then return nil, "malformed number at '" .. s:sub(i) .. "'" end
+      toks[#toks + 1] = { k = "num", v = tonumber(num) }
+      i = i + #num
+    elseif c:match("[%a_]") then
+      local name = s:match("^[%a_][%w_]*", i)
+      toks[#toks + 1] = { k = "name", v = name }
+      i = i + #name
+    elseif c:match("[%+%-%*/%(%),]") then
+      toks[#toks + 1] = { k = c }
+      i = i + 1
+    else
+      return nil, "unexpected character '" .. c .. "'"
+    end
+  end
+  toks[#toks + 1] = { k = "eof" }
+  return toks
+end
+
+function M.parse(s)
+  local toks, err = tokenize(s)
+  if not toks then return nil, err end
+  local pos = 1
+  local function peek() return toks[pos].k end
+  local function take() pos = pos + 1; return toks[pos - 1] end
+  local expr
+  local function primary()
+    local t = take()
+    if t.k == "num" then return { k = "num", v = t.v } end
+    if t.k == "(" then
+      local e, perr = expr()
+      if not e then return nil, perr end
+      if take().k ~= ")" then return nil, "missing ')'" end
+      return e
+    end
+    if t.k == "name" then
+      if peek() == "(" then
+        take()
+        local args = {}
+        if peek() ~= ")" then
+          repeat
+            local a, aerr = expr()
+            if not a then return nil, aerr end
+            args[#args + 1] = a
+          until not (peek() == "," and take())
+        end
+        if take().k ~= ")" then return nil, "missing ')' after the arguments of " .. t.v end
+        return { k = "call", f = t.v, args = args }
+      end
+      return { k = "name", v = t.v }
+    end
+    return nil, "unexpected '" .. (t.v or t.k) .. "'"
+  end
+  local function unary()
+    if peek() == "-" then
+      take()
+      local e, uerr = unary()
+      if not e then return nil, uerr end
+      return { k = "neg", e = e }
+    end
+    return primary()
+  end
+  local function binary(next_level, ops)
+    return function()
+      local l, lerr = next_level()
+      if not l then return nil, lerr end
+      while ops[peek()] do
+        local o = take().k
+        local r, rerr = next_level()
+        if not r then return nil, rerr end
+        l = { k = "bin", op = o, l = l, r = r }
+      end
+      return l
+    end
+  end
+  local term = binary(unary, { ["*"] = true, ["/"] = true })
+  expr = binary(term, { ["+"] = true, ["-"] = true })
+  local e, perr = expr()
+  if not e then return nil, perr end
+  if peek() ~= "eof" then return nil, "unexpected '" .. (toks[pos].v or toks[pos].k) .. "' after the expression" end
+  return e
+end
+
+-- Engine helpers: name -> C function and parameter kinds. `node` helpers also take the
+-- node and the input index.
+M.helpers = {
+  positive = { c = "td_ad_positive", params = { "tensor" } },
+  sign = { c = "td_ad_sign", params = { "tensor" } },
+  ge = { c = "td_ad_ge", params = { "tensor", "tensor" } },
+  gt = { c = "td_ad_gt", params = { "tensor", "tensor" } },
+  inside = { c = "td_ad_inside", params = { "tensor", "scalar", "scalar" } },
+  gelu_grad = { c = "td_ad_gelu_grad", params = { "tensor" } },
+  zeros_as = { c = "td_ad_zeros_as", params = { "tensor", "shape_of" } },
+  mean_grad = { c = "td_ad_mean_grad", params = { "tensor", "shape_of", "iscalar" } },
+  expand_as = { c = "td_ad_expand_as", params = { "tensor", "shape_of" } },
+  reshape_as = { c = "td_ad_reshape_as", params = { "tensor", "shape_of" } },
+  inverse_permute = { c = "td_ad_inverse_permute", params = { "tensor", "array" } },
+  slice_grad = { c = "td_ad_slice_grad", params = { "tensor", "shape_of", "array", "array" } },
+  extreme_grad = { c = "td_ad_extreme_grad", params = { "tensor", "tensor", "tensor" } },
+  cat_slice = { c = "td_ad_cat_slice", params = { "tensor", "iscalar" }, node = true },
+  to_input_device = { c = "td_ad_to_input_device", params = { "tensor" }, node = true },
+}
+
+local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", dims = "array", shape = "array" }
+
+-- Parameter kinds of a float op used as a formula function (nil when it cannot be one).
+local function op_params(op)
+  if op.returns ~= "float" or not op.float_in or op.args[1].t.list then return nil end
+  local ps = {}
+  for _, a in ipairs(op.args) do
+    if a.t.tensor == "float" then ps[#ps + 1] = "tensor"
+    elseif a.t.tensor == "bool" then ps[#ps + 1] = "mask"
+    elseif ARG_KIND[a.type] then ps[#ps + 1] = ARG_KIND[a.type]
+    else return nil end
+  end
+  return ps
+end
+
+-- Compiles the formulas of one op. Returns a plan { inputs, saves, attrs, bodies } or
+-- nil and a list of messages.
+function M.compile(op, model)
+  local errs = {}
+  -- Slots: every tensor argument gets a saved-value slot and every attribute an attribute
+  -- slot, in argument order, so a node can also re-run its forward op (checkpointing).
+  local plan = { inputs = {}, input_index = {}, tensor_slot = {}, tensor_args = {}, used_slot = {},
+    attr = {}, attrs = {}, uses_result = false, bodies = {} }
+  local nf, ni, na = 0, 0, 0
+  for _, a in ipairs(op.args) do
+    if a.t.tensor == "float" or a.t.list == "float" then
+      plan.inputs[#plan.inputs + 1] = a
+      plan.input_index[a.name] = #plan.inputs - 1
+    end
+    if a.t.tensor then
+      plan.tensor_args[#plan.tensor_args + 1] = a
+      plan.tensor_slot[a.name] = #plan.tensor_args - 1
+    elseif ARG_KIND[a.type] then
+      local kind, expr, slot = ARG_KIND[a.type]
+      if kind == "scalar" then slot = nf; expr = string.format("n->fattrs[%d]", nf); nf = nf + 1
+      elseif kind == "iscalar" then slot = ni; expr = string.format("n->iattrs[%d]", ni); ni = ni + 1
+      else slot = na; expr = string.format("n->arrs[%d], n->arr_lens[%d]", na, na); na = na + 1 end
+      plan.attr[a.name] = expr
+      plan.attrs[#plan.attrs + 1] = { arg = a, kind = kind, expr = expr, slot = slot }
+    end
+  end
+  if #plan.tensor_args > 4 or nf > 4 or ni > 4 or na > 2 then
+    errs[#errs + 1] = "too many tensors or attributes for a tape node (4 tensors, 4 floats, 4 ints, 2 arrays)"
+    return nil, errs
+  end
+  local function save(name)
+    local slot = plan.tensor_slot[name]
+    plan.used_slot[slot] = true
+    return string.format("vals[%d]", slot)
+  end
+  local function attr(a) return plan.attr[a.name] end
+
+  for _, input in ipairs(plan.inputs) do
+    local input_name, src = input.name, op.fields.backward[input.name]
+    local lines, temps, ntemp = {}, {}, 0
+    local err_here = function(msg) errs[#errs + 1] = string.format("'%s': %s", tostring(input_name), msg) end
+    local ast, perr = M.parse(src)
+    if not ast then err_here(perr) else
+      local ok = true
+      local function fail(msg) if ok then err_here(msg) end; ok = false; return { kind = "bad" } end
+      local function temp()
+        ntemp = ntemp + 1
+        temps[#temps + 1] = "t" .. ntemp
+        return "t" .. ntemp
+      end
+      local function call(fn, args)
+        local t = temp()
+        args[#args + 1] = "&" .. t
+        lines[#lines + 1] = string.format("if (st == TD_OK)\n        st = %s(%s);", fn, table.concat(args, ", "))
+        return { kind = "tensor", c = t }
+      end
+      local lower
+      local function as(v, want)
+        if v.kind == "bad" then return nil end
+        if want == "tensor" and v.kind == "tensor" then return v.c end
+        if want == "mask" and v.kind == "mask" then return v.c end
+        if want == "scalar" and (v.kind == "scalar" or v.kind == "num" or v.kind == "iscalar") then return "(float)(" .. v.c .. ")" end
+        if want == "iscalar" and (v.kind == "iscalar" or (v.kind == "num" and math.type(v.v) == "integer")) then return v.c end
+        if want == "array" and v.kind == "array" then return v.c end
+        if want == "shape_of" and v.kind == "tensor" and v.input then return v.shape end
+        return nil
+      end
+      lower = function(e)
+        if e.k == "num" then
+          local c = math.type(e.v) == "integer" and string.format("%d", e.v) or string.format("%.9g", e.v)
+          return { kind = "num", v = e.v, c = c }
+        elseif e.k == "name" then
+          if e.v == "grad" then return { kind = "tensor", c = "grad" } end
+          if e.v == "result" then
+            if op.returns ~= "float" then return fail("'result' is not a float tensor here") end
+            plan.uses_result = true
+            return { kind = "tensor", c = "res" }
+          end
+          if e.v == "i" then return { kind = "iscalar", c = "i" } end
+          local a = op.arg_by_name[e.v]
+          if not a then return fail(string.format("'%s' is not an input, attribute, grad or result of %s", e.v, op.name)) end
+          if a.t.tensor == "float" then
+            return { kind = "tensor", c = save(e.v), input = true,
+              shape = string.format("&n->in_shapes[%d]", plan.input_index[e.v]) }
+          end
+          if a.t.tensor == "bool" then return { kind = "mask", c = save(e.v) } end
+          local k = ARG_KIND[a.type]
+          if not k then return fail(string.format("'%s' (a %s) cannot be used in a formula", e.v, a.type)) end
+          return { kind = k, c = attr(a) }
+        elseif e.k == "neg" then
+          local v = lower(e.e)
+          if v.kind == "tensor" then return call("td_float_neg", { v.c }) end
+          if v.kind == "bad" then return v end
+          if v.kind == "num" then return { kind = "num", v = -v.v, c = "(-" .. v.c .. ")" } end
+          return { kind = v.kind, c = "(-(" .. v.c .. "))" }
+        elseif e.k == "bin" then
+          local l, r = lower(e.l), lower(e.r)
+          if l.kind == "bad" or r.kind == "bad" then return { kind = "bad" } end
+          local lt, rt = l.kind == "tensor", r.kind == "tensor"
+          local names = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["/"] = "div" }
+          if lt and rt then return call("td_float_" .. names[e.op], { l.c, r.c }) end
+          if lt then
+            local s = as(r, "scalar")
+            if not s then return fail("cannot combine a tensor with a " .. r.kind) end
+            if e.op == "+" then return call("td_float_add_scalar", { l.c, s }) end
+            if e.op == "-" then return call("td_float_add_scalar", { l.c, "-" .. s }) end
+            if e.op == "*" then return call("td_float_mul_scalar", { l.c, s }) end
+            return call("td_float_mul_scalar", { l.c, "1.0f / " .. s })
+          end
+          if rt then
+            local s = as(l, "scalar")
+            if not s then return fail("cannot combine a " .. l.kind .. " with a tensor") end
+            if e.op == "+" then return call("td_float_add_scalar", { r.c, s }) end
+            if e.op == "*" then return call("td_float_mul_scalar", { r.c, s }) end
+            if e.op == "-" then
+              local nt = call("td_float_neg", { r.c })
+              return call("td_float_add_scalar", { nt.c, s })
+            end
+            local inv = call("td_float_powf_scalar", { r.c, "-1.0f" })
+            return call("td_float_mul_scalar", { inv.c, s })
+          end
+          local kind = (l.kind == "iscalar" and r.kind ~= "scalar") and "iscalar" or "scalar"
+          if l.kind == "num" and r.kind == "num" then kind = "scalar" end
+          return { kind = kind, c = "(" .. l.c .. " " .. e.op .. " " .. r.c .. ")" }
+        elseif e.k == "call" then
+          local h = M.helpers[e.f]
+          local params, cname
+          if h then params, cname = h.params, h.c
+          else
+            local target = model.op_by_name["float_" .. e.f]
+            params = target and not target.broken and op_params(target)
+            if not params then
+              return fail(string.format("unknown function '%s' (neither a float op float_%s nor a helper)", e.f, e.f))
+            end
+            cname = "td_float_" .. e.f
+          end
+          if #e.args ~= #params then
+            return fail(string.format("%s takes %d arguments, got %d", e.f, #params, #e.args))
+          end
+          local cargs = {}
+          if h and h.node then cargs[1] = "n"; cargs[2] = "i" end
+          for j, p in ipairs(params) do
+            local arg = e.args[j]
+            local v
+            if p == "shape_of" and arg.k == "name" and plan.input_index[arg.v] then
+              -- Only the input's shape is needed: nothing is saved for it.
+              v = { kind = "tensor", input = true, c = "", shape = string.format("&n->in_shapes[%d]", plan.input_index[arg.v]) }
+            else
+              v = lower(arg)
+            end
+            local c = as(v, p)
+            if not c then
+              if v.kind ~= "bad" then fail(string.format("argument %d of %s must be a %s, got a %s", j, e.f, p, v.kind)) end
+              return { kind = "bad" }
+            end
+            cargs[#cargs + 1] = c
+          end
+          return call(cname, cargs)
+        end
+      end
+      local v = lower(ast)
+      if ok and v.kind ~= "tensor" then fail("the gradient must be a tensor, not a " .. v.kind) end
+      if ok then
+        plan.bodies[input_name] = { lines = lines, temps = temps, value = v.c, owned = v.c:match("^t%d+$") ~= nil }
+      end
+    end
+  end
+  if #errs > 0 then return nil, errs end
+  return plan
+end
+
+return M

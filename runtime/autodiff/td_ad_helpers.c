@@ -1,0 +1,184 @@
+/* Helpers the derivative formulas call (masks, shape adjoints), built from public ops. */
+#include "td_autodiff.h"
+#include "td_ops.h"
+
+/* Runs a comparison against a scalar broadcast as a 0-dim tensor, as a float 0/1 mask. */
+static td_status compare_scalar(const td_tensor *x, float v,
+                                td_status (*cmp)(const td_tensor *, const td_tensor *, td_tensor **),
+                                td_tensor **out)
+{
+    td_tensor *s = NULL, *m = NULL;
+    td_status st = td_float_full(x->device, NULL, 0, v, &s);
+    if (st == TD_OK)
+        st = cmp(x, s, &m);
+    if (st == TD_OK)
+        st = td_bool_into_float(m, out);
+    td_tensor_release(s);
+    td_tensor_release(m);
+    return st;
+}
+
+td_status td_ad_positive(const td_tensor *x, td_tensor **out)
+{
+    return compare_scalar(x, 0.0f, td_float_greater, out);
+}
+
+td_status td_ad_sign(const td_tensor *x, td_tensor **out)
+{
+    td_tensor *p = NULL, *n = NULL;
+    td_status st = compare_scalar(x, 0.0f, td_float_greater, &p);
+    if (st == TD_OK)
+        st = compare_scalar(x, 0.0f, td_float_lower, &n);
+    if (st == TD_OK)
+        st = td_float_sub(p, n, out);
+    td_tensor_release(p);
+    td_tensor_release(n);
+    return st;
+}
+
+static td_status mask_of(td_status (*cmp)(const td_tensor *, const td_tensor *, td_tensor **), const td_tensor *x,
+                         const td_tensor *y, td_tensor **out)
+{
+    td_tensor *m = NULL;
+    td_status st = cmp(x, y, &m);
+    if (st == TD_OK)
+        st = td_bool_into_float(m, out);
+    td_tensor_release(m);
+    return st;
+}
+
+td_status td_ad_ge(const td_tensor *x, const td_tensor *y, td_tensor **out)
+{
+    return mask_of(td_float_greater_equal, x, y, out);
+}
+
+td_status td_ad_gt(const td_tensor *x, const td_tensor *y, td_tensor **out)
+{
+    return mask_of(td_float_greater, x, y, out);
+}
+
+td_status td_ad_inside(const td_tensor *x, float lo, float hi, td_tensor **out)
+{
+    td_tensor *a = NULL, *b = NULL;
+    td_status st = compare_scalar(x, lo, td_float_greater_equal, &a);
+    if (st == TD_OK)
+        st = compare_scalar(x, hi, td_float_lower_equal, &b);
+    if (st == TD_OK)
+        st = td_float_mul(a, b, out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+    return st;
+}
+
+/* gelu'(x) = Phi(x) + x phi(x). erf is not an op, so Phi(x) is recovered as gelu(x) / x
+ * (1/2 at x = 0) and phi(x) = exp(-x^2 / 2) / sqrt(2 pi). */
+td_status td_ad_gelu_grad(const td_tensor *x, td_tensor **out)
+{
+    td_tensor *g = NULL, *safe = NULL, *phi_big = NULL, *x2 = NULL, *e = NULL, *xe = NULL, *zero = NULL, *isz = NULL;
+    td_tensor *half = NULL, *cdf = NULL, *nz = NULL;
+    /* cdf = where(x == 0, 1/2, gelu(x) / x) */
+    td_status st = td_float_gelu(x, &g);
+    if (st == TD_OK)
+        st = td_float_full(x->device, NULL, 0, 0.0f, &zero);
+    if (st == TD_OK)
+        st = td_float_equal(x, zero, &isz);
+    if (st == TD_OK)
+        st = td_float_mask_fill(x, isz, 1.0f, &safe);
+    if (st == TD_OK)
+        st = td_float_div(g, safe, &nz);
+    if (st == TD_OK)
+        st = td_float_mask_fill(nz, isz, 0.5f, &cdf);
+    /* pdf term: x * exp(-x^2 / 2) / sqrt(2 pi) */
+    if (st == TD_OK)
+        st = td_float_mul(x, x, &x2);
+    if (st == TD_OK)
+        st = td_float_mul_scalar(x2, -0.5f, &half);
+    if (st == TD_OK)
+        st = td_float_exp(half, &e);
+    if (st == TD_OK)
+        st = td_float_mul(x, e, &xe);
+    if (st == TD_OK)
+        st = td_float_mul_scalar(xe, 0.398942280f, &phi_big);
+    if (st == TD_OK)
+        st = td_float_add(cdf, phi_big, out);
+    td_tensor *all[] = { g, safe, phi_big, x2, e, xe, zero, isz, half, cdf, nz };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        td_tensor_release(all[i]);
+    return st;
+}
+
+td_status td_ad_zeros_as(const td_tensor *like_device, const td_shape *shape, td_tensor **out)
+{
+    return td_float_zeros(like_device->device, shape->dims, shape->ndim, out);
+}
+
+td_status td_ad_mean_grad(const td_tensor *g, const td_shape *shape, int64_t dim, td_tensor **out)
+{
+    td_tensor *e = NULL;
+    td_status st = td_float_expand(g, shape->dims, shape->ndim, &e);
+    if (st == TD_OK)
+        st = td_float_mul_scalar(e, 1.0f / (float)shape->dims[dim], out);
+    td_tensor_release(e);
+    return st;
+}
+
+td_status td_ad_expand_as(const td_tensor *g, const td_shape *shape, td_tensor **out)
+{
+    return td_float_expand(g, shape->dims, shape->ndim, out);
+}
+
+td_status td_ad_reshape_as(const td_tensor *g, const td_shape *shape, td_tensor **out)
+{
+    return td_float_reshape(g, shape->dims, shape->ndim, out);
+}
+
+td_status td_ad_inverse_permute(const td_tensor *g, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    int64_t inv[TD_MAX_DIMS];
+    for (int i = 0; i < perm_len; i++)
+        inv[perm[i]] = i;
+    return td_float_permute(g, inv, perm_len, out);
+}
+
+td_status td_ad_slice_grad(const td_tensor *g, const td_shape *shape, const int64_t *starts, int starts_len,
+                           const int64_t *ends, int ends_len, td_tensor **out)
+{
+    td_tensor *z = NULL;
+    td_status st = td_float_zeros(g->device, shape->dims, shape->ndim, &z);
+    if (st == TD_OK)
+        st = td_float_slice_assign(z, g, starts, starts_len, ends, ends_len, out);
+    td_tensor_release(z);
+    return st;
+}
+
+/* max_dim / min_dim: the gradient goes to the elements equal to the extreme. */
+td_status td_ad_extreme_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_tensor **out)
+{
+    td_tensor *eq = NULL, *m = NULL;
+    td_status st = td_float_equal(a, result, &eq);
+    if (st == TD_OK)
+        st = td_bool_into_float(eq, &m);
+    if (st == TD_OK)
+        st = td_float_mul(m, g, out);
+    td_tensor_release(eq);
+    td_tensor_release(m);
+    return st;
+}
+
+td_status td_ad_cat_slice(const td_ad_node *n, int i, const td_tensor *g, int64_t dim, td_tensor **out)
+{
+    int64_t starts[TD_MAX_DIMS] = { 0 }, ends[TD_MAX_DIMS];
+    int64_t off = 0;
+    for (int k = 0; k < i; k++)
+        off += n->in_shapes[k].dims[dim];
+    for (int d = 0; d <= dim; d++)
+        ends[d] = g->shape.dims[d];
+    starts[dim] = off;
+    ends[dim] = off + n->in_shapes[i].dims[dim];
+    return td_float_slice(g, starts, (int)dim + 1, ends, (int)dim + 1, out);
+}
+
+td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, td_tensor **out)
+{
+    return td_float_to_device(g, n->in_devices[i], out);
+}
