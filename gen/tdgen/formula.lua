@@ -95,24 +95,24 @@ function M.parse(s)
   return e
 end
 
--- Engine helpers: name -> C function and parameter kinds. `node` helpers also take the
--- node and the input index.
+-- Engine helpers: name -> C function, parameter kinds and the ops they run (a backend
+-- needs them for the gradient). `node` helpers also take the node and the input index.
 M.helpers = {
-  positive = { c = "td_ad_positive", params = { "tensor" } },
-  sign = { c = "td_ad_sign", params = { "tensor" } },
-  ge = { c = "td_ad_ge", params = { "tensor", "tensor" } },
-  gt = { c = "td_ad_gt", params = { "tensor", "tensor" } },
-  inside = { c = "td_ad_inside", params = { "tensor", "scalar", "scalar" } },
-  gelu_grad = { c = "td_ad_gelu_grad", params = { "tensor" } },
-  zeros_as = { c = "td_ad_zeros_as", params = { "tensor", "shape_of" } },
-  mean_grad = { c = "td_ad_mean_grad", params = { "tensor", "shape_of", "iscalar" } },
-  expand_as = { c = "td_ad_expand_as", params = { "tensor", "shape_of" } },
-  reshape_as = { c = "td_ad_reshape_as", params = { "tensor", "shape_of" } },
-  inverse_permute = { c = "td_ad_inverse_permute", params = { "tensor", "array" } },
-  slice_grad = { c = "td_ad_slice_grad", params = { "tensor", "shape_of", "array", "array" } },
-  extreme_grad = { c = "td_ad_extreme_grad", params = { "tensor", "tensor", "tensor" } },
-  cat_slice = { c = "td_ad_cat_slice", params = { "tensor", "iscalar" }, node = true },
-  to_input_device = { c = "td_ad_to_input_device", params = { "tensor" }, node = true },
+  positive = { c = "td_ad_positive", params = { "tensor" }, uses = { "float_full", "float_greater", "bool_into_float" } },
+  sign = { c = "td_ad_sign", params = { "tensor" }, uses = { "float_full", "float_greater", "float_lower", "bool_into_float", "float_sub" } },
+  ge = { c = "td_ad_ge", params = { "tensor", "tensor" }, uses = { "float_greater_equal", "bool_into_float" } },
+  gt = { c = "td_ad_gt", params = { "tensor", "tensor" }, uses = { "float_greater", "bool_into_float" } },
+  inside = { c = "td_ad_inside", params = { "tensor", "scalar", "scalar" }, uses = { "float_full", "float_greater_equal", "float_lower_equal", "bool_into_float", "float_mul" } },
+  gelu_grad = { c = "td_ad_gelu_grad", params = { "tensor" }, uses = { "float_gelu", "float_full", "float_equal", "float_mask_fill", "float_div", "float_mul", "float_mul_scalar", "float_exp", "float_add" } },
+  zeros_as = { c = "td_ad_zeros_as", params = { "tensor", "shape_of" }, uses = { "float_zeros" } },
+  mean_grad = { c = "td_ad_mean_grad", params = { "tensor", "shape_of", "iscalar" }, uses = { "float_expand", "float_mul_scalar" } },
+  expand_as = { c = "td_ad_expand_as", params = { "tensor", "shape_of" }, uses = { "float_expand" } },
+  reshape_as = { c = "td_ad_reshape_as", params = { "tensor", "shape_of" }, uses = { "float_reshape" } },
+  inverse_permute = { c = "td_ad_inverse_permute", params = { "tensor", "array" }, uses = { "float_permute" } },
+  slice_grad = { c = "td_ad_slice_grad", params = { "tensor", "shape_of", "array", "array" }, uses = { "float_zeros", "float_slice_assign" } },
+  extreme_grad = { c = "td_ad_extreme_grad", params = { "tensor", "tensor", "tensor" }, uses = { "float_equal", "bool_into_float", "float_mul" } },
+  cat_slice = { c = "td_ad_cat_slice", params = { "tensor", "iscalar" }, node = true, uses = { "float_slice" } },
+  to_input_device = { c = "td_ad_to_input_device", params = { "tensor" }, node = true, uses = { "float_to_device" } },
 }
 
 local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", dims = "array", shape = "array" }
@@ -137,7 +137,7 @@ function M.compile(op, model)
   -- Slots: every tensor argument gets a saved-value slot and every attribute an attribute
   -- slot, in argument order, so a node can also re-run its forward op (checkpointing).
   local plan = { inputs = {}, input_index = {}, tensor_slot = {}, tensor_args = {}, used_slot = {},
-    attr = {}, attrs = {}, uses_result = false, bodies = {} }
+    attr = {}, attrs = {}, uses_result = false, bodies = {}, ops = {} }
   local nf, ni, na = 0, 0, 0
   for _, a in ipairs(op.args) do
     if a.t.tensor == "float" or a.t.list == "float" then
@@ -182,6 +182,7 @@ function M.compile(op, model)
       end
       local function call(fn, args)
         local t = temp()
+        if fn:match("^td_float_") then plan.ops[fn:sub(4)] = true end
         args[#args + 1] = "&" .. t
         lines[#lines + 1] = string.format("if (st == TD_OK)\n        st = %s(%s);", fn, table.concat(args, ", "))
         return { kind = "tensor", c = t }
@@ -257,7 +258,9 @@ function M.compile(op, model)
         elseif e.k == "call" then
           local h = M.helpers[e.f]
           local params, cname
-          if h then params, cname = h.params, h.c
+          if h then
+            params, cname = h.params, h.c
+            for _, u in ipairs(h.uses) do plan.ops[u] = true end
           else
             local target = model.op_by_name["float_" .. e.f]
             params = target and not target.broken and op_params(target)

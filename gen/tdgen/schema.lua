@@ -135,9 +135,10 @@ M.op_fields = {
   shape = "string", examples = "table", tolerance = "number", semantics = "string",
   -- autodiff (differentiable float ops only)
   backward = "table", bound = "string", differentiable = "boolean", why = "string",
+  gradcheck = "table", -- input name -> "positive": the generated gradient check's domain
 }
 M.op_required = { "name", "family", "doc", "args", "returns" }
-M.differentiable_fields = { "backward", "bound", "differentiable", "why" }
+M.differentiable_fields = { "backward", "bound", "differentiable", "why", "gradcheck" }
 
 M.backend_fields = {
   name = "string", doc = "string", option = "string", default = "boolean", dtypes = "table",

@@ -372,6 +372,12 @@ function M.validate(entries)
           else for _, m in ipairs(ferrs) do err(e, "backward", m) end end
         end
       end
+      for k, v in pairs(f.gradcheck or {}) do
+        local a = type(k) == "string" and op.arg_by_name[k] or nil
+        if not a or a.t.tensor ~= "float" or v ~= "positive" then
+          err(e, "gradcheck", string.format("expected float input = \"positive\", got %s = %s", tostring(k), tostring(v)))
+        end
+      end
       if f.bound == nil and f.backward ~= nil then
         err(e, nil, "a differentiable op says whether it is bound = 'memory' or 'compute' (checkpointing)")
       end

@@ -88,6 +88,7 @@ op {
   tolerance = 1e-4,
   backward = { a = "grad * b * powf(a, b - 1)", b = "grad * result * log(a)" },
   bound = "memory",
+  gradcheck = { a = "positive" },
 }
 
 op {

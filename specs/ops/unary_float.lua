@@ -62,6 +62,7 @@ op {
   tolerance = 1e-4,
   backward = { a = "grad / a" },
   bound = "memory",
+  gradcheck = { a = "positive" },
 }
 
 op {
@@ -79,6 +80,7 @@ op {
   },
   backward = { a = "grad / (2 * result)" },
   bound = "memory",
+  gradcheck = { a = "positive" },
 }
 
 op {
@@ -194,6 +196,7 @@ op {
   tolerance = 1e-4,
   backward = { a = "grad * exponent * powf_scalar(a, exponent - 1)" },
   bound = "memory",
+  gradcheck = { a = "positive" },
 }
 
 op {

@@ -219,3 +219,151 @@ void tdt_expect_impl(const td_tensor *t, td_dtype dtype, const int64_t *shape, i
     tdt_expect_host_impl(dtype, got, want, n, tol, file, line);
     free(got);
 }
+
+/* ---- gradient checks ---- */
+
+static float next_uniform(unsigned *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return (float)(*state >> 8) / 16777216.0f;
+}
+
+static void fill_input(float *v, int64_t n, bool positive, unsigned *state)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float u = next_uniform(state);
+        if (positive) {
+            v[i] = 0.5f + u;
+        } else {
+            float mag = 0.2f + 0.8f * next_uniform(state);
+            v[i] = u < 0.5f ? -mag : mag;
+        }
+    }
+}
+
+static int64_t numel_of(const int64_t *shape, int ndim)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= shape[i];
+    return n;
+}
+
+/* L = sum(fwd(ins) * w) on device d; with `track`, the inputs take gradients and grads
+ * (one per input, host arrays) receive them. */
+static td_status loss_on(td_device *d, tdt_fwd_fn fwd, const tdt_input *ins, float *const *data, int n,
+                         const float *w, float *loss, bool track, float *const *grads)
+{
+    td_tensor *t[16] = { NULL }, *out = NULL, *wt = NULL, *prod = NULL, *sum = NULL;
+    td_grads *g = NULL;
+    td_status st = TD_OK;
+    for (int i = 0; i < n && st == TD_OK; i++) {
+        st = td_float_from_data(d, data[i], ins[i].shape, ins[i].ndim, &t[i]);
+        if (st == TD_OK && track)
+            st = td_require_grad(t[i]);
+    }
+    if (st == TD_OK)
+        st = fwd(d, t, &out);
+    int64_t dims[TD_MAX_DIMS];
+    int nd = 0;
+    if (st == TD_OK)
+        st = td_tensor_shape(out, dims, &nd);
+    if (st == TD_OK)
+        st = td_float_from_data(d, w, dims, nd, &wt);
+    if (st == TD_OK)
+        st = td_float_mul(out, wt, &prod);
+    if (st == TD_OK)
+        st = td_float_sum(prod, &sum);
+    if (st == TD_OK)
+        st = td_float_into_data(sum, loss, 1);
+    if (st == TD_OK && track)
+        st = td_backward(sum, &g);
+    for (int i = 0; track && i < n && st == TD_OK; i++) {
+        td_tensor *gi = NULL;
+        st = td_grads_get(g, t[i], &gi);
+        int64_t gn = numel_of(ins[i].shape, ins[i].ndim);
+        if (st == TD_OK && gi == NULL)
+            memset(grads[i], 0, sizeof(float) * (size_t)gn);
+        else if (st == TD_OK)
+            st = td_float_into_data(gi, grads[i], gn);
+        td_tensor_release(gi);
+    }
+    td_grads_release(g);
+    for (int i = 0; i < n; i++)
+        td_tensor_release(t[i]);
+    td_tensor_release(out);
+    td_tensor_release(wt);
+    td_tensor_release(prod);
+    td_tensor_release(sum);
+    return st;
+}
+
+void tdt_gradcheck_impl(td_device *inner, td_device *ad_none, td_device *ad_bal, tdt_fwd_fn fwd,
+                        const tdt_input *ins, int n, unsigned seed, const char *file, int line)
+{
+    float *data[16], *ana[16], *bal[16];
+    unsigned state = seed;
+    for (int i = 0; i < n; i++) {
+        int64_t k = numel_of(ins[i].shape, ins[i].ndim);
+        data[i] = malloc(sizeof(float) * (size_t)k);
+        ana[i] = malloc(sizeof(float) * (size_t)k);
+        bal[i] = malloc(sizeof(float) * (size_t)k);
+        fill_input(data[i], k, ins[i].positive, &state);
+    }
+    /* The weights need the output's size: run once on the inner device. */
+    td_tensor *t[16] = { NULL }, *out = NULL;
+    td_status st = TD_OK;
+    for (int i = 0; i < n && st == TD_OK; i++)
+        st = td_float_from_data(inner, data[i], ins[i].shape, ins[i].ndim, &t[i]);
+    if (st == TD_OK)
+        st = fwd(inner, t, &out);
+    int64_t on = 1;
+    if (st == TD_OK)
+        st = td_tensor_numel(out, &on);
+    for (int i = 0; i < n; i++)
+        td_tensor_release(t[i]);
+    td_tensor_release(out);
+    float *w = malloc(sizeof(float) * (size_t)on);
+    for (int64_t j = 0; j < on; j++)
+        w[j] = 2.0f * next_uniform(&state) - 1.0f;
+    float loss;
+    if (st == TD_OK)
+        st = loss_on(ad_none, fwd, ins, data, n, w, &loss, true, ana);
+    if (st == TD_OK)
+        st = loss_on(ad_bal, fwd, ins, data, n, w, &loss, true, bal);
+    char msg[256] = "";
+    const float h = 1e-2f;
+    for (int i = 0; i < n && st == TD_OK && !msg[0]; i++) {
+        int64_t k = numel_of(ins[i].shape, ins[i].ndim);
+        for (int64_t j = 0; j < k && st == TD_OK && !msg[0]; j++) {
+            float keep = data[i][j], lp = 0, lm = 0;
+            data[i][j] = keep + h;
+            st = loss_on(inner, fwd, ins, data, n, w, &lp, false, NULL);
+            data[i][j] = keep - h;
+            if (st == TD_OK)
+                st = loss_on(inner, fwd, ins, data, n, w, &lm, false, NULL);
+            data[i][j] = keep;
+            float num = (lp - lm) / (2.0f * h);
+            if (fabsf(num - ana[i][j]) > 1e-2f + 1e-2f * fabsf(ana[i][j]))
+                snprintf(msg, sizeof msg, "input %d element %lld: analytic %.6g, numeric %.6g", i, (long long)j,
+                         (double)ana[i][j], (double)num);
+            else if (fabsf(bal[i][j] - ana[i][j]) > 1e-7f + 1e-6f * fabsf(ana[i][j]))
+                snprintf(msg, sizeof msg, "input %d element %lld: NONE %.9g, BALANCED %.9g", i, (long long)j,
+                         (double)ana[i][j], (double)bal[i][j]);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        free(data[i]);
+        free(ana[i]);
+        free(bal[i]);
+    }
+    free(w);
+    if (st != TD_OK) {
+        print_error("gradcheck: %s: %s\n", td_status_name(st), td_last_error());
+        _fail(file, line);
+    }
+    if (msg[0]) {
+        print_error("gradcheck: %s\n", msg);
+        _fail(file, line);
+    }
+}

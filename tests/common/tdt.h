@@ -40,4 +40,28 @@ void tdt_expect_host_impl(td_dtype dtype, const void *got, const void *want, int
 
 bool tdt_close(float got, float want, float tol);
 
+/* ---- gradient checks ---- */
+
+/* Runs the op under test on device d with the float inputs ins (other arguments fixed). */
+typedef td_status (*tdt_fwd_fn)(td_device *d, td_tensor *const *ins, td_tensor **out);
+
+typedef struct tdt_input {
+    const int64_t *shape;
+    int ndim;
+    bool positive; /* values in [0.5, 1.5] instead of +-[0.2, 1] */
+} tdt_input;
+
+/* Checks the gradients of L = sum(fwd(ins) * w), w fixed random weights, at random inputs:
+ * the analytic gradients from autodiff devices with NONE (ad_none) and BALANCED (ad_bal)
+ * checkpointing over `inner` against central differences computed on `inner`.
+ * f32 tolerances: step h = 1e-2, |numeric - analytic| <= 1e-2 + 1e-2 * |analytic|;
+ * NONE and BALANCED agree within 1e-6 relative (+1e-7 absolute). */
+void tdt_gradcheck_impl(td_device *inner, td_device *ad_none, td_device *ad_bal, tdt_fwd_fn fwd,
+                        const tdt_input *ins, int n, unsigned seed, const char *file, int line);
+#define tdt_gradcheck(inner, ad_none, ad_bal, fwd, ins, n, seed) \
+    tdt_gradcheck_impl((inner), (ad_none), (ad_bal), (fwd), (ins), (n), (seed), __FILE__, __LINE__)
+
+/* The exact message of the autodiff context guard. */
+#define TDT_GUARD_MESSAGE "an autodiff float primitive must have an enabled autodiff context"
+
 #endif
