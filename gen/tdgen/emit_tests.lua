@@ -98,7 +98,9 @@ local function emit_args(b, op, ex, over, dev)
       b:put("    static const int64_t %s_shape[] = %s;", n, dims)
       b:put("    static const %s %s_data[] = %s;", CTYPE[dtype], n,
         (o and o.dtype) and c_array(dtype, {}) or c_array(dtype, v.data))
-      if o and o.dtype then
+      if o and o.random then
+        b:put("    td_tensor *%s = tdt_random(%s, %s, %s_shape, %d, %du);", n, dev, DT[dtype], n, nd, o.random)
+      elseif o and o.dtype then
         b:put("    td_tensor *%s = tdt_filled(%s, %s, %s_shape, %d);", n, (o.device or dev), DT[dtype], n, nd)
       else
         b:put("    td_tensor *%s = tdt_make(%s, %s, %s_data, %s_shape, %d);", n, (o and o.device) or dev, DT[dtype],
@@ -116,7 +118,10 @@ local function emit_args(b, op, ex, over, dev)
         local idev = (i == 2 and o and o.device) or dev
         local odt = (i == 1 and o and o.dtype) or nil
         b:put("    static const int64_t %s_%d_shape[] = %s;", n, i, dims)
-        if odt then
+        if o and o.random then
+          b:put("    %s_items[%d] = tdt_random(%s, %s, %s_%d_shape, %d, %du);", n, i - 1, idev, DT[dtype], n, i, nd,
+            o.random + i)
+        elseif odt then
           b:put("    %s_items[%d] = tdt_filled(%s, %s, %s_%d_shape, %d);", n, i - 1, idev, DT[odt], n, i, nd)
         else
           b:put("    static const %s %s_%d_data[] = %s;", CTYPE[dtype], n, i, c_array(dtype, item.data))
@@ -232,6 +237,8 @@ function M.ops_tests(model, be, specs_note)
   b:put("static td_device *dev;    /* the %s device under test */", be.name)
   b:put("static td_device *ad_dev; /* autodiff(%s): another kind, for mismatch errors */", be.name)
   b:put("static long live_baseline;")
+  local vs_cpu = be.name ~= "cpu" and model.backend_by_name.cpu ~= nil
+  if vs_cpu then b:put("static td_device *cpu_dev; /* the reference */") end
   for _, op in ipairs(model.ops) do
     local impl = be.ops[op.name]
     local has_out = schema.classes[op.returns] ~= nil
@@ -315,6 +322,34 @@ function M.ops_tests(model, be, specs_note)
       release_all(b, owned)
       b:put("}")
     end
+    -- Another backend against the CPU on random inputs (creation ops: the example's).
+    if impl and be.name ~= "cpu" and model.backend_by_name.cpu and model.backend_by_name.cpu.ops[op.name]
+      and has_out and can_hold(be, op) and (ex1 or op.family == "creation") then
+      local over = {}
+      for i, a in ipairs(op.args) do
+        if a.t.tensor or a.t.list then over[a.name] = { random = 1000 + 17 * i } end
+      end
+      b:put("")
+      b:put("static td_status run_%s(td_device *d, td_tensor **out)", op.name)
+      b:put("{")
+      local exprs, owned = emit_args(b, op, ex1, over, "d")
+      b:put("    td_status st = %s(%s);", call, table.concat(exprs, ", "):gsub("&out", "out"))
+      release_all(b, owned)
+      b:put("    return st;")
+      b:put("}")
+      b:put("")
+      b:put("static void %s(void **state)", test("test_" .. op.name .. "_vs_cpu"))
+      b:put("{")
+      b:put("    (void)state;")
+      b:put("    td_tensor *got = NULL, *want = NULL;")
+      b:put("    td_status st_got = run_%s(dev, &got), st_want = run_%s(cpu_dev, &want);", op.name, op.name)
+      b:put("    assert_int_equal(st_got, st_want);")
+      b:put("    if (st_want == TD_OK)")
+      b:put("        tdt_expect_same(got, want, %sf);", string.format("%.9g", math.max(op.tolerance, 1e-5)))
+      b:put("    td_tensor_release(got);")
+      b:put("    td_tensor_release(want);")
+      b:put("}")
+    end
     -- Not implemented by this backend: the generated arm says so.
     if not impl and can_hold(be, op) and (ex1 or op.family == "creation" or op.family == "device") then
       b:put("")
@@ -334,12 +369,17 @@ function M.ops_tests(model, be, specs_note)
   b:put("static int group_setup(void **state)")
   b:put("{")
   b:put("    (void)state;")
+  if vs_cpu then
+    b:put("    if (td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) != TD_OK)")
+    b:put("        return -1;")
+  end
   b:put("    return tdt_open(TD_BACKEND_%s, &dev, &ad_dev);", U(be.name))
   b:put("}")
   b:put("")
   b:put("static int group_teardown(void **state)")
   b:put("{")
   b:put("    (void)state;")
+  if vs_cpu then b:put("    td_device_release(cpu_dev);") end
   b:put("    td_device_release(ad_dev);")
   b:put("    td_device_release(dev);")
   b:put("    return td_testing_live_objects() == 0 ? 0 : -1;")

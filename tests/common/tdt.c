@@ -220,13 +220,57 @@ void tdt_expect_impl(const td_tensor *t, td_dtype dtype, const int64_t *shape, i
     free(got);
 }
 
-/* ---- gradient checks ---- */
-
 static float next_uniform(unsigned *state)
 {
     *state = *state * 1664525u + 1013904223u;
     return (float)(*state >> 8) / 16777216.0f;
 }
+
+td_tensor *tdt_random(td_device *d, td_dtype dtype, const int64_t *shape, int ndim, unsigned seed)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= shape[i];
+    void *buf = calloc((size_t)n, 4);
+    if (buf == NULL)
+        return NULL;
+    unsigned state = seed;
+    for (int64_t i = 0; i < n; i++) {
+        float u = next_uniform(&state);
+        if (dtype == TD_F32) {
+            ((float *)buf)[i] = 4.0f * u - 2.0f;
+        } else if (dtype == TD_I32) {
+            int32_t v = 1 + (int32_t)(u * 9.0f);
+            ((int32_t *)buf)[i] = next_uniform(&state) < 0.5f ? -v : v;
+        } else {
+            ((bool *)buf)[i] = u < 0.5f;
+        }
+    }
+    td_tensor *t = tdt_make(d, dtype, buf, shape, ndim);
+    free(buf);
+    return t;
+}
+
+void tdt_expect_same_impl(const td_tensor *a, const td_tensor *b, float tol, const char *file, int line)
+{
+    if (a == NULL || b == NULL) {
+        print_error("no tensor to compare\n");
+        _fail(file, line);
+    }
+    td_dtype dt;
+    int64_t dims[TD_MAX_DIMS];
+    int nd;
+    td_tensor_dtype(b, &dt);
+    td_tensor_shape(b, dims, &nd);
+    int64_t n = 0;
+    void *want = tdt_read(b, &n);
+    if (want == NULL)
+        _fail(file, line);
+    tdt_expect_impl(a, dt, dims, nd, want, n, tol, file, line);
+    free(want);
+}
+
+/* ---- gradient checks ---- */
 
 static void fill_input(float *v, int64_t n, bool positive, unsigned *state)
 {

@@ -40,6 +40,15 @@ void tdt_expect_host_impl(td_dtype dtype, const void *got, const void *want, int
 
 bool tdt_close(float got, float want, float tol);
 
+/* A tensor of pseudo-random values from seed on d: floats in [-2, 2), ints in
+ * [-9, 9] without 0, bools both ways. The same seed gives the same values everywhere. */
+td_tensor *tdt_random(td_device *d, td_dtype dtype, const int64_t *shape, int ndim, unsigned seed);
+
+/* Fails unless a and b have the same dtype, shape and values (floats within tol, as
+ * tdt_expect); used to compare a backend with the CPU. */
+void tdt_expect_same_impl(const td_tensor *a, const td_tensor *b, float tol, const char *file, int line);
+#define tdt_expect_same(a, b, tol) tdt_expect_same_impl((a), (b), (tol), __FILE__, __LINE__)
+
 /* ---- gradient checks ---- */
 
 /* Runs the op under test on device d with the float inputs ins (other arguments fixed). */
