@@ -196,7 +196,7 @@ end
 local function emit_checks(b, op)
   -- NULL checks, in parameter order.
   for _, a in ipairs(op.args) do
-    if a.t.tensor or a.t.device or a.t.host_in or a.t.host_out then
+    if a.t.tensor or a.t.device or a.t.host_in or a.t.host_out or a.t.group then
       b:put("    if (%s == NULL)", a.name)
       b:put("        return td_err_null(td_opname, %s);", util.c_string(a.name))
     elseif a.t.array then
@@ -258,6 +258,7 @@ local function emit_checks(b, op)
       elseif kind == "list" or kind == "array" then cargs[#cargs + 1] = rn .. ", " .. rn .. "_len"
       elseif kind == "dim" then cargs[#cargs + 1] = "&" .. rn
       elseif kind == "host_out" then cargs[#cargs + 1] = rn .. "_len"
+      elseif kind == "group" then cargs[#cargs + 1] = rn
       else cargs[#cargs + 1] = rn end
     end
     b:put("    td_shape td_shape_out;")
@@ -292,18 +293,37 @@ local function result_device(op)
   return primary(op) .. "->device"
 end
 
+local emit_backend_arm_body
+
+-- Collectives need a transport: without MPI in the build their arms say unsupported.
 local function emit_backend_arm(b, op, be)
+  if op.family == "distributed" and be.ops[op.name] then
+    b:put("#if TD_HAVE_MPI")
+    emit_backend_arm_body(b, op, be, true)
+    b:put("#else")
+    emit_backend_arm_body(b, op, be, false)
+    b:put("#endif")
+  else
+    emit_backend_arm_body(b, op, be, be.ops[op.name])
+  end
+end
+
+emit_backend_arm_body = function(b, op, be, impl)
   local P = "td_" .. be.name .. "_"
   local cls = schema.classes[op.returns]
   b:put("static td_status arm_%s_%s(%s)", be.name, op.name, arm_params(op))
   b:put("{")
-  local used = {}
-  if not be.ops[op.name] then
+  if not impl then
     for _, n in ipairs(entry_names(op)) do b:put("    (void)%s;", n) end
     b:put("    (void)td_shape_out;")
     b:put("    (void)td_ctx;")
     if returns_tensor(op) then b:put("    (void)out;") end
-    b:put("    return td_err_unsupported(%s, TD_BACKEND_%s);", util.c_string(op.name), U(be.name))
+    if be.ops[op.name] then
+      b:put("    return td_error(TD_E_UNSUPPORTED, \"%s: backend '%s' has collectives, but this build has no MPI\");",
+        op.name, be.name)
+    else
+      b:put("    return td_err_unsupported(%s, TD_BACKEND_%s);", util.c_string(op.name), U(be.name))
+    end
     b:put("}")
     return
   end
@@ -448,7 +468,8 @@ local function emit_record(b, op)
   for _, at in ipairs(plan.attrs) do
     local n = at.arg.name
     if at.kind == "scalar" then b:put("        td_node->fattrs[%d] = %s;", at.slot, n)
-    elseif at.kind == "iscalar" then b:put("        td_node->iattrs[%d] = (int64_t)%s;", at.slot, n)
+    elseif at.kind == "iscalar" or at.kind == "reduce" then b:put("        td_node->iattrs[%d] = (int64_t)%s;", at.slot, n)
+    elseif at.kind == "group" then b:put("        td_ad_node_set_group(td_node, %s);", n)
     else
       b:put("        td_node->arr_lens[%d] = %s_len;", at.slot, n)
       b:put("        for (int k = 0; k < %s_len; k++)", n)

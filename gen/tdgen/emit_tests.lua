@@ -240,6 +240,7 @@ function M.ops_tests(model, be, specs_note)
   local vs_cpu = be.name ~= "cpu" and model.backend_by_name.cpu ~= nil
   if vs_cpu then b:put("static td_device *cpu_dev; /* the reference */") end
   for _, op in ipairs(model.ops) do
+    if op.family == "distributed" then goto continue end -- needs a process group: tests/dist
     local impl = be.ops[op.name]
     local has_out = schema.classes[op.returns] ~= nil
     local call = "td_" .. op.name
@@ -364,6 +365,7 @@ function M.ops_tests(model, be, specs_note)
       release_all(b, owned)
       b:put("}")
     end
+    ::continue::
   end
   b:put("")
   b:put("static int group_setup(void **state)")
@@ -434,6 +436,7 @@ function M.autodiff_tests(model, be, specs_note)
   b:put("static long live_baseline;")
   local disabled = "(td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }"
   for _, op in ipairs(model.ops) do
+    if op.family == "distributed" then goto continue end -- needs a process group: tests/dist
     local ex1 = op.examples and op.examples[1] or nil
     local has_out = schema.classes[op.returns] ~= nil
     local call = "td_" .. op.name
@@ -550,6 +553,7 @@ function M.autodiff_tests(model, be, specs_note)
         end
       end
     end
+    ::continue::
   end
   b:put("")
   b:put("static int group_setup(void **state)")

@@ -112,10 +112,17 @@ M.helpers = {
   slice_grad = { c = "td_ad_slice_grad", params = { "tensor", "shape_of", "array", "array" }, uses = { "float_zeros", "float_slice_assign" } },
   extreme_grad = { c = "td_ad_extreme_grad", params = { "tensor", "tensor", "tensor" }, uses = { "float_equal", "bool_into_float", "float_mul" } },
   cat_slice = { c = "td_ad_cat_slice", params = { "tensor", "iscalar" }, node = true, uses = { "float_slice" } },
+  all_reduce_grad = { c = "td_ad_all_reduce_grad", params = { "tensor", "tensor", "tensor", "group", "reduce" },
+    uses = { "float_all_reduce", "float_equal", "bool_into_float", "float_mul" } },
+  broadcast_grad = { c = "td_ad_broadcast_grad", params = { "tensor", "group", "iscalar" },
+    uses = { "float_all_reduce", "float_mul_scalar" } },
+  all_gather_grad = { c = "td_ad_all_gather_grad", params = { "tensor", "group" },
+    uses = { "float_all_reduce", "float_slice" } },
   to_input_device = { c = "td_ad_to_input_device", params = { "tensor" }, node = true, uses = { "float_to_device" } },
 }
 
-local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", dims = "array", shape = "array" }
+local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", i32 = "iscalar", dims = "array", shape = "array",
+  group = "group", reduce_op = "reduce" }
 
 -- Parameter kinds of a float op used as a formula function (nil when it cannot be one).
 local function op_params(op)
@@ -150,7 +157,12 @@ function M.compile(op, model)
     elseif ARG_KIND[a.type] then
       local kind, expr, slot = ARG_KIND[a.type]
       if kind == "scalar" then slot = nf; expr = string.format("n->fattrs[%d]", nf); nf = nf + 1
-      elseif kind == "iscalar" then slot = ni; expr = string.format("n->iattrs[%d]", ni); ni = ni + 1
+      elseif kind == "iscalar" then
+        slot = ni
+        expr = string.format(a.type == "i32" and "(int32_t)n->iattrs[%d]" or "n->iattrs[%d]", ni)
+        ni = ni + 1
+      elseif kind == "reduce" then slot = ni; expr = string.format("(td_reduce_op)n->iattrs[%d]", ni); ni = ni + 1
+      elseif kind == "group" then slot = 0; expr = "n->group"
       else slot = na; expr = string.format("n->arrs[%d], n->arr_lens[%d]", na, na); na = na + 1 end
       plan.attr[a.name] = expr
       plan.attrs[#plan.attrs + 1] = { arg = a, kind = kind, expr = expr, slot = slot }
@@ -195,6 +207,7 @@ function M.compile(op, model)
         if want == "scalar" and (v.kind == "scalar" or v.kind == "num" or v.kind == "iscalar") then return "(float)(" .. v.c .. ")" end
         if want == "iscalar" and (v.kind == "iscalar" or (v.kind == "num" and math.type(v.v) == "integer")) then return v.c end
         if want == "array" and v.kind == "array" then return v.c end
+        if (want == "group" or want == "reduce") and v.kind == want then return v.c end
         if want == "shape_of" and v.kind == "tensor" and v.input then return v.shape end
         return nil
       end

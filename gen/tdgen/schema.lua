@@ -25,6 +25,9 @@ M.types = {
   dim    = { params = { "int64_t %s" }, scalar = true },
   distribution = { params = { "td_distribution %s" }, scalar = true, enum = { "TD_UNIFORM", "TD_NORMAL" } },
   device = { params = { "td_device *%s" }, device = true },
+  group  = { params = { "td_group *%s" }, group = true },
+  reduce_op = { params = { "td_reduce_op %s" }, scalar = true,
+                 enum = { "TD_REDUCE_SUM", "TD_REDUCE_MEAN", "TD_REDUCE_MAX", "TD_REDUCE_MIN" } },
   dims   = { params = { "const int64_t *%s", "int %s_len" }, array = true },
   shape  = { params = { "const int64_t *%s", "int %s_len" }, array = true },
   f32_data  = { params = { "const float *%s" }, host_in = "f32" },
@@ -91,12 +94,21 @@ M.families = {
     end
     if op.returns ~= M.types[a.type].tensor then return "a to_device op returns the class of its input" end
   end,
+  distributed = function(op)
+    local a = first(op)
+    if not a or not M.types[a.type].tensor then return "the first argument of a distributed op is a tensor" end
+    local has_group = false
+    for _, x in ipairs(op.args) do if x.type == "group" then has_group = true end end
+    if not has_group then return "a distributed op takes a 'group NAME' argument" end
+    if not M.classes[op.returns] then return "a distributed op returns a tensor" end
+  end,
   device = function(op)
     if #op.args ~= 1 or op.args[1].type ~= "device" then return "a device op takes exactly one 'device NAME' argument" end
     if op.returns ~= "none" then return "a device op returns none" end
   end,
 }
-M.family_order = { "creation", "unary", "unary_float", "binary", "binary_float", "multi", "to_device", "device" }
+M.family_order = { "creation", "unary", "unary_float", "binary", "binary_float", "multi", "to_device", "distributed",
+  "device" }
 
 -- Shape rules: name -> parameter kinds. The generated call passes a tensor as its
 -- shape, a list as (array, count), dims/shape as (array, count), a dim by address
@@ -119,6 +131,7 @@ M.rules = {
   matmul = { "tensor", "tensor" },
   mask_fill = { "tensor", "tensor" },
   host_out = { "tensor", "host_out" },
+  all_gather = { "tensor", "group" },
 }
 
 function M.param_kind(t)

@@ -304,6 +304,8 @@ function M.validate(entries)
               ok = false
             elseif b.ops[name] then
               err(e, "ops", "op '" .. name .. "' is listed twice"); ok = false
+            elseif not op.broken and op.family == "distributed" and not f.collectives then
+              err(e, "ops", "op '" .. name .. "' is a collective: the backend must say collectives = true"); ok = false
             elseif not op.broken then
               b.ops[name] = true
             end

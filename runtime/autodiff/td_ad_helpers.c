@@ -182,3 +182,41 @@ td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, 
 {
     return td_float_to_device(g, n->in_devices[i], out);
 }
+
+/* Every rank's loss depends on the reduced result, so a rank's input collects the sum of
+ * all ranks' gradients: as is for sum, over the group size for mean, and only where the
+ * input held the extreme for max and min. */
+td_status td_ad_all_reduce_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_group *group,
+                                td_reduce_op op, td_tensor **out)
+{
+    if (op == TD_REDUCE_SUM || op == TD_REDUCE_MEAN)
+        return td_float_all_reduce(g, group, op, out);
+    td_tensor *s = NULL;
+    td_status st = td_float_all_reduce(g, group, TD_REDUCE_SUM, &s);
+    if (st == TD_OK)
+        st = td_ad_extreme_grad(s, a, result, out);
+    td_tensor_release(s);
+    return st;
+}
+
+td_status td_ad_broadcast_grad(const td_tensor *g, td_group *group, int64_t root, td_tensor **out)
+{
+    td_tensor *s = NULL;
+    td_status st = td_float_all_reduce(g, group, TD_REDUCE_SUM, &s);
+    if (st == TD_OK)
+        st = td_float_mul_scalar(s, td_group_rank_of(group) == root ? 1.0f : 0.0f, out);
+    td_tensor_release(s);
+    return st;
+}
+
+td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor **out)
+{
+    td_tensor *s = NULL;
+    td_status st = td_float_all_reduce(g, group, TD_REDUCE_SUM, &s);
+    int64_t part = g->shape.dims[0] / td_group_size_of(group), rank = td_group_rank_of(group);
+    int64_t starts[1] = { rank * part }, ends[1] = { (rank + 1) * part };
+    if (st == TD_OK)
+        st = td_float_slice(s, starts, 1, ends, 1, out);
+    td_tensor_release(s);
+    return st;
+}

@@ -73,6 +73,12 @@ void td_ad_node_save(td_ad_node *n, int slot, const td_tensor *t)
     n->saved[slot] = inner;
 }
 
+void td_ad_node_set_group(td_ad_node *n, td_group *group)
+{
+    td_group_retain(group);
+    n->group = group;
+}
+
 void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result)
 {
     bool keep = n->strategy == TD_CHECKPOINT_BALANCED ? !td_ad_node_recomputes(n) : n->uses_result;
@@ -93,6 +99,8 @@ static void release_edges(td_ad_node *n)
     }
     td_tensor_release(n->output);
     n->output = NULL;
+    td_group_release(n->group);
+    n->group = NULL;
     for (int i = 0; i < n->ninputs; i++) {
         td_ad_node_release(n->parents[i]);
         n->parents[i] = NULL;

@@ -42,6 +42,7 @@ struct td_ad_node {
     int64_t iattrs[TD_AD_MAX_ATTRS];
     int64_t arrs[2][TD_MAX_DIMS];
     int arr_lens[2];
+    td_group *group;           /* collectives: the process group (owned reference) */
     uint64_t visit;            /* backward pass that last reached this node */
     td_tensor *grad;           /* accumulated during backward */
 };
@@ -61,6 +62,8 @@ bool td_ad_node_recomputes(const td_ad_node *n);
 /* Saves the autodiff tensor t in slot: under BALANCED as its node when that node can
  * give the value back, else its inner tensor. */
 void td_ad_node_save(td_ad_node *n, int slot, const td_tensor *t);
+/* Keeps a reference to the process group of a collective. */
+void td_ad_node_set_group(td_ad_node *n, td_group *group);
 /* Keeps the op's inner result when the strategy wants it kept. */
 void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result);
 
@@ -80,6 +83,10 @@ td_status td_ad_slice_grad(const td_tensor *g, const td_shape *shape, const int6
                            const int64_t *ends, int ends_len, td_tensor **out);
 td_status td_ad_extreme_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_tensor **out);
 td_status td_ad_cat_slice(const td_ad_node *n, int i, const td_tensor *g, int64_t dim, td_tensor **out);
+td_status td_ad_all_reduce_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_group *group,
+                                td_reduce_op op, td_tensor **out);
+td_status td_ad_broadcast_grad(const td_tensor *g, td_group *group, int64_t root, td_tensor **out);
+td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor **out);
 td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, td_tensor **out);
 
 #endif

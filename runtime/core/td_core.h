@@ -51,6 +51,10 @@ typedef enum td_distribution { TD_UNIFORM = 0, TD_NORMAL = 1 } td_distribution;
 
 typedef struct td_tensor td_tensor;
 typedef struct td_device td_device;
+typedef struct td_group td_group;
+
+/* How a collective combines the ranks' tensors. */
+typedef enum td_reduce_op { TD_REDUCE_SUM = 0, TD_REDUCE_MEAN = 1, TD_REDUCE_MAX = 2, TD_REDUCE_MIN = 3 } td_reduce_op;
 
 /* Errors. The message is thread-local and names op, backend and cause. */
 const char *td_last_error(void);
@@ -104,6 +108,20 @@ td_status td_backward_seeded(const td_tensor *root, const td_tensor *seed, td_gr
  * when the leaf took no part in the loss. */
 td_status td_grads_get(const td_grads *grads, const td_tensor *t, td_tensor **out);
 void td_grads_release(td_grads *grads);
+
+/* Distributed: a process group over MPI (no MPI type leaks into this API). In a build
+ * without MPI td_dist_available() is false and these return TD_E_UNSUPPORTED. */
+bool td_dist_available(void);
+/* Initializes MPI (argc/argv may be NULL); call once per process, before any group. */
+td_status td_dist_init(int *argc, char ***argv);
+/* Finalizes MPI; collectives on groups made before fail with TD_E_DISTRIBUTED afterwards. */
+td_status td_dist_finalize(void);
+/* The group of every process (a new reference). */
+td_status td_group_world(td_group **out);
+td_status td_group_rank(const td_group *g, int *rank);
+td_status td_group_size(const td_group *g, int *size);
+td_status td_group_retain(td_group *g);
+void td_group_release(td_group *g);
 
 /* Testing hook: the next n allocations succeed, then every one fails with
  * TD_E_NOMEM until reset with n < 0. Not thread-safe; for tests only. */

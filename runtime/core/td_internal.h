@@ -125,6 +125,19 @@ static inline td_status td_ctx_merge(const char *op, td_autodiff_context a, td_a
 td_status td_guard(const char *op, const td_tensor *t);
 td_autodiff_context td_device_context(const td_device *d);
 
+/* Collectives on host memory, for backends that implement the distributed family. Each
+ * first checks that the group is usable and that every rank passes the same op, dtype and
+ * shape (td_dist_agree), so a disagreement is an error on all ranks. */
+td_status td_dist_check(const char *op, const td_group *g);
+int td_group_size_of(const td_group *g);
+int td_group_rank_of(const td_group *g);
+td_status td_dist_agree(const char *op, const td_group *g, int64_t tag, const td_tensor *t);
+td_status td_dist_all_reduce(const char *op, const td_group *g, void *buf, int64_t count, td_dtype dtype,
+                             td_reduce_op rop);
+td_status td_dist_broadcast(const char *op, const td_group *g, void *buf, int64_t count, td_dtype dtype, int root);
+td_status td_dist_all_gather(const char *op, const td_group *g, const void *send, void *recv, int64_t count,
+                             td_dtype dtype);
+
 /* Moves a tensor between backends through host memory. */
 td_status td_stage_to_device(const char *op, const td_tensor *a, td_device *device, td_tensor **out);
 

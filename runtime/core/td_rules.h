@@ -41,6 +41,7 @@ td_status td_rule_reduce_all(const char *op, const td_shape *a, td_shape *out);
 td_status td_rule_reduce_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
 td_status td_rule_matmul(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
 td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *mask, td_shape *out);
+td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out);
 td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, td_shape *out);
 
 #endif

@@ -340,3 +340,14 @@ td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, t
     *out = *a;
     return TD_OK;
 }
+
+td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out)
+{
+    TD_TRY(td_dist_check(op, group));
+    if (a->ndim == 0)
+        return td_error(TD_E_SHAPE, "%s: all_gather concatenates along dim 0; a 0-dim tensor has none", op);
+    int64_t dims[TD_MAX_DIMS];
+    memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
+    dims[0] *= td_group_size_of(group);
+    return td_shape_from(op, dims, a->ndim, out);
+}

@@ -4,7 +4,8 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_elementwise.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_reduce.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_layout.c
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_matmul.c)
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_matmul.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_dist.c)
 
 find_package(OpenMP COMPONENTS C)
 if(OpenMP_C_FOUND)

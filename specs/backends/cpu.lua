@@ -13,12 +13,12 @@
 --                                   other op gets an arm returning TD_E_UNSUPPORTED
 backend {
   name = "cpu",
-  doc = "Portable C11 kernels; OpenMP threads for large tensors; CBLAS sgemm when found",
+  doc = "Portable C11 kernels; OpenMP threads for large tensors; CBLAS sgemm when found; MPI collectives",
   option = "TD_BACKEND_CPU",
   default = true,
   dtypes = { "f32", "i32", "bool" },
   kernels = "runtime/cpu",
-  collectives = false,
+  collectives = true,
   ops = {
     -- creation
     "float_from_data", "int_from_data", "bool_from_data",
@@ -57,6 +57,8 @@ backend {
     -- int and bool arithmetic
     "int_add", "int_sub", "int_mul", "int_div", "int_remainder",
     "bool_not", "bool_and", "bool_or",
+    -- collectives (over MPI; TD_E_UNSUPPORTED in a build without it)
+    "float_all_reduce", "float_broadcast", "float_all_gather", "int_all_reduce",
     -- device
     "sync",
   },
