@@ -300,6 +300,8 @@ static td_status collect(td_ad_node *root, td_ad_node ***nodes_out, int *count)
                 goto nomem;
             nodes = grown;
         }
+        /* The walk holds its own reference: releasing edges below may drop the last other one. */
+        atomic_fetch_add(&x->rc, 1);
         nodes[n++] = x;
         for (int i = 0; i < x->ninputs; i++) {
             td_ad_node *p = x->parents[i];
@@ -321,9 +323,18 @@ static td_status collect(td_ad_node *root, td_ad_node ***nodes_out, int *count)
     *count = n;
     return TD_OK;
 nomem:
+    for (int i = 0; i < n; i++)
+        td_ad_node_release(nodes[i]);
     td_free(nodes);
     td_free(stack);
     return td_error(TD_E_NOMEM, "backward: out of memory");
+}
+
+static void release_collected(td_ad_node **nodes, int count)
+{
+    for (int k = 0; k < count; k++)
+        td_ad_node_release(nodes[k]);
+    td_free(nodes);
 }
 
 static td_status accumulate(td_ad_node *p, td_tensor *g)
@@ -366,7 +377,7 @@ static td_status run_backward(const td_tensor *root, td_tensor *seed, td_grads *
     }
     if (g == NULL || g->leaves == NULL || g->grads == NULL) {
         td_grads_release(g);
-        td_free(nodes);
+        release_collected(nodes, count);
         td_tensor_release(seed);
         return td_error(TD_E_NOMEM, "backward: out of memory");
     }
@@ -420,7 +431,7 @@ static td_status run_backward(const td_tensor *root, td_tensor *seed, td_grads *
         if (!nodes[k]->leaf)
             release_edges(nodes[k]);
     }
-    td_free(nodes);
+    release_collected(nodes, count);
     if (st != TD_OK) {
         td_grads_release(g);
         return st;
@@ -484,7 +495,7 @@ td_status td_testing_graph_bytes(const td_tensor *t, int64_t *bytes)
     int cap = count * (TD_AD_MAX_SAVED + 1) + 1, seen_n = 0;
     const td_tensor **seen = td_malloc(sizeof *seen * (size_t)cap);
     if (seen == NULL) {
-        td_free(nodes);
+        release_collected(nodes, count);
         return td_error(TD_E_NOMEM, "graph_bytes: out of memory");
     }
     for (int k = 0; k < count; k++) {
@@ -502,6 +513,6 @@ td_status td_testing_graph_bytes(const td_tensor *t, int64_t *bytes)
         }
     }
     td_free(seen);
-    td_free(nodes);
+    release_collected(nodes, count);
     return TD_OK;
 }

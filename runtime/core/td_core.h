@@ -99,7 +99,9 @@ td_status td_require_grad(td_tensor *t);
 td_status td_is_tracked(const td_tensor *t, bool *out);
 /* A new autodiff tensor with the same data that backward does not go through. */
 td_status td_detach(const td_tensor *t, td_tensor **out);
-/* Backward from a one-element loss (seed 1). The graph behind loss is released. */
+/* Backward from a one-element loss (seed 1). Once backward has started, the graph behind
+ * loss is released whatever happens; when it fails before starting (out of memory for the
+ * seed or its bookkeeping) the graph stays and backward may be retried. */
 td_status td_backward(const td_tensor *loss, td_grads **out);
 /* Backward from any tracked tensor with an explicit seed gradient of its shape (a tensor
  * of the inner backend, or an autodiff tensor on the same device). */
