@@ -2,14 +2,20 @@
  * on an autodiff device over a backend picked by name.
  *
  *   train_mlp [--device cpu] [--epochs N] [--hidden H] [--lr X] [--seed S] [--csv PATH]
- *             [--strategy none|balanced]
+ *             [--strategy none|balanced] [--distributed] [--final-loss PATH] [--expect-loss PATH]
  *
  * The model is logits = relu(x W1 + b1) W2 + b2, the loss the mean softmax cross-entropy
  * written from the ops (a stable logsumexp through max_dim). Each epoch runs forward and
  * backward on the full batch, then updates every parameter on the inner device
  * (new = param - lr * grad) and moves the result into a fresh autodiff leaf. The loss curve
  * goes to a CSV file (epoch,loss,accuracy) and, when gnuplot is on PATH, to a PNG beside it.
- * Exits non-zero when the final training accuracy is below 95% or a handle leaked. */
+ * Exits non-zero when the final training accuracy is below 95% or a handle leaked.
+ *
+ * --distributed (under mpirun -np N, N dividing 400): data-parallel training. Each rank
+ * takes its shard of the points, computes the mean loss on it, and the gradients are
+ * all-reduced (mean) every step, so the update equals the full batch's; the parameters are
+ * checked to be identical on every rank each epoch. --final-loss writes the last loss to a
+ * file, --expect-loss compares with one written earlier (1e-4 relative). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
@@ -34,6 +40,9 @@ typedef struct options {
     uint64_t seed;
     const char *csv;
     td_checkpoint strategy;
+    int distributed;
+    const char *final_loss;  /* write the final loss here */
+    const char *expect_loss; /* compare the final loss with the one in this file */
 } options;
 
 /* A parameter: its value on the inner device and the autodiff leaf made from it. */
@@ -69,8 +78,9 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: train_mlp [--device NAME] [--epochs N] [--hidden H] [--lr X] [--seed S] [--csv PATH]\n"
                "                 [--strategy none|balanced]\n"
-               "defaults: --device cpu --epochs 800 --hidden 64 --lr 0.5 --seed 1 --csv train_mlp_loss.csv\n"
+               "defaults: --device cpu --epochs 1000 --hidden 64 --lr 0.3 --seed 1 --csv train_mlp_loss.csv\n"
                "          --strategy none (tuned together: with another --hidden, lower --lr if the loss diverges)\n"
+               "          --distributed: data-parallel under mpirun; --final-loss PATH / --expect-loss PATH\n"
                "devices in this build:");
     for (int b = 0; b < (int)TD_BACKEND_COUNT; b++)
         if (b != (int)TD_BACKEND_AUTODIFF)
@@ -85,6 +95,10 @@ static int parse_args(int argc, char **argv, options *o)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             exit(0);
+        }
+        if (strcmp(a, "--distributed") == 0) {
+            o->distributed = 1;
+            continue;
         }
         if (v == NULL) {
             fprintf(stderr, "train_mlp: %s needs a value\n", a);
@@ -115,6 +129,10 @@ static int parse_args(int argc, char **argv, options *o)
             o->seed = (uint64_t)s;
         } else if (strcmp(a, "--csv") == 0) {
             o->csv = v;
+        } else if (strcmp(a, "--final-loss") == 0) {
+            o->final_loss = v;
+        } else if (strcmp(a, "--expect-loss") == 0) {
+            o->expect_loss = v;
         } else if (strcmp(a, "--strategy") == 0) {
             if (strcmp(v, "none") == 0)
                 o->strategy = TD_CHECKPOINT_NONE;
@@ -241,10 +259,12 @@ static void release_params(param ps[NPARAMS])
     }
 }
 
-/* One SGD step on the full batch: forward, loss, backward, update. Reports the loss and the
- * training accuracy of the forward pass (before the update). */
-static td_status train_step(param ps[NPARAMS], td_device *ad, const td_tensor *x, const td_tensor *onehot,
-                            const int32_t *labels, float lr, float *loss_out, double *acc_out)
+/* One SGD step on this process's n points: forward, loss, backward, update. With a group,
+ * the gradients are averaged over its ranks before the update. Reports the mean loss on
+ * the n points and how many of them the forward pass (before the update) got right. */
+static td_status train_step(param ps[NPARAMS], td_device *ad, td_group *group, const td_tensor *x,
+                            const td_tensor *onehot, const int32_t *labels, int n, float lr, float *loss_out,
+                            int *correct_out)
 {
     td_tensor *pre1 = NULL, *h1 = NULL, *act = NULL, *pre2 = NULL, *logits = NULL, *m = NULL, *mc = NULL;
     td_tensor *shifted = NULL, *e = NULL, *se = NULL, *lse = NULL, *logp = NULL, *picked = NULL, *total = NULL;
@@ -285,7 +305,7 @@ static td_status train_step(param ps[NPARAMS], td_device *ad, const td_tensor *x
         goto done;
     if ((st = td_float_sum(picked, &total)) != TD_OK)
         goto done;
-    if ((st = td_float_mul_scalar(total, -1.0f / (float)POINTS, &loss)) != TD_OK)
+    if ((st = td_float_mul_scalar(total, -1.0f / (float)n, &loss)) != TD_OK)
         goto done;
     if ((st = td_float_into_data(loss, loss_out, 1)) != TD_OK)
         goto done;
@@ -293,12 +313,12 @@ static td_status train_step(param ps[NPARAMS], td_device *ad, const td_tensor *x
     /* training accuracy of this forward pass */
     if ((st = td_float_argmax(logits, 1, &pred)) != TD_OK)
         goto done;
-    if ((st = td_int_into_data(pred, predicted, POINTS)) != TD_OK)
+    if ((st = td_int_into_data(pred, predicted, n)) != TD_OK)
         goto done;
     int correct = 0;
-    for (int i = 0; i < POINTS; i++)
+    for (int i = 0; i < n; i++)
         correct += predicted[i] == labels[i];
-    *acc_out = (double)correct / POINTS;
+    *correct_out = correct;
 
     if ((st = td_backward(loss, &grads)) != TD_OK)
         goto done;
@@ -309,6 +329,13 @@ static td_status train_step(param ps[NPARAMS], td_device *ad, const td_tensor *x
         if (st == TD_OK && g == NULL) {
             fprintf(stderr, "train_mlp: no gradient for %s\n", ps[i].name);
             st = TD_E_INTERNAL;
+        }
+        if (st == TD_OK && group != NULL) {
+            /* data parallel: every rank applies the mean of the ranks' gradients */
+            td_tensor *mean = NULL;
+            st = td_float_all_reduce(g, group, TD_REDUCE_MEAN, &mean);
+            td_tensor_release(g);
+            g = mean;
         }
         if (st == TD_OK)
             st = td_float_mul_scalar(g, lr, &step);
@@ -402,9 +429,52 @@ static void plot(const char *csv)
         printf("gnuplot failed; no plot\n");
 }
 
+/* Combines a host float over the group's ranks. */
+static td_status reduce_float(td_device *inner, td_group *group, float *v, td_reduce_op op)
+{
+    int64_t one = 1;
+    td_tensor *t = NULL, *r = NULL;
+    td_status st = td_float_from_data(inner, v, &one, 1, &t);
+    if (st == TD_OK)
+        st = td_float_all_reduce(t, group, op, &r);
+    if (st == TD_OK)
+        st = td_float_into_data(r, v, 1);
+    td_tensor_release(t);
+    td_tensor_release(r);
+    return st;
+}
+
+/* Whether every rank holds exactly the same parameters: max and min over ranks agree. */
+static td_status params_identical(param ps[NPARAMS], td_group *group, int *same)
+{
+    *same = 1;
+    for (int i = 0; i < NPARAMS; i++) {
+        td_tensor *hi = NULL, *lo = NULL, *diff = NULL, *sum = NULL;
+        td_status st = td_float_all_reduce(ps[i].value, group, TD_REDUCE_MAX, &hi);
+        if (st == TD_OK)
+            st = td_float_all_reduce(ps[i].value, group, TD_REDUCE_MIN, &lo);
+        if (st == TD_OK)
+            st = td_float_sub(hi, lo, &diff);
+        if (st == TD_OK)
+            st = td_float_sum(diff, &sum);
+        float d = 1.0f;
+        if (st == TD_OK)
+            st = td_float_into_data(sum, &d, 1);
+        td_tensor_release(hi);
+        td_tensor_release(lo);
+        td_tensor_release(diff);
+        td_tensor_release(sum);
+        if (st != TD_OK)
+            return st;
+        if (d != 0.0f)
+            *same = 0;
+    }
+    return TD_OK;
+}
+
 int main(int argc, char **argv)
 {
-    options o = { .device = "cpu", .epochs = 800, .hidden = 64, .lr = 0.5f, .seed = 1,
+    options o = { .device = "cpu", .epochs = 1000, .hidden = 64, .lr = 0.3f, .seed = 1,
                   .csv = "train_mlp_loss.csv", .strategy = TD_CHECKPOINT_NONE };
     if (parse_args(argc, argv, &o) != 0)
         return 2;
@@ -421,53 +491,129 @@ int main(int argc, char **argv)
     double acc = 0.0;
     float loss = 0.0f;
 
+    td_group *group = NULL;
+    int rank = 0, ranks = 1;
+    if (o.distributed) {
+        TRY(td_dist_init(&argc, &argv));
+        TRY(td_group_world(&group));
+        TRY(td_group_rank(group, &rank));
+        TRY(td_group_size(group, &ranks));
+        if (POINTS % ranks != 0) {
+            fprintf(stderr, "train_mlp: %d ranks do not divide the %d points evenly\n", ranks, POINTS);
+            goto done;
+        }
+        if (rank != 0) /* one voice: rank 0 prints and writes */
+            o.csv = NULL;
+    }
+    const int shard = POINTS / ranks, first = rank * shard;
     if (open_backend(o.device, &inner) != TD_OK) /* says why */
         goto done;
     TRY(td_device_autodiff(inner, o.strategy, &ad));
-    printf("device: autodiff(%s:0), checkpointing %s\n", o.device,
-           o.strategy == TD_CHECKPOINT_BALANCED ? "balanced" : "none");
-    printf("data: two spirals, %d classes x %d points, seed %llu; model 2 -> %d (relu) -> %d, SGD lr %g, %d epochs\n",
-           CLASSES, PER_CLASS, (unsigned long long)o.seed, o.hidden, CLASSES, (double)o.lr, o.epochs);
+    if (rank == 0)
+        printf("device: autodiff(%s:0), checkpointing %s%s\n", o.device,
+               o.strategy == TD_CHECKPOINT_BALANCED ? "balanced" : "none",
+               o.distributed ? ", data parallel" : "");
+    if (o.distributed && rank == 0)
+        printf("ranks: %d, %d points each; gradients all-reduced (mean) every step\n", ranks, shard);
+    if (rank == 0)
+        printf("data: two spirals, %d classes x %d points, seed %llu; model 2 -> %d (relu) -> %d, SGD lr %g, "
+               "%d epochs\n",
+               CLASSES, PER_CLASS, (unsigned long long)o.seed, o.hidden, CLASSES, (double)o.lr, o.epochs);
 
     make_spirals(o.seed, xs, ys, labels);
     /* Inputs and targets live on the autodiff device but take no gradient. */
-    TRY(td_float_from_data(ad, xs, s_x, 2, &x));
-    TRY(td_float_from_data(ad, ys, s_y, 2, &onehot));
+    const int64_t s_xs[] = { shard, 2 }, s_ys[] = { shard, CLASSES };
+    (void)s_x;
+    (void)s_y;
+    TRY(td_float_from_data(ad, xs + (size_t)first * 2, s_xs, 2, &x));
+    TRY(td_float_from_data(ad, ys + (size_t)first * CLASSES, s_ys, 2, &onehot));
     TRY(init_params(ps, inner, ad, o.hidden, o.seed));
 
-    csv = fopen(o.csv, "w");
-    if (csv == NULL) {
-        perror(o.csv);
-        goto done;
+    if (o.csv != NULL) {
+        csv = fopen(o.csv, "w");
+        if (csv == NULL) {
+            perror(o.csv);
+            goto done;
+        }
+        fprintf(csv, "epoch,loss,accuracy\n");
     }
-    fprintf(csv, "epoch,loss,accuracy\n");
 
     int every = o.epochs >= 20 ? o.epochs / 20 : 1;
     double t0 = now_s();
     for (int epoch = 1; epoch <= o.epochs; epoch++) {
-        if (train_step(ps, ad, x, onehot, labels, o.lr, &loss, &acc) != TD_OK)
+        int correct = 0;
+        if (train_step(ps, ad, group, x, onehot, labels + first, shard, o.lr, &loss, &correct) != TD_OK)
             goto done;
+        float right = (float)correct;
+        if (group != NULL) {
+            /* the full batch's loss and accuracy, and one set of parameters everywhere */
+            int same = 0;
+            TRY(reduce_float(inner, group, &loss, TD_REDUCE_MEAN));
+            TRY(reduce_float(inner, group, &right, TD_REDUCE_SUM));
+            TRY(params_identical(ps, group, &same));
+            if (!same) {
+                fprintf(stderr, "train_mlp: rank %d: the parameters differ between ranks at epoch %d\n", rank,
+                        epoch);
+                goto done;
+            }
+        }
+        acc = (double)right / POINTS;
         if (!isfinite(loss)) {
             fprintf(stderr, "train_mlp: the loss diverged at epoch %d (try a smaller --lr)\n", epoch);
             goto done;
         }
-        fprintf(csv, "%d,%.6f,%.4f\n", epoch, (double)loss, acc);
-        if (epoch % every == 0 || epoch == 1 || epoch == o.epochs)
+        if (csv != NULL)
+            fprintf(csv, "%d,%.6f,%.4f\n", epoch, (double)loss, acc);
+        if (rank == 0 && (epoch % every == 0 || epoch == 1 || epoch == o.epochs))
             printf("epoch %5d  loss %.4f  accuracy %5.1f%%\n", epoch, (double)loss, acc * 100.0);
     }
     double elapsed = now_s() - t0;
-    if (fclose(csv) != 0) {
+    if (csv != NULL) {
+        if (fclose(csv) != 0) {
+            csv = NULL;
+            perror(o.csv);
+            goto done;
+        }
         csv = NULL;
-        perror(o.csv);
-        goto done;
+        printf("trained in %.2f s (%.0f us per epoch); loss curve: %s\n", elapsed, elapsed * 1e6 / o.epochs,
+               o.csv);
+        plot(o.csv);
     }
-    csv = NULL;
-    printf("trained in %.2f s (%.0f us per epoch); loss curve: %s\n", elapsed, elapsed * 1e6 / o.epochs, o.csv);
-    plot(o.csv);
-    printf("final training accuracy: %.1f%% (target %.0f%%)\n", acc * 100.0, TARGET_ACCURACY * 100.0);
+    if (o.distributed && rank == 0)
+        printf("parameters identical on all %d ranks after every epoch\n", ranks);
+    if (rank == 0)
+        printf("final loss %.9g, training accuracy: %.1f%% (target %.0f%%)\n", (double)loss, acc * 100.0,
+               TARGET_ACCURACY * 100.0);
     rc = acc >= TARGET_ACCURACY ? 0 : 1;
-    if (rc != 0)
+    if (rc != 0 && rank == 0)
         fprintf(stderr, "train_mlp: below the target accuracy (try more --epochs or a larger --hidden)\n");
+    if (o.final_loss != NULL && rank == 0) {
+        FILE *f = fopen(o.final_loss, "w");
+        if (f == NULL || fprintf(f, "%.9g\n", (double)loss) < 0 || fclose(f) != 0) {
+            perror(o.final_loss);
+            rc = 1;
+        }
+    }
+    if (o.expect_loss != NULL) {
+        FILE *f = fopen(o.expect_loss, "r");
+        double want = 0.0;
+        if (f == NULL || fscanf(f, "%lf", &want) != 1) {
+            perror(o.expect_loss);
+            rc = 1;
+        } else {
+            double rel = fabs((double)loss - want) / fabs(want);
+            if (rank == 0)
+                printf("final loss %.9g vs expected %.9g: relative difference %.3g (allowed 1e-4)\n", (double)loss,
+                       want, rel);
+            if (!(rel <= 1e-4)) {
+                fprintf(stderr, "train_mlp: rank %d: the final loss differs from the expected one\n", rank);
+                rc = 1;
+            }
+        }
+        if (f != NULL)
+            fclose(f);
+    }
+
 
 done:
     if (csv != NULL)
@@ -477,8 +623,12 @@ done:
     td_tensor_release(onehot);
     td_device_release(ad);
     td_device_release(inner);
+    td_group_release(group);
+    if (o.distributed)
+        td_dist_finalize();
     long live = td_testing_live_objects() - baseline;
-    printf("live objects at exit: %ld\n", live);
+    if (rank == 0)
+        printf("live objects at exit: %ld\n", live);
     if (live != 0) {
         fprintf(stderr, "train_mlp: %ld handles leaked\n", live);
         rc = 1;

@@ -2083,7 +2083,7 @@ static td_status arm_autodiff_float_reshape(const td_tensor *a, const int64_t *s
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_reshape, fw_float_reshape, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_reshape, fw_float_reshape, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -2200,7 +2200,7 @@ static td_status arm_autodiff_float_swap_dims(const td_tensor *a, int64_t dim0, 
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_swap_dims, fw_float_swap_dims, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_swap_dims, fw_float_swap_dims, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -2314,7 +2314,7 @@ static td_status arm_autodiff_float_permute(const td_tensor *a, const int64_t *p
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_permute, fw_float_permute, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_permute, fw_float_permute, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -2425,7 +2425,7 @@ static td_status arm_autodiff_float_expand(const td_tensor *a, const int64_t *sh
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_expand, fw_float_expand, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_expand, fw_float_expand, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -2542,7 +2542,7 @@ static td_status arm_autodiff_float_slice(const td_tensor *a, const int64_t *sta
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_slice, fw_float_slice, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_slice, fw_float_slice, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -2665,7 +2665,7 @@ static td_status arm_autodiff_float_neg(const td_tensor *a, const td_shape *td_s
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_neg, fw_float_neg, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_neg, fw_float_neg, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -2782,7 +2782,7 @@ static td_status arm_autodiff_float_abs(const td_tensor *a, const td_shape *td_s
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_abs, fw_float_abs, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_abs, fw_float_abs, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -2894,7 +2894,7 @@ static td_status arm_autodiff_float_exp(const td_tensor *a, const td_shape *td_s
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_exp, fw_float_exp, td_ctx.strategy, true, true);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_exp, fw_float_exp, td_ctx.strategy, true, true, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -3007,7 +3007,7 @@ static td_status arm_autodiff_float_log(const td_tensor *a, const td_shape *td_s
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_log, fw_float_log, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_log, fw_float_log, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -3123,7 +3123,7 @@ static td_status arm_autodiff_float_sqrt(const td_tensor *a, const td_shape *td_
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_sqrt, fw_float_sqrt, td_ctx.strategy, true, true);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sqrt, fw_float_sqrt, td_ctx.strategy, true, true, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -3240,7 +3240,7 @@ static td_status arm_autodiff_float_sin(const td_tensor *a, const td_shape *td_s
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_sin, fw_float_sin, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sin, fw_float_sin, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -3360,7 +3360,7 @@ static td_status arm_autodiff_float_cos(const td_tensor *a, const td_shape *td_s
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_cos, fw_float_cos, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_cos, fw_float_cos, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -3484,7 +3484,7 @@ static td_status arm_autodiff_float_tanh(const td_tensor *a, const td_shape *td_
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_tanh, fw_float_tanh, td_ctx.strategy, true, true);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_tanh, fw_float_tanh, td_ctx.strategy, true, true, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -3609,7 +3609,7 @@ static td_status arm_autodiff_float_sigmoid(const td_tensor *a, const td_shape *
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_sigmoid, fw_float_sigmoid, td_ctx.strategy, true, true);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sigmoid, fw_float_sigmoid, td_ctx.strategy, true, true, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -3726,7 +3726,7 @@ static td_status arm_autodiff_float_relu(const td_tensor *a, const td_shape *td_
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_relu, fw_float_relu, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_relu, fw_float_relu, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -3842,7 +3842,7 @@ static td_status arm_autodiff_float_gelu(const td_tensor *a, const td_shape *td_
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_gelu, fw_float_gelu, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_gelu, fw_float_gelu, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -3961,7 +3961,7 @@ static td_status arm_autodiff_float_powf_scalar(const td_tensor *a, float expone
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_powf_scalar, fw_float_powf_scalar, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_powf_scalar, fw_float_powf_scalar, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -4077,7 +4077,7 @@ static td_status arm_autodiff_float_clamp(const td_tensor *a, float lo, float hi
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_clamp, fw_float_clamp, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_clamp, fw_float_clamp, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -4184,7 +4184,7 @@ static td_status arm_autodiff_float_add_scalar(const td_tensor *a, float value, 
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_add_scalar, fw_float_add_scalar, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_add_scalar, fw_float_add_scalar, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -4297,7 +4297,7 @@ static td_status arm_autodiff_float_mul_scalar(const td_tensor *a, float value, 
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_mul_scalar, fw_float_mul_scalar, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_mul_scalar, fw_float_mul_scalar, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -4410,7 +4410,7 @@ static td_status arm_autodiff_float_mask_fill(const td_tensor *a, const td_tenso
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_mask_fill, fw_float_mask_fill, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_mask_fill, fw_float_mask_fill, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -4530,7 +4530,7 @@ static td_status arm_autodiff_float_sum(const td_tensor *a, const td_shape *td_s
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_sum, fw_float_sum, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sum, fw_float_sum, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -4642,7 +4642,7 @@ static td_status arm_autodiff_float_sum_dim(const td_tensor *a, int64_t dim, con
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_sum_dim, fw_float_sum_dim, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sum_dim, fw_float_sum_dim, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -4755,7 +4755,7 @@ static td_status arm_autodiff_float_mean_dim(const td_tensor *a, int64_t dim, co
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_mean_dim, fw_float_mean_dim, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_mean_dim, fw_float_mean_dim, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -4868,7 +4868,7 @@ static td_status arm_autodiff_float_max_dim(const td_tensor *a, int64_t dim, con
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_max_dim, fw_float_max_dim, td_ctx.strategy, true, true);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_max_dim, fw_float_max_dim, td_ctx.strategy, true, true, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -4980,7 +4980,7 @@ static td_status arm_autodiff_float_min_dim(const td_tensor *a, int64_t dim, con
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_min_dim, fw_float_min_dim, td_ctx.strategy, true, true);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_min_dim, fw_float_min_dim, td_ctx.strategy, true, true, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -6255,7 +6255,7 @@ static td_status arm_autodiff_float_add(const td_tensor *a, const td_tensor *b, 
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a, b };
     if (td_ad_any_tracked(td_ins, 2)) {
-        td_node = td_ad_node_new(td_opname, 2, bw_float_add, fw_float_add, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 2, bw_float_add, fw_float_add, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -6383,7 +6383,7 @@ static td_status arm_autodiff_float_sub(const td_tensor *a, const td_tensor *b, 
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a, b };
     if (td_ad_any_tracked(td_ins, 2)) {
-        td_node = td_ad_node_new(td_opname, 2, bw_float_sub, fw_float_sub, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 2, bw_float_sub, fw_float_sub, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -6517,7 +6517,7 @@ static td_status arm_autodiff_float_mul(const td_tensor *a, const td_tensor *b, 
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a, b };
     if (td_ad_any_tracked(td_ins, 2)) {
-        td_node = td_ad_node_new(td_opname, 2, bw_float_mul, fw_float_mul, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 2, bw_float_mul, fw_float_mul, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -6657,7 +6657,7 @@ static td_status arm_autodiff_float_div(const td_tensor *a, const td_tensor *b, 
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a, b };
     if (td_ad_any_tracked(td_ins, 2)) {
-        td_node = td_ad_node_new(td_opname, 2, bw_float_div, fw_float_div, td_ctx.strategy, true, true);
+        td_node = td_ad_node_new(td_opname, 2, bw_float_div, fw_float_div, td_ctx.strategy, true, true, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -6810,7 +6810,7 @@ static td_status arm_autodiff_float_powf(const td_tensor *a, const td_tensor *b,
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a, b };
     if (td_ad_any_tracked(td_ins, 2)) {
-        td_node = td_ad_node_new(td_opname, 2, bw_float_powf, fw_float_powf, td_ctx.strategy, true, true);
+        td_node = td_ad_node_new(td_opname, 2, bw_float_powf, fw_float_powf, td_ctx.strategy, true, true, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -6950,7 +6950,7 @@ static td_status arm_autodiff_float_maximum(const td_tensor *a, const td_tensor 
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a, b };
     if (td_ad_any_tracked(td_ins, 2)) {
-        td_node = td_ad_node_new(td_opname, 2, bw_float_maximum, fw_float_maximum, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 2, bw_float_maximum, fw_float_maximum, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -7090,7 +7090,7 @@ static td_status arm_autodiff_float_minimum(const td_tensor *a, const td_tensor 
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a, b };
     if (td_ad_any_tracked(td_ins, 2)) {
-        td_node = td_ad_node_new(td_opname, 2, bw_float_minimum, fw_float_minimum, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 2, bw_float_minimum, fw_float_minimum, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -7581,7 +7581,7 @@ static td_status arm_autodiff_float_mask_where(const td_tensor *a, const td_tens
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a, value };
     if (td_ad_any_tracked(td_ins, 2)) {
-        td_node = td_ad_node_new(td_opname, 2, bw_float_mask_where, fw_float_mask_where, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 2, bw_float_mask_where, fw_float_mask_where, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -7729,7 +7729,7 @@ static td_status arm_autodiff_float_matmul(const td_tensor *a, const td_tensor *
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a, b };
     if (td_ad_any_tracked(td_ins, 2)) {
-        td_node = td_ad_node_new(td_opname, 2, bw_float_matmul, fw_float_matmul, td_ctx.strategy, false, false);
+        td_node = td_ad_node_new(td_opname, 2, bw_float_matmul, fw_float_matmul, td_ctx.strategy, false, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -7864,7 +7864,7 @@ static td_status arm_autodiff_float_slice_assign(const td_tensor *a, const td_te
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a, value };
     if (td_ad_any_tracked(td_ins, 2)) {
-        td_node = td_ad_node_new(td_opname, 2, bw_float_slice_assign, fw_float_slice_assign, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 2, bw_float_slice_assign, fw_float_slice_assign, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -7995,7 +7995,7 @@ static td_status arm_autodiff_float_cat(const td_tensor *const *xs, int xs_len, 
         return td_st;
     td_ad_node *td_node = NULL;
     if (td_ad_any_tracked(xs, xs_len)) {
-        td_node = td_ad_node_new(td_opname, xs_len, bw_float_cat, NULL, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, xs_len, bw_float_cat, NULL, td_ctx.strategy, true, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -8278,7 +8278,7 @@ static td_status arm_autodiff_float_to_device(const td_tensor *a, td_device *dev
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_to_device, NULL, td_ctx.strategy, true, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_to_device, NULL, td_ctx.strategy, true, false, true);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -8553,7 +8553,7 @@ static td_status arm_autodiff_float_all_reduce(const td_tensor *a, td_group *gro
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_all_reduce, fw_float_all_reduce, td_ctx.strategy, false, true);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_all_reduce, fw_float_all_reduce, td_ctx.strategy, false, true, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -8683,7 +8683,7 @@ static td_status arm_autodiff_float_broadcast(const td_tensor *a, td_group *grou
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_broadcast, fw_float_broadcast, td_ctx.strategy, false, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_broadcast, fw_float_broadcast, td_ctx.strategy, false, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
@@ -8811,7 +8811,7 @@ static td_status arm_autodiff_float_all_gather(const td_tensor *a, td_group *gro
     td_ad_node *td_node = NULL;
     const td_tensor *td_ins[] = { a };
     if (td_ad_any_tracked(td_ins, 1)) {
-        td_node = td_ad_node_new(td_opname, 1, bw_float_all_gather, fw_float_all_gather, td_ctx.strategy, false, false);
+        td_node = td_ad_node_new(td_opname, 1, bw_float_all_gather, fw_float_all_gather, td_ctx.strategy, false, false, false);
         if (td_node == NULL) {
             td_tensor_release(td_r);
             return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);

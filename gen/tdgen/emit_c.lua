@@ -430,17 +430,17 @@ local function emit_record(b, op)
   b:put("    td_ad_node *td_node = NULL;")
   if list then
     b:put("    if (td_ad_any_tracked(%s, %s_len)) {", list.name, list.name)
-    b:put("        td_node = td_ad_node_new(td_opname, %s_len, bw_%s, %s, td_ctx.strategy, %s, %s);", list.name, op.name,
-      op.has_forward and ("fw_" .. op.name) or "NULL", op.fields.bound == "memory" and "true" or "false",
-      plan.uses_result and "true" or "false")
+    b:put("        td_node = td_ad_node_new(td_opname, %s_len, bw_%s, %s, td_ctx.strategy, %s, %s, %s);", list.name,
+      op.name, op.has_forward and ("fw_" .. op.name) or "NULL", op.fields.bound == "memory" and "true" or "false",
+      plan.uses_result and "true" or "false", plan.keeps_devices and "true" or "false")
   else
     local ins = {}
     for _, a in ipairs(plan.inputs) do ins[#ins + 1] = a.name end
     b:put("    const td_tensor *td_ins[] = { %s };", table.concat(ins, ", "))
     b:put("    if (td_ad_any_tracked(td_ins, %d)) {", #ins)
-    b:put("        td_node = td_ad_node_new(td_opname, %d, bw_%s, %s, td_ctx.strategy, %s, %s);", #ins, op.name,
+    b:put("        td_node = td_ad_node_new(td_opname, %d, bw_%s, %s, td_ctx.strategy, %s, %s, %s);", #ins, op.name,
       op.has_forward and ("fw_" .. op.name) or "NULL", op.fields.bound == "memory" and "true" or "false",
-      plan.uses_result and "true" or "false")
+      plan.uses_result and "true" or "false", plan.keeps_devices and "true" or "false")
   end
   b:put("        if (td_node == NULL) {")
   b:put("            td_tensor_release(td_r);")

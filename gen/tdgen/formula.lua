@@ -118,7 +118,7 @@ M.helpers = {
     uses = { "float_all_reduce", "float_mul_scalar" } },
   all_gather_grad = { c = "td_ad_all_gather_grad", params = { "tensor", "group" },
     uses = { "float_all_reduce", "float_slice" } },
-  to_input_device = { c = "td_ad_to_input_device", params = { "tensor" }, node = true, uses = { "float_to_device" } },
+  to_input_device = { c = "td_ad_to_input_device", params = { "tensor" }, node = true, devices = true, uses = { "float_to_device" } },
 }
 
 local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", i32 = "iscalar", dims = "array", shape = "array",
@@ -286,7 +286,7 @@ function M.compile(op, model)
             return fail(string.format("%s takes %d arguments, got %d", e.f, #params, #e.args))
           end
           local cargs = {}
-          if h and h.node then cargs[1] = "n"; cargs[2] = "i" end
+          if h and h.node then cargs[1] = "n"; cargs[2] = "i"; plan.keeps_devices = plan.keeps_devices or h.devices end
           for j, p in ipairs(params) do
             local arg = e.args[j]
             local v

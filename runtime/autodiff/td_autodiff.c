@@ -9,7 +9,7 @@ static atomic_ullong next_id = 1;
 static atomic_ullong next_visit = 1;
 
 td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
-                           td_checkpoint strategy, bool memory_bound, bool uses_result)
+                           td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices)
 {
     size_t n = (size_t)ninputs;
     td_ad_node *node = td_calloc(1, sizeof *node + n * (sizeof(td_ad_node *) + sizeof(td_shape) + sizeof(td_device *)));
@@ -23,6 +23,7 @@ td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backwa
     node->strategy = strategy;
     node->memory_bound = memory_bound;
     node->uses_result = uses_result;
+    node->keeps_devices = keeps_devices;
     node->ninputs = ninputs;
     char *tail = (char *)(node + 1);
     node->parents = (td_ad_node **)(void *)tail;
@@ -46,8 +47,10 @@ void td_ad_node_input(td_ad_node *n, int i, const td_tensor *t)
     if (t->node != NULL)
         atomic_fetch_add(&t->node->rc, 1);
     n->in_shapes[i] = t->shape;
-    n->in_devices[i] = t->kind == TD_BACKEND_AUTODIFF ? t->inner->device : t->device;
-    td_device_retain(n->in_devices[i]);
+    if (n->keeps_devices) {
+        n->in_devices[i] = t->kind == TD_BACKEND_AUTODIFF ? t->inner->device : t->device;
+        td_device_retain(n->in_devices[i]);
+    }
 }
 
 bool td_ad_node_recomputes(const td_ad_node *n)
@@ -115,7 +118,7 @@ void td_ad_node_release(td_ad_node *node)
         return;
     release_edges(node);
     td_tensor_release(node->grad);
-    for (int i = 0; i < node->ninputs; i++)
+    for (int i = 0; node->keeps_devices && i < node->ninputs; i++)
         td_device_release(node->in_devices[i]);
     td_free(node);
 }
@@ -185,7 +188,7 @@ td_status td_require_grad(td_tensor *t)
             return TD_OK;
         return td_error(TD_E_AUTODIFF, "require_grad: the tensor is the result of %s, not a leaf", t->node->op);
     }
-    td_ad_node *n = td_ad_node_new("leaf", 0, NULL, NULL, TD_CHECKPOINT_NONE, false, false);
+    td_ad_node *n = td_ad_node_new("leaf", 0, NULL, NULL, TD_CHECKPOINT_NONE, false, false, false);
     if (n == NULL)
         return td_error(TD_E_NOMEM, "require_grad: out of memory");
     td_tensor_retain(t->inner);

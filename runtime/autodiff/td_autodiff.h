@@ -29,10 +29,11 @@ struct td_ad_node {
     bool memory_bound;
     bool uses_result;
     bool leaf;
+    bool keeps_devices;        /* in_devices is filled (backward moves gradients back) */
     int ninputs;
     td_ad_node **parents;      /* [ninputs], owned; NULL where the input is not tracked */
     td_shape *in_shapes;       /* [ninputs] */
-    td_device **in_devices;    /* [ninputs], owned */
+    td_device **in_devices;    /* [ninputs], owned; only when keeps_devices */
     /* Saved tensor slot k holds a tensor (saved[k]) or, under BALANCED, the node that
      * produced it (saved_nodes[k]), whose output is kept or recomputed in backward. */
     td_tensor *saved[TD_AD_MAX_SAVED];
@@ -52,7 +53,7 @@ void td_ad_node_release(td_ad_node *node);
 
 /* A node for op with ninputs inputs; NULL on allocation failure. */
 td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
-                           td_checkpoint strategy, bool memory_bound, bool uses_result);
+                           td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices);
 /* Whether any of the n tensors is tracked (an autodiff float with a node). */
 bool td_ad_any_tracked(const td_tensor *const *ts, int n);
 /* Sets input i of node n from the autodiff tensor t (its node, shape, device). */

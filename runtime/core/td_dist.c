@@ -143,21 +143,22 @@ td_status td_dist_agree(const char *op, const td_group *g, int64_t tag, const td
 /* MPI counts are ints: large buffers go in chunks. */
 #define CHUNK ((int64_t)INT_MAX / 2)
 
-td_status td_dist_all_reduce(const char *op, const td_group *g, void *buf, int64_t count, td_dtype dtype,
-                             td_reduce_op rop)
+td_status td_dist_all_reduce(const char *op, const td_group *g, const void *send, void *recv, int64_t count,
+                             td_dtype dtype, td_reduce_op rop)
 {
     MPI_Op mop = rop == TD_REDUCE_MAX ? MPI_MAX : (rop == TD_REDUCE_MIN ? MPI_MIN : MPI_SUM);
     size_t es = td_dtype_size(dtype);
     for (int64_t off = 0; off < count; off += CHUNK) {
         int n = (int)(count - off < CHUNK ? count - off : CHUNK);
-        int rc = MPI_Allreduce(MPI_IN_PLACE, (char *)buf + (size_t)off * es, n, mpi_type(dtype), mop, g->comm);
+        const void *s = send == recv ? MPI_IN_PLACE : (const char *)send + (size_t)off * es;
+        int rc = MPI_Allreduce(s, (char *)recv + (size_t)off * es, n, mpi_type(dtype), mop, g->comm);
         if (rc != MPI_SUCCESS)
             return mpi_error(op, "MPI_Allreduce", rc);
     }
     if (rop == TD_REDUCE_MEAN && dtype == TD_F32) {
         float inv = 1.0f / (float)g->size;
         for (int64_t i = 0; i < count; i++)
-            ((float *)buf)[i] *= inv;
+            ((float *)recv)[i] *= inv;
     }
     return TD_OK;
 }
@@ -242,11 +243,12 @@ td_status td_dist_agree(const char *op, const td_group *g, int64_t tag, const td
     return no_mpi(op);
 }
 
-td_status td_dist_all_reduce(const char *op, const td_group *g, void *buf, int64_t count, td_dtype dtype,
-                             td_reduce_op rop)
+td_status td_dist_all_reduce(const char *op, const td_group *g, const void *send, void *recv, int64_t count,
+                             td_dtype dtype, td_reduce_op rop)
 {
     (void)g;
-    (void)buf;
+    (void)send;
+    (void)recv;
     (void)count;
     (void)dtype;
     (void)rop;

@@ -132,8 +132,9 @@ td_status td_dist_check(const char *op, const td_group *g);
 int td_group_size_of(const td_group *g);
 int td_group_rank_of(const td_group *g);
 td_status td_dist_agree(const char *op, const td_group *g, int64_t tag, const td_tensor *t);
-td_status td_dist_all_reduce(const char *op, const td_group *g, void *buf, int64_t count, td_dtype dtype,
-                             td_reduce_op rop);
+/* recv = reduce over ranks of send (send == recv reduces in place). */
+td_status td_dist_all_reduce(const char *op, const td_group *g, const void *send, void *recv, int64_t count,
+                             td_dtype dtype, td_reduce_op rop);
 td_status td_dist_broadcast(const char *op, const td_group *g, void *buf, int64_t count, td_dtype dtype, int root);
 td_status td_dist_all_gather(const char *op, const td_group *g, const void *send, void *recv, int64_t count,
                              td_dtype dtype);

@@ -16,10 +16,58 @@ void td_cpu_device_close(td_device *device)
     (void)device;
 }
 
+/* Large blocks are kept for reuse, by power-of-two size class: the allocator would hand
+ * them back to the system on free, and every new one would cost a page fault per 4 KiB on
+ * first touch, which for a large elementwise op or collective costs as much as the work. */
+#define POOL_MIN_SHIFT 16 /* 64 KiB */
+#define POOL_CLASSES 24   /* up to 2^39 bytes */
+#define POOL_CAP ((size_t)512 << 20)
+
+typedef struct pool_block {
+    struct pool_block *next;
+} pool_block;
+
+static pool_block *pool[POOL_CLASSES];
+static size_t pool_bytes;
+static atomic_flag pool_busy = ATOMIC_FLAG_INIT; /* held for a few instructions only */
+
+static void pool_lock(void)
+{
+    while (atomic_flag_test_and_set_explicit(&pool_busy, memory_order_acquire))
+        ;
+}
+
+static void pool_unlock(void)
+{
+    atomic_flag_clear_explicit(&pool_busy, memory_order_release);
+}
+
+static int size_class(size_t bytes)
+{
+    int c = 0;
+    while (c < POOL_CLASSES && ((size_t)1 << (c + POOL_MIN_SHIFT)) < bytes)
+        c++;
+    return c;
+}
+
 td_status td_cpu_alloc(td_tensor *t)
 {
     const size_t bytes = td_cpu_nbytes(t);
-    t->data = td_malloc(bytes);
+    if (bytes < ((size_t)1 << POOL_MIN_SHIFT)) {
+        t->data = td_malloc(bytes);
+    } else {
+        int c = size_class(bytes);
+        if (c == POOL_CLASSES)
+            return td_error(TD_E_NOMEM, "cpu: %zu bytes is more than one tensor may hold", bytes);
+        pool_lock();
+        pool_block *b = pool[c];
+        if (b != NULL) {
+            pool[c] = b->next;
+            pool_bytes -= (size_t)1 << (c + POOL_MIN_SHIFT);
+        }
+        pool_unlock();
+        t->data = b != NULL ? (void *)b : td_malloc((size_t)1 << (c + POOL_MIN_SHIFT));
+    }
     if (t->data == NULL)
         return td_error(TD_E_NOMEM, "cpu: out of memory allocating %zu bytes", bytes);
     return TD_OK;
@@ -27,6 +75,20 @@ td_status td_cpu_alloc(td_tensor *t)
 
 void td_cpu_free(td_tensor *t)
 {
+    const size_t bytes = td_cpu_nbytes(t);
+    if (bytes >= ((size_t)1 << POOL_MIN_SHIFT)) {
+        int c = size_class(bytes);
+        size_t cls = (size_t)1 << (c + POOL_MIN_SHIFT);
+        pool_lock();
+        if (pool_bytes + cls <= POOL_CAP) {
+            pool_block *b = t->data;
+            b->next = pool[c];
+            pool[c] = b;
+            pool_bytes += cls;
+            t->data = NULL;
+        }
+        pool_unlock();
+    }
     td_free(t->data);
     t->data = NULL;
 }

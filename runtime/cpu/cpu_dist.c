@@ -14,8 +14,7 @@ static td_status all_reduce(const char *op, td_op id, const td_tensor *a, td_gro
     TD_TRY(td_dist_agree(op, group, (int64_t)id * 16 + rop, a));
     if (rop == TD_REDUCE_MEAN && a->dtype != TD_F32)
         return td_error(TD_E_INVALID, "%s: cpu: mean is not defined for int tensors", op);
-    memcpy(out->data, a->data, bytes_of(a));
-    return td_dist_all_reduce(op, group, out->data, a->shape.numel, a->dtype, rop);
+    return td_dist_all_reduce(op, group, a->data, out->data, a->shape.numel, a->dtype, rop);
 }
 
 td_status td_cpu_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor *out)
