@@ -3,6 +3,7 @@
  *
  *   train_mlp [--device cpu] [--epochs N] [--hidden H] [--lr X] [--seed S] [--csv PATH]
  *             [--strategy none|balanced] [--distributed] [--final-loss PATH] [--expect-loss PATH]
+ *   train_mlp --list-devices   (backends of this build whose device 0 opens)
  *
  * The model is logits = relu(x W1 + b1) W2 + b2, the loss the mean softmax cross-entropy
  * written from the ops (a stable logsumexp through max_dim). Each epoch runs forward and
@@ -81,6 +82,7 @@ static void usage(FILE *f)
                "defaults: --device cpu --epochs 1000 --hidden 64 --lr 0.3 --seed 1 --csv train_mlp_loss.csv\n"
                "          --strategy none (tuned together: with another --hidden, lower --lr if the loss diverges)\n"
                "          --distributed: data-parallel under mpirun; --final-loss PATH / --expect-loss PATH\n"
+               "          --list-devices: the backends whose device 0 opens here\n"
                "devices in this build:");
     for (int b = 0; b < (int)TD_BACKEND_COUNT; b++)
         if (b != (int)TD_BACKEND_AUTODIFF)
@@ -99,6 +101,16 @@ static int parse_args(int argc, char **argv, options *o)
         if (strcmp(a, "--distributed") == 0) {
             o->distributed = 1;
             continue;
+        }
+        if (strcmp(a, "--list-devices") == 0) {
+            /* the backends of this build with a device 0 that opens, one name a line */
+            for (int b = 0; b < (int)TD_BACKEND_AUTODIFF; b++) {
+                td_device *d = NULL;
+                if (td_backend_enabled((td_backend)b) && td_device_open((td_backend)b, 0, &d) == TD_OK)
+                    printf("%s\n", td_backend_name((td_backend)b));
+                td_device_release(d);
+            }
+            exit(0);
         }
         if (v == NULL) {
             fprintf(stderr, "train_mlp: %s needs a value\n", a);

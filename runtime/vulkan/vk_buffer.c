@@ -1,0 +1,212 @@
+/* Vulkan backend: pooled storage buffers (power-of-two size classes) and the storage/host hooks. */
+#include "vk_internal.h"
+
+/* Every element is one 32-bit word on the device; bools are stored as uint32 0/1. */
+#define VK_WORD 4u
+
+static int size_class(VkDeviceSize bytes, VkDeviceSize *rounded)
+{
+    int c = 8; /* 256 bytes at least */
+    while (((VkDeviceSize)1 << c) < bytes && c < VK_SIZE_CLASSES - 1)
+        c++;
+    *rounded = (VkDeviceSize)1 << c;
+    return c;
+}
+
+td_status vk_buf_raw(vk_dev *d, const char *op, VkDeviceSize bytes, vk_buf **out)
+{
+    vk_buf *b = td_calloc(1, sizeof *b);
+    if (b == NULL)
+        return td_error(TD_E_NOMEM, "%s: vulkan: out of memory", op);
+    b->size = bytes;
+    b->batch = -1;
+    const VkBufferCreateInfo bci = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                                     .size = bytes,
+                                     .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                              VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                     .sharingMode = VK_SHARING_MODE_EXCLUSIVE };
+    VkResult r = vkCreateBuffer(d->dev, &bci, NULL, &b->buf);
+    if (r != VK_SUCCESS) {
+        td_free(b);
+        return vk_fail(op, "vkCreateBuffer", r);
+    }
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(d->dev, b->buf, &req);
+    if (!(req.memoryTypeBits & (1u << d->mem_type))) {
+        vkDestroyBuffer(d->dev, b->buf, NULL);
+        td_free(b);
+        return td_error(TD_E_DEVICE, "%s: vulkan: storage buffers cannot use the host-visible memory type", op);
+    }
+    const VkMemoryAllocateInfo mai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                       .allocationSize = req.size,
+                                       .memoryTypeIndex = d->mem_type };
+    r = vkAllocateMemory(d->dev, &mai, NULL, &b->mem);
+    if (r == VK_SUCCESS) {
+        r = vkBindBufferMemory(d->dev, b->buf, b->mem, 0);
+        if (r == VK_SUCCESS)
+            r = vkMapMemory(d->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map);
+        if (r != VK_SUCCESS)
+            vkFreeMemory(d->dev, b->mem, NULL);
+    }
+    if (r != VK_SUCCESS) {
+        vkDestroyBuffer(d->dev, b->buf, NULL);
+        td_free(b);
+        return vk_fail(op, "vkAllocateMemory", r);
+    }
+    *out = b;
+    return TD_OK;
+}
+
+void vk_buf_destroy(vk_dev *d, vk_buf *b)
+{
+    vkDestroyBuffer(d->dev, b->buf, NULL);
+    vkFreeMemory(d->dev, b->mem, NULL); /* unmaps implicitly */
+    td_free(b);
+}
+
+static void trim_pool(vk_dev *d)
+{
+    for (int c = 0; c < VK_SIZE_CLASSES; c++) {
+        while (d->free_list[c] != NULL) {
+            vk_buf *b = d->free_list[c];
+            d->free_list[c] = b->next;
+            vk_buf_destroy(d, b);
+        }
+    }
+    d->pooled_bytes = 0;
+}
+
+td_status vk_buf_get(vk_dev *d, const char *op, VkDeviceSize bytes, vk_buf **out)
+{
+    VkDeviceSize rounded;
+    const int c = size_class(bytes, &rounded);
+    if (d->free_list[c] != NULL) {
+        vk_buf *b = d->free_list[c];
+        d->free_list[c] = b->next;
+        d->pooled_bytes -= b->size;
+        b->next = NULL;
+        *out = b;
+        return TD_OK;
+    }
+    td_status st = vk_buf_raw(d, op, rounded, out);
+    if (st == TD_E_NOMEM) {
+        /* Memory pressure: finish the batch so deferred buffers come back, drop the pool, retry. */
+        TD_TRY(vk_flush(d, op));
+        trim_pool(d);
+        st = vk_buf_raw(d, op, rounded, out);
+    }
+    return st;
+}
+
+void vk_buf_put(vk_dev *d, vk_buf *b)
+{
+    if (d->recording && b->batch == d->batch) {
+        /* The open command buffer may still read or write it: reuse only after the submit. */
+        b->next = d->deferred;
+        d->deferred = b;
+        d->deferred_bytes += b->size;
+        if (d->deferred_bytes > VK_DEFERRED_MAX)
+            (void)vk_flush(d, "free");
+        return;
+    }
+    if (d->pooled_bytes + b->size > VK_POOL_MAX) {
+        vk_buf_destroy(d, b);
+        return;
+    }
+    VkDeviceSize rounded;
+    const int c = size_class(b->size, &rounded);
+    b->next = d->free_list[c];
+    d->free_list[c] = b;
+    d->pooled_bytes += b->size;
+}
+
+void vk_pool_after_submit(vk_dev *d)
+{
+    vk_buf *b = d->deferred;
+    d->deferred = NULL;
+    d->deferred_bytes = 0;
+    while (b != NULL) {
+        vk_buf *next = b->next;
+        b->batch = -1;
+        vk_buf_put(d, b);
+        b = next;
+    }
+}
+
+void vk_pool_release(vk_dev *d)
+{
+    vk_buf *b = d->deferred;
+    while (b != NULL) {
+        vk_buf *next = b->next;
+        vk_buf_destroy(d, b);
+        b = next;
+    }
+    d->deferred = NULL;
+    d->deferred_bytes = 0;
+    trim_pool(d);
+}
+
+td_status vk_check_size(const char *op, int64_t n)
+{
+    if (n > (int64_t)(UINT32_MAX / 2u))
+        return td_error(TD_E_INVALID, "%s: vulkan: %lld elements is more than the shaders index", op, (long long)n);
+    return TD_OK;
+}
+
+td_status td_vulkan_alloc(td_tensor *t)
+{
+    TD_TRY(vk_check_size("alloc", t->shape.numel));
+    vk_dev *d = vk_of(t->device);
+    const VkDeviceSize bytes = (VkDeviceSize)t->shape.numel * VK_WORD;
+    if (bytes > d->max_range)
+        return td_error(TD_E_INVALID, "alloc: vulkan: a tensor of %llu bytes is larger than the device's largest "
+                        "storage buffer (%llu bytes)", (unsigned long long)bytes, (unsigned long long)d->max_range);
+    vk_buf *b = NULL;
+    TD_TRY(vk_buf_get(d, "alloc", bytes, &b));
+    t->data = b;
+    return TD_OK;
+}
+
+void td_vulkan_free(td_tensor *t)
+{
+    if (t->data != NULL)
+        vk_buf_put(vk_of(t->device), vk_buf_of(t));
+    t->data = NULL;
+}
+
+td_status td_vulkan_read(const td_tensor *t, void *host)
+{
+    vk_dev *d = vk_of(t->device);
+    const vk_buf *b = vk_buf_of(t);
+    if (d->recording)
+        TD_TRY(vk_flush(d, "read"));
+    const size_t n = (size_t)t->shape.numel;
+    if (t->dtype == TD_BOOL) {
+        const uint32_t *src = (const uint32_t *)b->map;
+        bool *dst = (bool *)host;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = src[i] != 0;
+    } else {
+        memcpy(host, b->map, n * VK_WORD);
+    }
+    return TD_OK;
+}
+
+td_status td_vulkan_write(td_tensor *t, const void *host)
+{
+    vk_dev *d = vk_of(t->device);
+    vk_buf *b = vk_buf_of(t);
+    /* Writing from the host while the open batch uses the buffer would race it. */
+    if (d->recording && b->batch == d->batch)
+        TD_TRY(vk_flush(d, "write"));
+    const size_t n = (size_t)t->shape.numel;
+    if (t->dtype == TD_BOOL) {
+        const bool *src = (const bool *)host;
+        uint32_t *dst = (uint32_t *)b->map;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = src[i] ? 1u : 0u;
+    } else {
+        memcpy(b->map, host, n * VK_WORD);
+    }
+    return TD_OK;
+}

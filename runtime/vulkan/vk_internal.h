@@ -1,0 +1,114 @@
+/* Vulkan backend internals shared by its source files: device state, buffers, dispatch recording. */
+#ifndef TD_VK_INTERNAL_H
+#define TD_VK_INTERNAL_H
+
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+#include "td_backend_vulkan.h"
+#include "td_vulkan.h"
+
+/* The shaders, one pipeline each (alphabetical, as backend.cmake embeds them). */
+typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH_UNARY, VK_SH_COUNT } vk_shader;
+
+/* Op codes of unary.comp and ew.comp. */
+enum {
+    VK_U_NEG, VK_U_ABS, VK_U_EXP, VK_U_LOG, VK_U_SQRT, VK_U_SIN, VK_U_COS, VK_U_TANH, VK_U_SIGMOID,
+    VK_U_RELU, VK_U_GELU, VK_U_POWF, VK_U_CLAMP, VK_U_ADD_S, VK_U_MUL_S, VK_U_F2I, VK_U_I2F, VK_U_B2F,
+    VK_U_B2I, VK_U_NOT, VK_U_FILL, VK_U_ARANGE, VK_U_COPY
+};
+enum {
+    VK_B_FADD, VK_B_FSUB, VK_B_FMUL, VK_B_FDIV, VK_B_FPOW, VK_B_FMAX, VK_B_FMIN, VK_B_FEQ, VK_B_FGT, VK_B_FGE,
+    VK_B_FLT, VK_B_FLE, VK_B_IADD, VK_B_ISUB, VK_B_IMUL, VK_B_IDIV, VK_B_IREM, VK_B_IEQ, VK_B_IGT, VK_B_ILT,
+    VK_B_AND, VK_B_OR, VK_B_WHERE, VK_B_FILL
+};
+enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_ISUM };
+
+#define VK_MAX_PARAMS 64u        /* 32-bit words of parameters per dispatch (256 bytes) */
+#define VK_BATCH_MAX 256u        /* dispatches per command buffer before it is submitted */
+#define VK_SIZE_CLASSES 48
+#define VK_DEFERRED_MAX ((VkDeviceSize)256 << 20) /* freed-but-in-flight bytes that force a submit */
+#define VK_POOL_MAX ((VkDeviceSize)512 << 20)     /* free bytes kept for reuse */
+
+typedef struct vk_buf {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    void *map;
+    VkDeviceSize size;  /* the size class */
+    long batch;         /* the batch that last used it */
+    struct vk_buf *next;
+} vk_buf;
+
+typedef struct vk_dev {
+    VkPhysicalDevice phys;
+    VkDevice dev;
+    VkQueue queue;
+    uint32_t qfam;
+    uint32_t mem_type;
+    uint32_t max_groups[3];
+    VkDeviceSize param_align;
+    VkDeviceSize max_range; /* the largest storage buffer a shader may bind */
+    VkCommandPool cpool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    VkDescriptorPool dpool;
+    VkDescriptorSetLayout dsl;
+    VkPipelineLayout playout;
+    VkPipelineCache pcache;
+    VkPipeline pipes[VK_SH_COUNT];
+    vk_buf *params;     /* per-batch arena of dispatch parameters */
+    vk_buf *dummy;      /* bound where a shader has no buffer */
+    VkDeviceSize params_used;
+    bool recording;
+    uint32_t batch_n;   /* dispatches in the open command buffer */
+    long batch;         /* id of the open batch */
+    long submits, dispatches;
+    vk_buf *free_list[VK_SIZE_CLASSES];
+    vk_buf *deferred;   /* freed while the open batch may still use them */
+    VkDeviceSize deferred_bytes, pooled_bytes;
+} vk_dev;
+
+static inline vk_dev *vk_of(const td_device *d)
+{
+    return (vk_dev *)d->state;
+}
+
+static inline vk_buf *vk_buf_of(const td_tensor *t)
+{
+    return (vk_buf *)t->data;
+}
+
+const char *vk_result_name(VkResult r);
+td_status vk_fail(const char *op, const char *what, VkResult r);
+
+/* Buffers (vk_buffer.c). */
+td_status vk_buf_get(vk_dev *d, const char *op, VkDeviceSize bytes, vk_buf **out);
+void vk_buf_put(vk_dev *d, vk_buf *b);
+void vk_buf_destroy(vk_dev *d, vk_buf *b);
+void vk_pool_release(vk_dev *d);
+void vk_pool_after_submit(vk_dev *d);
+td_status vk_buf_raw(vk_dev *d, const char *op, VkDeviceSize bytes, vk_buf **out);
+
+/* Dispatch recording (vk_dispatch.c). bufs are bindings 1..4 (NULL: unused). */
+td_status vk_dispatch(vk_dev *d, const char *op, vk_shader sh, const uint32_t *params, uint32_t nparams,
+                      vk_buf *const bufs[4], uint32_t gx, uint32_t gy, uint32_t gz);
+/* One thread per element for n elements (256 per workgroup, 2-D grid when large). */
+td_status vk_dispatch_n(vk_dev *d, const char *op, vk_shader sh, const uint32_t *params, uint32_t nparams,
+                        vk_buf *const bufs[4], int64_t n);
+/* Submits the open command buffer and waits for it. */
+td_status vk_flush(vk_dev *d, const char *op);
+td_status vk_pipelines_create(vk_dev *d, vk_shader sh, const char *op);
+void vk_dispatch_release(vk_dev *d);
+
+/* Shared kernel helpers. */
+static inline uint32_t vk_f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+td_status vk_copy_strided(const td_tensor *src, td_tensor *dst, const char *op, int ndim, const int64_t *dims,
+                          const int64_t *src_st, int64_t src_off, const int64_t *dst_st, int64_t dst_off);
+td_status vk_check_size(const char *op, int64_t n);
+
+#endif

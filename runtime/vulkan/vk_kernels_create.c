@@ -1,0 +1,175 @@
+/* Vulkan backend: creation ops, host transfers and copies between devices. */
+#include <math.h>
+
+#include "vk_internal.h"
+
+static td_status fill(const char *op, td_tensor *out, uint32_t word)
+{
+    const uint32_t p[4] = { (uint32_t)out->shape.numel, VK_U_FILL, word, 0 };
+    vk_buf *const bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
+    return vk_dispatch_n(vk_of(out->device), op, VK_SH_UNARY, p, 4, bufs, out->shape.numel);
+}
+
+td_status td_vulkan_float_from_data(const float *data, const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return td_vulkan_write(out, data);
+}
+
+td_status td_vulkan_int_from_data(const int32_t *data, const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return td_vulkan_write(out, data);
+}
+
+td_status td_vulkan_bool_from_data(const bool *data, const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return td_vulkan_write(out, data);
+}
+
+td_status td_vulkan_float_zeros(const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return fill("float_zeros", out, 0u);
+}
+
+td_status td_vulkan_int_zeros(const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return fill("int_zeros", out, 0u);
+}
+
+td_status td_vulkan_float_ones(const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return fill("float_ones", out, vk_f2u(1.0f));
+}
+
+td_status td_vulkan_int_ones(const int64_t *shape, int shape_len, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return fill("int_ones", out, 1u);
+}
+
+td_status td_vulkan_float_full(const int64_t *shape, int shape_len, float value, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return fill("float_full", out, vk_f2u(value));
+}
+
+td_status td_vulkan_int_full(const int64_t *shape, int shape_len, int32_t value, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return fill("int_full", out, (uint32_t)value);
+}
+
+td_status td_vulkan_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out)
+{
+    (void)end;
+    /* start + i*step truncated to int32 is the same as the sum in wrapping 32-bit arithmetic. */
+    const uint32_t p[4] = { (uint32_t)out->shape.numel, VK_U_ARANGE, (uint32_t)(uint64_t)start,
+                            (uint32_t)(uint64_t)step };
+    vk_buf *const bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
+    return vk_dispatch_n(vk_of(out->device), "int_arange", VK_SH_UNARY, p, 4, bufs, out->shape.numel);
+}
+
+/* The CPU backend's generator (see runtime/cpu/cpu_device.c), computed on the host and uploaded
+ * so that the same seed gives bit-identical values on both backends. */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+td_status td_vulkan_float_random(const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1,
+                                 uint64_t seed, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    const int64_t n = out->shape.numel;
+    float *p = td_malloc((size_t)n * sizeof *p);
+    if (p == NULL)
+        return td_error(TD_E_NOMEM, "float_random: vulkan: out of memory for %lld host values", (long long)n);
+    if (dist == TD_NORMAL) {
+        for (int64_t i = 0; i < n; i++) {
+            const uint64_t k = 2u * (uint64_t)i;
+            const uint64_t h0 = mix(seed ^ mix(k));
+            const uint64_t h1 = mix(seed ^ mix(k + 1u));
+            const float u1 = (float)((h0 >> 40) + 1u) * 0x1p-24f;
+            const float u2 = (float)(h1 >> 40) * 0x1p-24f;
+            const float z = sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u2);
+            p[i] = p0 + p1 * z;
+        }
+    } else {
+        const float below = p1 > p0 ? nextafterf(p1, p0) : p0;
+        for (int64_t i = 0; i < n; i++) {
+            const float u = (float)(mix(seed ^ mix(2u * (uint64_t)i)) >> 40) * 0x1p-24f;
+            const float v = p0 + (p1 - p0) * u;
+            p[i] = (p1 > p0 && v >= p1) ? below : v;
+        }
+    }
+    const td_status st = td_vulkan_write(out, p);
+    td_free(p);
+    return st;
+}
+
+td_status td_vulkan_float_into_data(const td_tensor *a, float *dst)
+{
+    return td_vulkan_read(a, dst);
+}
+
+td_status td_vulkan_int_into_data(const td_tensor *a, int32_t *dst)
+{
+    return td_vulkan_read(a, dst);
+}
+
+td_status td_vulkan_bool_into_data(const td_tensor *a, bool *dst)
+{
+    return td_vulkan_read(a, dst);
+}
+
+/* Same device: a copy in the batch. Another Vulkan device: through host memory. */
+static td_status to_device(const char *op, const td_tensor *a, td_tensor *out)
+{
+    if (a->device == out->device) {
+        const uint32_t p[4] = { (uint32_t)a->shape.numel, VK_U_COPY, 0, 0 };
+        vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
+        return vk_dispatch_n(vk_of(a->device), op, VK_SH_UNARY, p, 4, bufs, a->shape.numel);
+    }
+    const size_t bytes = (size_t)a->shape.numel * td_dtype_size(a->dtype);
+    void *host = td_malloc(bytes);
+    if (host == NULL)
+        return td_error(TD_E_NOMEM, "%s: vulkan: out of memory for %zu bytes of host staging", op, bytes);
+    td_status st = td_vulkan_read(a, host);
+    if (st == TD_OK)
+        st = td_vulkan_write(out, host);
+    td_free(host);
+    return st;
+}
+
+td_status td_vulkan_float_to_device(const td_tensor *a, td_tensor *out)
+{
+    return to_device("float_to_device", a, out);
+}
+
+td_status td_vulkan_int_to_device(const td_tensor *a, td_tensor *out)
+{
+    return to_device("int_to_device", a, out);
+}
+
+td_status td_vulkan_bool_to_device(const td_tensor *a, td_tensor *out)
+{
+    return to_device("bool_to_device", a, out);
+}

@@ -1,0 +1,158 @@
+/* Vulkan backend: unary math, casts, broadcasting binary ops, comparisons and masks. */
+#include "vk_internal.h"
+
+static td_status unary(const char *op, uint32_t code, const td_tensor *a, float s0, float s1, td_tensor *out)
+{
+    const uint32_t p[4] = { (uint32_t)out->shape.numel, code, vk_f2u(s0), vk_f2u(s1) };
+    vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
+    return vk_dispatch_n(vk_of(out->device), op, VK_SH_UNARY, p, 4, bufs, out->shape.numel);
+}
+
+#define VK_UNARY(NAME, CODE)                                           \
+    td_status td_vulkan_##NAME(const td_tensor *a, td_tensor *out)     \
+    {                                                                  \
+        return unary(#NAME, CODE, a, 0.0f, 0.0f, out);                 \
+    }
+
+VK_UNARY(float_neg, VK_U_NEG)
+VK_UNARY(float_abs, VK_U_ABS)
+VK_UNARY(float_exp, VK_U_EXP)
+VK_UNARY(float_log, VK_U_LOG)
+VK_UNARY(float_sqrt, VK_U_SQRT)
+VK_UNARY(float_sin, VK_U_SIN)
+VK_UNARY(float_cos, VK_U_COS)
+VK_UNARY(float_tanh, VK_U_TANH)
+VK_UNARY(float_sigmoid, VK_U_SIGMOID)
+VK_UNARY(float_relu, VK_U_RELU)
+VK_UNARY(float_gelu, VK_U_GELU)
+VK_UNARY(float_into_int, VK_U_F2I)
+VK_UNARY(int_into_float, VK_U_I2F)
+VK_UNARY(bool_into_float, VK_U_B2F)
+VK_UNARY(bool_into_int, VK_U_B2I)
+VK_UNARY(bool_not, VK_U_NOT)
+
+td_status td_vulkan_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out)
+{
+    return unary("float_powf_scalar", VK_U_POWF, a, exponent, 0.0f, out);
+}
+
+td_status td_vulkan_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *out)
+{
+    return unary("float_clamp", VK_U_CLAMP, a, lo, hi, out);
+}
+
+td_status td_vulkan_float_add_scalar(const td_tensor *a, float value, td_tensor *out)
+{
+    return unary("float_add_scalar", VK_U_ADD_S, a, value, 0.0f, out);
+}
+
+td_status td_vulkan_float_mul_scalar(const td_tensor *a, float value, td_tensor *out)
+{
+    return unary("float_mul_scalar", VK_U_MUL_S, a, value, 0.0f, out);
+}
+
+/* ew.comp parameters: n, op, ndim, scalar, dims[8], then 8 strides per input (0 on broadcast dims). */
+static td_status elementwise(const char *op, uint32_t code, const td_tensor *const ins[3], uint32_t scalar,
+                             td_tensor *out)
+{
+    uint32_t p[36] = { 0 };
+    const td_shape *s = &out->shape;
+    p[0] = (uint32_t)s->numel;
+    p[1] = code;
+    p[2] = (uint32_t)s->ndim;
+    p[3] = scalar;
+    for (int d = 0; d < s->ndim; d++)
+        p[4 + d] = (uint32_t)s->dims[d];
+    vk_buf *bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
+    for (int k = 0; k < 3; k++) {
+        if (ins[k] == NULL)
+            continue;
+        int64_t st[TD_MAX_DIMS] = { 0 };
+        td_broadcast_strides(&ins[k]->shape, s, st);
+        for (int d = 0; d < s->ndim; d++)
+            p[12 + 8 * k + d] = (uint32_t)st[d];
+        bufs[k] = vk_buf_of(ins[k]);
+    }
+    return vk_dispatch_n(vk_of(out->device), op, VK_SH_EW, p, 36, bufs, s->numel);
+}
+
+#define VK_BINARY(NAME, CODE)                                                              \
+    td_status td_vulkan_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)     \
+    {                                                                                      \
+        const td_tensor *const ins[3] = { a, b, NULL };                                    \
+        return elementwise(#NAME, CODE, ins, 0u, out);                                     \
+    }
+
+VK_BINARY(float_add, VK_B_FADD)
+VK_BINARY(float_sub, VK_B_FSUB)
+VK_BINARY(float_mul, VK_B_FMUL)
+VK_BINARY(float_div, VK_B_FDIV)
+VK_BINARY(float_powf, VK_B_FPOW)
+VK_BINARY(float_maximum, VK_B_FMAX)
+VK_BINARY(float_minimum, VK_B_FMIN)
+VK_BINARY(float_equal, VK_B_FEQ)
+VK_BINARY(float_greater, VK_B_FGT)
+VK_BINARY(float_greater_equal, VK_B_FGE)
+VK_BINARY(float_lower, VK_B_FLT)
+VK_BINARY(float_lower_equal, VK_B_FLE)
+VK_BINARY(int_add, VK_B_IADD)
+VK_BINARY(int_sub, VK_B_ISUB)
+VK_BINARY(int_mul, VK_B_IMUL)
+VK_BINARY(int_equal, VK_B_IEQ)
+VK_BINARY(int_greater, VK_B_IGT)
+VK_BINARY(int_lower, VK_B_ILT)
+VK_BINARY(bool_and, VK_B_AND)
+VK_BINARY(bool_or, VK_B_OR)
+
+/* A zero divisor is detected on the host, before anything is recorded, so the op itself
+ * returns TD_E_INVALID like the CPU backend. Reading b finishes the open batch (one submit). */
+static td_status check_divisor(const char *op, const td_tensor *b)
+{
+    vk_dev *d = vk_of(b->device);
+    if (d->recording && vk_buf_of(b)->batch == d->batch)
+        TD_TRY(vk_flush(d, op));
+    const int32_t *pb = (const int32_t *)vk_buf_of(b)->map;
+    for (int64_t i = 0; i < b->shape.numel; i++)
+        if (pb[i] == 0)
+            return td_error(TD_E_INVALID, "%s: vulkan: division by zero", op);
+    return TD_OK;
+}
+
+td_status td_vulkan_int_div(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    TD_TRY(check_divisor("int_div", b));
+    const td_tensor *const ins[3] = { a, b, NULL };
+    return elementwise("int_div", VK_B_IDIV, ins, 0u, out);
+}
+
+td_status td_vulkan_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    TD_TRY(check_divisor("int_remainder", b));
+    const td_tensor *const ins[3] = { a, b, NULL };
+    return elementwise("int_remainder", VK_B_IREM, ins, 0u, out);
+}
+
+td_status td_vulkan_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value,
+                                     td_tensor *out)
+{
+    const td_tensor *const ins[3] = { a, mask, value };
+    return elementwise("float_mask_where", VK_B_WHERE, ins, 0u, out);
+}
+
+td_status td_vulkan_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out)
+{
+    const td_tensor *const ins[3] = { a, mask, value };
+    return elementwise("int_mask_where", VK_B_WHERE, ins, 0u, out);
+}
+
+td_status td_vulkan_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor *out)
+{
+    const td_tensor *const ins[3] = { a, mask, NULL };
+    return elementwise("float_mask_fill", VK_B_FILL, ins, vk_f2u(value), out);
+}
+
+td_status td_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out)
+{
+    const td_tensor *const ins[3] = { a, mask, NULL };
+    return elementwise("int_mask_fill", VK_B_FILL, ins, (uint32_t)value, out);
+}

@@ -1,0 +1,51 @@
+-- The Vulkan-compute backend: GLSL compute shaders (SPIR-V embedded), batched command buffers.
+backend {
+  name = "vulkan",
+  doc = "Vulkan compute through the loader; GLSL shaders compiled by glslc and embedded; dispatches batched until readback",
+  option = "TD_BACKEND_VULKAN",
+  default = true,
+  dtypes = { "f32", "i32", "bool" },
+  kernels = "runtime/vulkan",
+  collectives = false,
+  ops = {
+    -- creation
+    "float_from_data", "int_from_data", "bool_from_data",
+    "float_zeros", "int_zeros", "float_ones", "int_ones", "float_full", "int_full",
+    "float_random", "int_arange",
+    -- host
+    "float_into_data", "int_into_data", "bool_into_data",
+    -- layout
+    "float_to_device", "int_to_device", "bool_to_device",
+    "float_reshape", "int_reshape", "bool_reshape",
+    "float_swap_dims", "int_swap_dims", "bool_swap_dims",
+    "float_permute", "int_permute", "bool_permute",
+    "float_expand", "int_expand", "bool_expand",
+    "float_slice", "int_slice", "bool_slice",
+    "float_slice_assign", "int_slice_assign", "bool_slice_assign",
+    "float_cat", "int_cat", "bool_cat",
+    -- float unary
+    "float_neg", "float_abs", "float_exp", "float_log", "float_sqrt", "float_sin",
+    "float_cos", "float_tanh", "float_sigmoid", "float_relu", "float_gelu",
+    "float_powf_scalar", "float_clamp",
+    -- float binary
+    "float_add", "float_sub", "float_mul", "float_div", "float_powf",
+    "float_maximum", "float_minimum", "float_add_scalar", "float_mul_scalar",
+    -- comparisons
+    "float_equal", "float_greater", "float_greater_equal", "float_lower",
+    "float_lower_equal", "int_equal", "int_greater", "int_lower",
+    -- mask
+    "float_mask_where", "float_mask_fill", "int_mask_where", "int_mask_fill",
+    -- reductions
+    "float_sum", "float_sum_dim", "float_mean_dim", "float_max_dim", "float_min_dim",
+    "float_argmax", "float_argmin", "int_sum",
+    -- matmul
+    "float_matmul",
+    -- casts
+    "float_into_int", "int_into_float", "bool_into_float", "bool_into_int",
+    -- int and bool arithmetic
+    "int_add", "int_sub", "int_mul", "int_div", "int_remainder",
+    "bool_not", "bool_and", "bool_or",
+    -- device
+    "sync",
+  },
+}

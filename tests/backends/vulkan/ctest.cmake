@@ -1,0 +1,21 @@
+# Vulkan tests run under the Khronos validation layer; any message it prints fails the test.
+# Included by tests/CMakeLists.txt after the tests are registered (only matters when the
+# vulkan backend is enabled). Under ASan the loader, layer and lavapipe leak nothing at
+# device close, so no LeakSanitizer suppressions are needed.
+if(TD_BACKEND_VULKAN) # (included only for enabled backends; kept as a guard)
+  set(td_vk_tests test_ops_vulkan test_autodiff_vulkan)
+  file(GLOB td_vk_hand CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_vulkan_*.c)
+  foreach(src IN LISTS td_vk_hand)
+    get_filename_component(name ${src} NAME_WE)
+    list(APPEND td_vk_tests ${name})
+  endforeach()
+  set(td_vk_env "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation")
+  foreach(t IN LISTS td_vk_tests)
+    if(TEST ${t})
+      set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT ${td_vk_env})
+      set_property(TEST ${t} APPEND PROPERTY FAIL_REGULAR_EXPRESSION
+                   "Validation Error" "Validation Warning" "Validation Performance Warning" "OBJ ERROR")
+      set_property(TEST ${t} APPEND PROPERTY LABELS vulkan)
+    endif()
+  endforeach()
+endif()
