@@ -215,6 +215,37 @@ local function can_hold(be, op, extra)
   return rc == nil or be.dtypes[rc] == true
 end
 
+-- The end of a generated test program: group setup/teardown opening the given devices
+-- (each line of `open` returns non-zero on failure), the per-test leak check, and main.
+local function emit_harness(b, tests, group_name, open, close)
+  b:put("")
+  b:put("static int group_setup(void **state)")
+  b:put("{")
+  b:put("    (void)state;")
+  for _, line in ipairs(open) do
+    b:put("    if (%s)", line)
+    b:put("        return -1;")
+  end
+  b:put("    return 0;")
+  b:put("}")
+  b:put("")
+  b:put("static int group_teardown(void **state)")
+  b:put("{")
+  b:put("    (void)state;")
+  for _, d in ipairs(close) do b:put("    td_device_release(%s);", d) end
+  b:put("    return td_testing_live_objects() == 0 ? 0 : -1;")
+  b:put("}")
+  b:put("")
+  b:put("int main(void)")
+  b:put("{")
+  b:put("    /* Every test releases what it made: nothing may outlive it. */")
+  b:put("    const struct CMUnitTest tests[] = {")
+  for _, t in ipairs(tests) do b:put("        cmocka_unit_test_setup_teardown(%s, tdt_remember_live, tdt_check_no_leak),", t) end
+  b:put("    };")
+  b:put("    return cmocka_run_group_tests_name(%s, tests, group_setup, group_teardown);", util.c_string(group_name))
+  b:put("}")
+end
+
 function M.ops_tests(model, be, specs_note)
   local b = util.buffer()
   local tests = {}
@@ -236,7 +267,6 @@ function M.ops_tests(model, be, specs_note)
   b:put("")
   b:put("static td_device *dev;    /* the %s device under test */", be.name)
   b:put("static td_device *ad_dev; /* autodiff(%s): another kind, for mismatch errors */", be.name)
-  b:put("static long live_baseline;")
   local vs_cpu = be.name ~= "cpu" and model.backend_by_name.cpu ~= nil
   if vs_cpu then b:put("static td_device *cpu_dev; /* the reference */") end
   for _, op in ipairs(model.ops) do
@@ -367,48 +397,12 @@ function M.ops_tests(model, be, specs_note)
     end
     ::continue::
   end
-  b:put("")
-  b:put("static int group_setup(void **state)")
-  b:put("{")
-  b:put("    (void)state;")
-  if vs_cpu then
-    b:put("    if (td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) != TD_OK)")
-    b:put("        return -1;")
-  end
-  b:put("    return tdt_open(TD_BACKEND_%s, &dev, &ad_dev);", U(be.name))
-  b:put("}")
-  b:put("")
-  b:put("static int group_teardown(void **state)")
-  b:put("{")
-  b:put("    (void)state;")
-  if vs_cpu then b:put("    td_device_release(cpu_dev);") end
-  b:put("    td_device_release(ad_dev);")
-  b:put("    td_device_release(dev);")
-  b:put("    return td_testing_live_objects() == 0 ? 0 : -1;")
-  b:put("}")
-  b:put("")
-  b:put("static int remember_live(void **state)")
-  b:put("{")
-  b:put("    (void)state;")
-  b:put("    live_baseline = td_testing_live_objects();")
-  b:put("    return 0;")
-  b:put("}")
-  b:put("")
-  b:put("/* Every test releases what it made: nothing may outlive it. */")
-  b:put("static int check_no_leak(void **state)")
-  b:put("{")
-  b:put("    (void)state;")
-  b:put("    assert_int_equal(td_testing_live_objects(), live_baseline);")
-  b:put("    return 0;")
-  b:put("}")
-  b:put("")
-  b:put("int main(void)")
-  b:put("{")
-  b:put("    const struct CMUnitTest tests[] = {")
-  for _, t in ipairs(tests) do b:put("        cmocka_unit_test_setup_teardown(%s, remember_live, check_no_leak),", t) end
-  b:put("    };")
-  b:put("    return cmocka_run_group_tests_name(\"ops_%s\", tests, group_setup, group_teardown);", be.name)
-  b:put("}")
+  local open, close = {}, {}
+  if vs_cpu then open[#open + 1] = "td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) != TD_OK" end
+  open[#open + 1] = string.format("tdt_open(TD_BACKEND_%s, &dev, &ad_dev) != 0", U(be.name))
+  close = { "ad_dev", "dev" }
+  if vs_cpu then close[#close + 1] = "cpu_dev" end
+  emit_harness(b, tests, "ops_" .. be.name, open, close)
   return b:text()
 end
 
@@ -433,7 +427,6 @@ function M.autodiff_tests(model, be, specs_note)
   b:put("static td_device *dev;    /* the %s device */", be.name)
   b:put("static td_device *ad_dev; /* autodiff(%s), NONE */", be.name)
   b:put("static td_device *ad_bal; /* autodiff(%s), BALANCED */", be.name)
-  b:put("static long live_baseline;")
   local disabled = "(td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }"
   for _, op in ipairs(model.ops) do
     if op.family == "distributed" then goto continue end -- needs a process group: tests/dist
@@ -555,45 +548,10 @@ function M.autodiff_tests(model, be, specs_note)
     end
     ::continue::
   end
-  b:put("")
-  b:put("static int group_setup(void **state)")
-  b:put("{")
-  b:put("    (void)state;")
-  b:put("    if (tdt_open(TD_BACKEND_%s, &dev, &ad_dev) != 0)", U(be.name))
-  b:put("        return -1;")
-  b:put("    return td_device_autodiff(dev, TD_CHECKPOINT_BALANCED, &ad_bal) == TD_OK ? 0 : -1;")
-  b:put("}")
-  b:put("")
-  b:put("static int group_teardown(void **state)")
-  b:put("{")
-  b:put("    (void)state;")
-  b:put("    td_device_release(ad_bal);")
-  b:put("    td_device_release(ad_dev);")
-  b:put("    td_device_release(dev);")
-  b:put("    return td_testing_live_objects() == 0 ? 0 : -1;")
-  b:put("}")
-  b:put("")
-  b:put("static int remember_live(void **state)")
-  b:put("{")
-  b:put("    (void)state;")
-  b:put("    live_baseline = td_testing_live_objects();")
-  b:put("    return 0;")
-  b:put("}")
-  b:put("")
-  b:put("static int check_no_leak(void **state)")
-  b:put("{")
-  b:put("    (void)state;")
-  b:put("    assert_int_equal(td_testing_live_objects(), live_baseline);")
-  b:put("    return 0;")
-  b:put("}")
-  b:put("")
-  b:put("int main(void)")
-  b:put("{")
-  b:put("    const struct CMUnitTest tests[] = {")
-  for _, t in ipairs(tests) do b:put("        cmocka_unit_test_setup_teardown(%s, remember_live, check_no_leak),", t) end
-  b:put("    };")
-  b:put("    return cmocka_run_group_tests_name(\"autodiff_%s\", tests, group_setup, group_teardown);", be.name)
-  b:put("}")
+  emit_harness(b, tests, "autodiff_" .. be.name,
+    { string.format("tdt_open(TD_BACKEND_%s, &dev, &ad_dev) != 0", U(be.name)),
+      "td_device_autodiff(dev, TD_CHECKPOINT_BALANCED, &ad_bal) != TD_OK" },
+    { "ad_bal", "ad_dev", "dev" })
   return b:text()
 end
 

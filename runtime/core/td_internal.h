@@ -84,6 +84,16 @@ void td_shape_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS]);
 /* Strides of `in` for reading it as if broadcast to `out` (right-aligned). */
 void td_broadcast_strides(const td_shape *in, const td_shape *out, int64_t strides[TD_MAX_DIMS]);
 
+/* The geometry of a batched matmul out = a @ b (shapes checked by td_rule_matmul): the
+ * matrix sizes, the broadcast batch shape, and each operand's batch strides counted in
+ * matrices (0 where it is broadcast). Backends share it. */
+typedef struct td_matmul_geometry {
+    int64_t m, n, k;
+    td_shape batch;
+    int64_t a_stride[TD_MAX_DIMS], b_stride[TD_MAX_DIMS];
+} td_matmul_geometry;
+void td_matmul_geometry_of(const td_shape *a, const td_shape *b, const td_shape *out, td_matmul_geometry *g);
+
 /* Tensor construction (storage through the backend's alloc hook). */
 td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, const td_shape *shape,
                            td_tensor **out);

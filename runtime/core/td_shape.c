@@ -351,3 +351,29 @@ td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *
     dims[0] *= td_group_size_of(group);
     return td_shape_from(op, dims, a->ndim, out);
 }
+
+static td_shape leading(const td_shape *s, int ndim)
+{
+    td_shape r = { .ndim = ndim, .numel = 1 };
+    for (int d = 0; d < ndim; d++) {
+        r.dims[d] = s->dims[d];
+        r.numel *= s->dims[d];
+    }
+    return r;
+}
+
+void td_matmul_geometry_of(const td_shape *a, const td_shape *b, const td_shape *out, td_matmul_geometry *g)
+{
+    const int nb = out->ndim - 2;
+    g->m = out->dims[nb];
+    g->n = out->dims[nb + 1];
+    g->k = a->dims[a->ndim - 1];
+    g->batch = leading(out, nb);
+    td_shape ab = leading(a, a->ndim - 2), bb = leading(b, b->ndim - 2);
+    memset(g->a_stride, 0, sizeof g->a_stride);
+    memset(g->b_stride, 0, sizeof g->b_stride);
+    if (nb > 0) {
+        td_broadcast_strides(&ab, &g->batch, g->a_stride);
+        td_broadcast_strides(&bb, &g->batch, g->b_stride);
+    }
+}

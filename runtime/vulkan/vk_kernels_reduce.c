@@ -84,29 +84,12 @@ td_status td_vulkan_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out
 /* matmul.comp parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset. */
 td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
-    const td_shape *os = &out->shape;
-    const int nb = os->ndim - 2;
-    const int64_t m = os->dims[nb], n = os->dims[nb + 1];
-    const int64_t k = a->shape.dims[a->shape.ndim - 1];
-    td_shape ob = { .ndim = nb, .numel = 1 }, ab = { .ndim = a->shape.ndim - 2, .numel = 1 },
-             bb = { .ndim = b->shape.ndim - 2, .numel = 1 };
-    for (int d = 0; d < nb; d++) {
-        ob.dims[d] = os->dims[d];
-        ob.numel *= os->dims[d];
-    }
-    for (int d = 0; d < ab.ndim; d++) {
-        ab.dims[d] = a->shape.dims[d];
-        ab.numel *= ab.dims[d];
-    }
-    for (int d = 0; d < bb.ndim; d++) {
-        bb.dims[d] = b->shape.dims[d];
-        bb.numel *= bb.dims[d];
-    }
-    int64_t ast[TD_MAX_DIMS] = { 0 }, bst[TD_MAX_DIMS] = { 0 };
-    if (nb > 0) {
-        td_broadcast_strides(&ab, &ob, ast);
-        td_broadcast_strides(&bb, &ob, bst);
-    }
+    td_matmul_geometry g;
+    td_matmul_geometry_of(&a->shape, &b->shape, &out->shape, &g);
+    const int nb = g.batch.ndim;
+    const int64_t m = g.m, n = g.n, k = g.k;
+    const td_shape ob = g.batch;
+    const int64_t *ast = g.a_stride, *bst = g.b_stride;
     uint32_t p[29] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
     for (int d = 0; d < nb; d++) {
         p[4 + d] = (uint32_t)ob.dims[d];

@@ -26,6 +26,22 @@ int tdt_open(td_backend backend, td_device **dev, td_device **ad_dev)
     return 0;
 }
 
+static long live_baseline;
+
+int tdt_remember_live(void **state)
+{
+    (void)state;
+    live_baseline = td_testing_live_objects();
+    return 0;
+}
+
+int tdt_check_no_leak(void **state)
+{
+    (void)state;
+    assert_int_equal(td_testing_live_objects(), live_baseline);
+    return 0;
+}
+
 static td_status from_data(td_device *d, td_dtype dtype, const void *data, const int64_t *shape, int ndim,
                            td_tensor **out)
 {

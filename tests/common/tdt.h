@@ -10,6 +10,11 @@
 /* Opens device `index 0` of backend and autodiff(that device); 0 on success. */
 int tdt_open(td_backend backend, td_device **dev, td_device **ad_dev);
 
+/* cmocka per-test setup/teardown: the teardown fails when the test left more tensors or
+ * devices alive than there were before it. */
+int tdt_remember_live(void **state);
+int tdt_check_no_leak(void **state);
+
 /* A tensor from host data on d (staged through the CPU when d's backend cannot create it);
  * NULL (with a printed reason) on failure. */
 td_tensor *tdt_make(td_device *d, td_dtype dtype, const void *data, const int64_t *shape, int ndim);
