@@ -91,36 +91,94 @@ void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result)
     }
 }
 
-/* Drops what backward needed: saved values, the kept result and the edges to parents. */
-static void release_edges(td_ad_node *n)
+/* Drops what backward needed: saved tensors, the kept result, the group. The node
+ * references (parents, saved nodes) are handed to `drop`, so that releasing a long chain
+ * needs no recursion. */
+static void release_values(td_ad_node *n)
 {
     for (int i = 0; i < TD_AD_MAX_SAVED; i++) {
         td_tensor_release(n->saved[i]);
         n->saved[i] = NULL;
-        td_ad_node_release(n->saved_nodes[i]);
-        n->saved_nodes[i] = NULL;
     }
     td_tensor_release(n->output);
     n->output = NULL;
     td_group_release(n->group);
     n->group = NULL;
-    for (int i = 0; i < n->ninputs; i++) {
-        td_ad_node_release(n->parents[i]);
-        n->parents[i] = NULL;
-    }
     n->backward = NULL;
     n->forward = NULL;
 }
 
+/* A stack of node references still to drop. */
+typedef struct drop_list {
+    td_ad_node **items;
+    int count, cap;
+    td_ad_node *local[32];
+} drop_list;
+
+static void drop_push(drop_list *l, td_ad_node *n);
+
+static void release_edges_into(td_ad_node *n, drop_list *l)
+{
+    release_values(n);
+    for (int i = 0; i < TD_AD_MAX_SAVED; i++) {
+        drop_push(l, n->saved_nodes[i]);
+        n->saved_nodes[i] = NULL;
+    }
+    for (int i = 0; i < n->ninputs; i++) {
+        drop_push(l, n->parents[i]);
+        n->parents[i] = NULL;
+    }
+}
+
+static void drop_all(drop_list *l)
+{
+    while (l->count > 0) {
+        td_ad_node *n = l->items[--l->count];
+        if (atomic_fetch_sub(&n->rc, 1) != 1)
+            continue;
+        release_edges_into(n, l);
+        td_tensor_release(n->grad);
+        for (int i = 0; n->keeps_devices && i < n->ninputs; i++)
+            td_device_release(n->in_devices[i]);
+        td_free(n);
+    }
+    if (l->items != l->local)
+        free(l->items);
+}
+
+static void drop_push(drop_list *l, td_ad_node *n)
+{
+    if (n == NULL)
+        return;
+    if (l->count == l->cap) {
+        int cap = l->cap * 2;
+        td_ad_node **grown = l->items == l->local ? malloc(sizeof *grown * (size_t)cap)
+                                                  : realloc(l->items, sizeof *grown * (size_t)cap);
+        if (grown == NULL) {
+            /* No room to defer: drop this one now, recursing just this once. */
+            td_ad_node_release(n);
+            return;
+        }
+        if (l->items == l->local)
+            memcpy(grown, l->local, sizeof l->local);
+        l->items = grown;
+        l->cap = cap;
+    }
+    l->items[l->count++] = n;
+}
+
+static void release_edges(td_ad_node *n)
+{
+    drop_list l = { .items = l.local, .count = 0, .cap = 32 };
+    release_edges_into(n, &l);
+    drop_all(&l);
+}
+
 void td_ad_node_release(td_ad_node *node)
 {
-    if (node == NULL || atomic_fetch_sub(&node->rc, 1) != 1)
-        return;
-    release_edges(node);
-    td_tensor_release(node->grad);
-    for (int i = 0; node->keeps_devices && i < node->ninputs; i++)
-        td_device_release(node->in_devices[i]);
-    td_free(node);
+    drop_list l = { .items = l.local, .count = 0, .cap = 32 };
+    drop_push(&l, node);
+    drop_all(&l);
 }
 
 /* The value of a node's result: kept, or recomputed (and cached until the graph is

@@ -1,0 +1,81 @@
+/* The tape on long chains: releasing or running backward over a chain of many nodes needs
+ * no deep recursion, and gradients accumulate along it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tdt.h"
+
+enum { LONG_CHAIN = 200000 };
+
+static td_device *cpu, *ad;
+
+static td_tensor *chain(int steps, td_tensor **leaf)
+{
+    const int64_t s[] = { 1 };
+    const float one = 1.0f;
+    td_tensor *x = NULL;
+    tdt_check(td_float_from_data(ad, &one, s, 1, &x), "leaf");
+    tdt_check(td_require_grad(x), "require_grad");
+    tdt_check(td_tensor_retain(x), "retain");
+    *leaf = x;
+    for (int i = 0; i < steps; i++) {
+        td_tensor *y = NULL;
+        tdt_check(td_float_add_scalar(x, 1.0f, &y), "add_scalar");
+        td_tensor_release(x); /* only the tape keeps the chain alive now */
+        x = y;
+    }
+    return x;
+}
+
+static void test_release_long_chain(void **state)
+{
+    (void)state;
+    td_tensor *leaf = NULL, *end = chain(LONG_CHAIN, &leaf);
+    td_tensor_release(end); /* drops every node of the chain */
+    td_tensor_release(leaf);
+}
+
+static void test_backward_long_chain(void **state)
+{
+    (void)state;
+    td_tensor *leaf = NULL, *end = chain(LONG_CHAIN, &leaf), *sq = NULL, *g = NULL;
+    tdt_check(td_float_mul(end, end, &sq), "square");
+    td_grads *grads = NULL;
+    tdt_check(td_backward(sq, &grads), "backward");
+    tdt_check(td_grads_get(grads, leaf, &g), "grads_get");
+    float v = 0.0f;
+    tdt_check(td_float_into_data(g, &v, 1), "read");
+    /* d/dx (x + n)^2 at x = 1: 2 (1 + n) */
+    assert_true(tdt_close(v, 2.0f * (1.0f + (float)LONG_CHAIN), 1e-6f));
+    td_tensor_release(g);
+    td_grads_release(grads);
+    td_tensor_release(sq);
+    td_tensor_release(end);
+    td_tensor_release(leaf);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return tdt_open(TD_BACKEND_CPU, &cpu, &ad);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    td_device_release(ad);
+    td_device_release(cpu);
+    return td_testing_live_objects() == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_release_long_chain, tdt_remember_live, tdt_check_no_leak),
+        cmocka_unit_test_setup_teardown(test_backward_long_chain, tdt_remember_live, tdt_check_no_leak),
+    };
+    return cmocka_run_group_tests_name("autodiff_engine", tests, setup, teardown);
+}
