@@ -57,12 +57,6 @@ end
 
 M.entry_params = entry_params
 
-local function tensor_args(op)
-  local ts = {}
-  for _, a in ipairs(op.args) do if a.t.tensor then ts[#ts + 1] = a end end
-  return ts
-end
-
 local function device_arg(op)
   for _, a in ipairs(op.args) do if a.t.device then return a end end
 end
@@ -109,11 +103,7 @@ function M.ops_header(model, specs_note)
   b:put("#ifdef __cplusplus")
   b:put("extern \"C\" {")
   b:put("#endif")
-  local family
   for _, op in ipairs(model.ops) do
-    if op.family ~= family then
-      family = op.family
-    end
     b:put("")
     b:put("/* %s", op.doc)
     b:put(" * Family %s; implemented by: %s.", op.family,

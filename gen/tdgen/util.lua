@@ -18,13 +18,6 @@ function M.buffer()
   return b
 end
 
-function M.sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys)
-  return keys
-end
-
 function M.read_file(path)
   local f = io.open(path, "rb")
   if not f then return nil end
