@@ -94,6 +94,13 @@ typedef struct td_matmul_geometry {
 } td_matmul_geometry;
 void td_matmul_geometry_of(const td_shape *a, const td_shape *b, const td_shape *out, td_matmul_geometry *g);
 
+/* A reduction over dim of s seen as [outer, size, inner] (row-major). */
+void td_reduce_geometry(const td_shape *s, int64_t dim, int64_t *outer, int64_t *size, int64_t *inner);
+/* The region [starts, ends) of a row-major tensor of shape s (ranges given for the first
+ * starts_len dims, full beyond): its shape, and the element offset of its first element. */
+void td_slice_region(const td_shape *s, const int64_t *starts, int starts_len, const int64_t *ends,
+                     td_shape *region, int64_t *offset);
+
 /* Tensor construction (storage through the backend's alloc hook). */
 td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, const td_shape *shape,
                            td_tensor **out);

@@ -377,3 +377,31 @@ void td_matmul_geometry_of(const td_shape *a, const td_shape *b, const td_shape 
         td_broadcast_strides(&bb, &g->batch, g->b_stride);
     }
 }
+
+void td_reduce_geometry(const td_shape *s, int64_t dim, int64_t *outer, int64_t *size, int64_t *inner)
+{
+    *outer = 1;
+    *inner = 1;
+    for (int d = 0; d < (int)dim; d++)
+        *outer *= s->dims[d];
+    for (int d = (int)dim + 1; d < s->ndim; d++)
+        *inner *= s->dims[d];
+    *size = s->ndim > 0 ? s->dims[dim] : 1;
+}
+
+void td_slice_region(const td_shape *s, const int64_t *starts, int starts_len, const int64_t *ends,
+                     td_shape *region, int64_t *offset)
+{
+    int64_t st[TD_MAX_DIMS];
+    td_shape_strides(s, st);
+    *region = *s;
+    region->numel = 1;
+    *offset = 0;
+    for (int d = 0; d < s->ndim; d++) {
+        if (d < starts_len) {
+            region->dims[d] = ends[d] - starts[d];
+            *offset += starts[d] * st[d];
+        }
+        region->numel *= region->dims[d];
+    }
+}

@@ -156,17 +156,10 @@ static td_status slice_assign(const td_tensor *a, const td_tensor *value, const 
                               const int64_t *ends, td_tensor *out)
 {
     copy_all(a, out);
-    td_shape region = out->shape;
+    td_shape region;
     int64_t dst_st[TD_MAX_DIMS], src_st[TD_MAX_DIMS] = { 0 }, off = 0;
     td_cpu_strides(&out->shape, dst_st);
-    region.numel = 1;
-    for (int d = 0; d < region.ndim; d++) {
-        if (d < starts_len) {
-            region.dims[d] = ends[d] - starts[d];
-            off += starts[d] * dst_st[d];
-        }
-        region.numel *= region.dims[d];
-    }
+    td_slice_region(&out->shape, starts, starts_len, ends, &region, &off);
     /* value normally has the region's shape; broadcast strides also cover a broadcastable one. */
     td_broadcast_strides(&value->shape, &region, src_st);
     td_cpu_strided_copy(out->data, dst_st, off, value->data, src_st, 0, td_dtype_size(a->dtype), region.ndim,

@@ -135,17 +135,12 @@ static void reduce_block(const float *a, int64_t size, int64_t inner, int64_t o,
 
 static td_status reduce_dim(const td_tensor *a, int64_t dim, td_tensor *out, reduce_kind kind)
 {
-    const td_shape *s = &a->shape;
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < (int)dim; d++)
-        outer *= s->dims[d];
-    for (int d = (int)dim + 1; d < s->ndim; d++)
-        inner *= s->dims[d];
-    const int64_t size = s->ndim > 0 ? s->dims[dim] : 1;
+    int64_t outer, size, inner;
+    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
     const int64_t nblocks = (inner + RBLOCK - 1) / RBLOCK;
     const float *pa = (const float *)a->data;
     void *po = out->data;
-    TD_CPU_FOR_WORK(u, outer * nblocks, s->numel, {
+    TD_CPU_FOR_WORK(u, outer * nblocks, a->shape.numel, {
         const int64_t o = u / nblocks;
         const int64_t j0 = (u % nblocks) * RBLOCK;
         const int64_t w = inner - j0 < RBLOCK ? inner - j0 : RBLOCK;

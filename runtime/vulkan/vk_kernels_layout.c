@@ -69,17 +69,10 @@ static td_status slice_assign(const char *op, const td_tensor *a, const td_tenso
                               int starts_len, const int64_t *ends, td_tensor *out)
 {
     TD_TRY(copy_all(op, a, out));
-    td_shape region = out->shape;
+    td_shape region;
     int64_t dst_st[TD_MAX_DIMS], src_st[TD_MAX_DIMS] = { 0 }, off = 0;
     td_shape_strides(&out->shape, dst_st);
-    region.numel = 1;
-    for (int d = 0; d < region.ndim; d++) {
-        if (d < starts_len) {
-            region.dims[d] = ends[d] - starts[d];
-            off += starts[d] * dst_st[d];
-        }
-        region.numel *= region.dims[d];
-    }
+    td_slice_region(&out->shape, starts, starts_len, ends, &region, &off);
     td_broadcast_strides(&value->shape, &region, src_st);
     return vk_copy_strided(value, out, op, region.ndim, region.dims, src_st, 0, dst_st, off);
 }

@@ -41,14 +41,9 @@ td_status td_vulkan_int_sum(const td_tensor *a, td_tensor *out)
 
 static td_status reduce_dim(const char *op, uint32_t code, const td_tensor *a, int64_t dim, td_tensor *out)
 {
-    const td_shape *s = &a->shape;
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < (int)dim; d++)
-        outer *= s->dims[d];
-    for (int d = (int)dim + 1; d < s->ndim; d++)
-        inner *= s->dims[d];
-    const int64_t size = s->ndim > 0 ? s->dims[dim] : 1;
-    return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), outer, size, inner, s->numel);
+    int64_t outer, size, inner;
+    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), outer, size, inner, a->shape.numel);
 }
 
 td_status td_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out)

@@ -35,6 +35,11 @@ int tdt_remember_live(void **state)
     return 0;
 }
 
+long tdt_live_baseline(void)
+{
+    return live_baseline;
+}
+
 int tdt_check_no_leak(void **state)
 {
     (void)state;

@@ -14,6 +14,8 @@ int tdt_open(td_backend backend, td_device **dev, td_device **ad_dev);
  * devices alive than there were before it. */
 int tdt_remember_live(void **state);
 int tdt_check_no_leak(void **state);
+/* Live objects when the running test started (as tdt_remember_live saw them). */
+long tdt_live_baseline(void);
 
 /* A tensor from host data on d (staged through the CPU when d's backend cannot create it);
  * NULL (with a printed reason) on failure. */

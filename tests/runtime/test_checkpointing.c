@@ -29,7 +29,6 @@
 static td_device *dev;    /* cpu:0 */
 static td_device *ad_dev; /* autodiff(cpu:0, NONE) */
 static td_device *ad_bal; /* autodiff(cpu:0, BALANCED) */
-static long live_baseline;
 
 /* Host data shared by every network: the input and each layer's weight and bias. */
 static float host_x[BATCH * WIDTH];
@@ -290,7 +289,7 @@ static void test_shape_mismatch_in_layer_3_leaks_nothing(void **state)
         assert_int_equal(n.ntmp, 7);
         assert_null(n.tmp[6]);
         net_release(&n);
-        assert_int_equal(td_testing_live_objects(), live_baseline);
+        assert_int_equal(td_testing_live_objects(), tdt_live_baseline());
     }
 }
 
@@ -320,9 +319,9 @@ static void test_allocation_failure_during_forward_leaks_nothing(void **state)
                 fail();
             }
             net_release(&n);
-            if (td_testing_live_objects() != live_baseline) {
+            if (td_testing_live_objects() != tdt_live_baseline()) {
                 print_error("allocation %ld failing in the forward (%s): %ld objects leaked\n", k,
-                            d == 0 ? "NONE" : "BALANCED", td_testing_live_objects() - live_baseline);
+                            d == 0 ? "NONE" : "BALANCED", td_testing_live_objects() - tdt_live_baseline());
                 fail();
             }
         }
@@ -389,9 +388,9 @@ static void test_allocation_failure_during_backward_leaks_nothing(void **state)
                 }
             }
             net_release(&n);
-            if (td_testing_live_objects() != live_baseline) {
+            if (td_testing_live_objects() != tdt_live_baseline()) {
                 print_error("allocation %ld failing in backward (%s): %ld objects leaked\n", k,
-                            d == 0 ? "NONE" : "BALANCED", td_testing_live_objects() - live_baseline);
+                            d == 0 ? "NONE" : "BALANCED", td_testing_live_objects() - tdt_live_baseline());
                 fail();
             }
         }
@@ -425,22 +424,7 @@ static int group_teardown(void **state)
     return td_testing_live_objects() == 0 ? 0 : -1;
 }
 
-static int remember_live(void **state)
-{
-    (void)state;
-    live_baseline = td_testing_live_objects();
-    return 0;
-}
-
-static int check_no_leak(void **state)
-{
-    (void)state;
-    td_testing_fail_allocations_after(-1);
-    assert_int_equal(td_testing_live_objects(), live_baseline);
-    return 0;
-}
-
-#define T(f) cmocka_unit_test_setup_teardown(f, remember_live, check_no_leak)
+#define T(f) cmocka_unit_test_setup_teardown(f, tdt_remember_live, tdt_check_no_leak)
 
 int main(void)
 {

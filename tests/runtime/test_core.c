@@ -15,7 +15,6 @@
 static td_device *dev;    /* cpu:0 */
 static td_device *ad_dev; /* autodiff(cpu:0, NONE) */
 static td_device *ad_bal; /* autodiff(cpu:0, BALANCED) */
-static long live_baseline;
 
 static const float F6[] = { 1.5f, -2.0f, 0.0f, 3.25f, 0.125f, -7.0f };
 static const int32_t I6[] = { 1, -2, 0, 2147483647, -2147483647 - 1, 7 };
@@ -45,7 +44,7 @@ static void test_tensor_retain_release(void **state)
     td_tensor *t = tdt_make(dev, TD_F32, F6, S23, 2);
     assert_non_null(t);
     long live = td_testing_live_objects();
-    assert_int_equal(live, live_baseline + 1);
+    assert_int_equal(live, tdt_live_baseline() + 1);
     tdt_check(td_tensor_retain(t), "retain");
     tdt_check(td_tensor_retain(t), "retain");
     assert_int_equal(td_testing_live_objects(), live); /* a retain is not a new object */
@@ -54,7 +53,7 @@ static void test_tensor_retain_release(void **state)
     assert_int_equal(td_testing_live_objects(), live); /* one reference left */
     tdt_expect(t, TD_F32, S23, 2, F6, 6, 0.0f);        /* still usable */
     td_tensor_release(t);
-    assert_int_equal(td_testing_live_objects(), live_baseline);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline());
 }
 
 static void test_device_retain_release(void **state)
@@ -62,15 +61,15 @@ static void test_device_retain_release(void **state)
     (void)state;
     td_device *d = NULL;
     tdt_check(td_device_open(TD_BACKEND_CPU, 0, &d), "open");
-    assert_int_equal(td_testing_live_objects(), live_baseline + 1);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline() + 1);
     tdt_check(td_device_retain(d), "retain");
     td_device_release(d);
     td_backend b;
     tdt_check(td_device_backend(d, &b), "backend after one release");
     assert_int_equal(b, TD_BACKEND_CPU);
-    assert_int_equal(td_testing_live_objects(), live_baseline + 1);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline() + 1);
     td_device_release(d);
-    assert_int_equal(td_testing_live_objects(), live_baseline);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline());
 }
 
 static void test_autodiff_device_keeps_inner_device_alive(void **state)
@@ -80,13 +79,13 @@ static void test_autodiff_device_keeps_inner_device_alive(void **state)
     tdt_check(td_device_open(TD_BACKEND_CPU, 0, &d), "open");
     tdt_check(td_device_autodiff(d, TD_CHECKPOINT_NONE, &ad), "autodiff");
     td_device_release(d); /* ad holds its own reference to d */
-    assert_int_equal(td_testing_live_objects(), live_baseline + 2);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline() + 2);
     td_tensor *t = tdt_make(ad, TD_F32, F6, S23, 2);
     assert_non_null(t);
     tdt_expect(t, TD_F32, S23, 2, F6, 6, 0.0f);
     td_tensor_release(t);
     td_device_release(ad);
-    assert_int_equal(td_testing_live_objects(), live_baseline);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline());
 }
 
 static void test_tensor_keeps_device_alive(void **state)
@@ -97,7 +96,7 @@ static void test_tensor_keeps_device_alive(void **state)
     td_tensor *t = tdt_make(d, TD_F32, F6, S23, 2);
     assert_non_null(t);
     td_device_release(d); /* the caller's reference is gone, the tensor's remains */
-    assert_int_equal(td_testing_live_objects(), live_baseline + 2);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline() + 2);
 
     td_device *got = NULL;
     tdt_check(td_tensor_device(t, &got), "device");
@@ -114,7 +113,7 @@ static void test_tensor_keeps_device_alive(void **state)
     td_tensor_release(twice);
     td_tensor_release(z);
     td_tensor_release(t); /* the last reference to d goes with it */
-    assert_int_equal(td_testing_live_objects(), live_baseline);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline());
 }
 
 static void test_autodiff_tensor_keeps_both_devices_alive(void **state)
@@ -134,7 +133,7 @@ static void test_autodiff_tensor_keeps_both_devices_alive(void **state)
     expect_kind(e, TD_BACKEND_AUTODIFF, TD_F32, true, TD_CHECKPOINT_BALANCED);
     td_tensor_release(t);
     td_tensor_release(e);
-    assert_int_equal(td_testing_live_objects(), live_baseline);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline());
 }
 
 /* ---- queries ---- */
@@ -458,21 +457,7 @@ static int group_teardown(void **state)
     return td_testing_live_objects() == 0 ? 0 : -1;
 }
 
-static int remember_live(void **state)
-{
-    (void)state;
-    live_baseline = td_testing_live_objects();
-    return 0;
-}
-
-static int check_no_leak(void **state)
-{
-    (void)state;
-    assert_int_equal(td_testing_live_objects(), live_baseline);
-    return 0;
-}
-
-#define T(f) cmocka_unit_test_setup_teardown(f, remember_live, check_no_leak)
+#define T(f) cmocka_unit_test_setup_teardown(f, tdt_remember_live, tdt_check_no_leak)
 
 int main(void)
 {

@@ -28,7 +28,6 @@
 
 static td_device *dev;    /* cpu:0 */
 static td_device *ad_dev; /* autodiff(cpu:0, NONE) */
-static long live_baseline;
 
 #define N_STAT 100000
 
@@ -302,21 +301,7 @@ static int group_teardown(void **state)
     return td_testing_live_objects() == 0 ? 0 : -1;
 }
 
-static int remember_live(void **state)
-{
-    (void)state;
-    live_baseline = td_testing_live_objects();
-    return 0;
-}
-
-static int check_no_leak(void **state)
-{
-    (void)state;
-    assert_int_equal(td_testing_live_objects(), live_baseline);
-    return 0;
-}
-
-#define T(f) cmocka_unit_test_setup_teardown(f, remember_live, check_no_leak)
+#define T(f) cmocka_unit_test_setup_teardown(f, tdt_remember_live, tdt_check_no_leak)
 
 int main(void)
 {
