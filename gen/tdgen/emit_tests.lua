@@ -215,32 +215,34 @@ local function can_hold(be, op, extra)
   return rc == nil or be.dtypes[rc] == true
 end
 
--- The end of a generated test program: group setup/teardown opening the given devices
--- (each line of `open` returns non-zero on failure), the per-test leak check, and main.
-local function emit_harness(b, tests, group_name, open, close)
+-- The end of a generated test program: group fixtures (tdt_open_devices: dev, ad_dev and
+-- ad_bal when `bal`; cpu_dev too when `cpu_ref`), the per-test leak check, and main.
+local function emit_harness(b, tests, group_name, be, bal, cpu_ref)
   b:put("")
   b:put("static int group_setup(void **state)")
   b:put("{")
   b:put("    (void)state;")
-  for _, line in ipairs(open) do
-    b:put("    if (%s)", line)
-    b:put("        return -1;")
+  b:put("    if (tdt_open_devices(TD_BACKEND_%s, &dev, &ad_dev, %s) != 0)", U(be.name), bal and "&ad_bal" or "NULL")
+  b:put("        return -1;")
+  if cpu_ref then
+    b:put("    return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;")
+  else
+    b:put("    return 0;")
   end
-  b:put("    return 0;")
   b:put("}")
   b:put("")
   b:put("static int group_teardown(void **state)")
   b:put("{")
   b:put("    (void)state;")
-  for _, d in ipairs(close) do b:put("    td_device_release(%s);", d) end
-  b:put("    return td_testing_live_objects() == 0 ? 0 : -1;")
+  if cpu_ref then b:put("    td_device_release(cpu_dev);") end
+  b:put("    return tdt_close_devices(dev, ad_dev, %s);", bal and "ad_bal" or "NULL")
   b:put("}")
   b:put("")
   b:put("int main(void)")
   b:put("{")
   b:put("    /* Every test releases what it made: nothing may outlive it. */")
   b:put("    const struct CMUnitTest tests[] = {")
-  for _, t in ipairs(tests) do b:put("        cmocka_unit_test_setup_teardown(%s, tdt_remember_live, tdt_check_no_leak),", t) end
+  for _, t in ipairs(tests) do b:put("        TDT_TEST(%s),", t) end
   b:put("    };")
   b:put("    return cmocka_run_group_tests_name(%s, tests, group_setup, group_teardown);", util.c_string(group_name))
   b:put("}")
@@ -397,12 +399,7 @@ function M.ops_tests(model, be, specs_note)
     end
     ::continue::
   end
-  local open, close = {}, {}
-  if vs_cpu then open[#open + 1] = "td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) != TD_OK" end
-  open[#open + 1] = string.format("tdt_open(TD_BACKEND_%s, &dev, &ad_dev) != 0", U(be.name))
-  close = { "ad_dev", "dev" }
-  if vs_cpu then close[#close + 1] = "cpu_dev" end
-  emit_harness(b, tests, "ops_" .. be.name, open, close)
+  emit_harness(b, tests, "ops_" .. be.name, be, false, vs_cpu)
   return b:text()
 end
 
@@ -548,10 +545,7 @@ function M.autodiff_tests(model, be, specs_note)
     end
     ::continue::
   end
-  emit_harness(b, tests, "autodiff_" .. be.name,
-    { string.format("tdt_open(TD_BACKEND_%s, &dev, &ad_dev) != 0", U(be.name)),
-      "td_device_autodiff(dev, TD_CHECKPOINT_BALANCED, &ad_bal) != TD_OK" },
-    { "ad_bal", "ad_dev", "dev" })
+  emit_harness(b, tests, "autodiff_" .. be.name, be, true, false)
   return b:text()
 end
 

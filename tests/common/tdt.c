@@ -26,6 +26,30 @@ int tdt_open(td_backend backend, td_device **dev, td_device **ad_dev)
     return 0;
 }
 
+int tdt_open_devices(td_backend backend, td_device **dev, td_device **ad, td_device **ad_bal)
+{
+    if (td_testing_live_objects() != 0) {
+        fprintf(stderr, "%ld objects alive before the tests\n", td_testing_live_objects());
+        return -1;
+    }
+    if (tdt_open(backend, dev, ad) != 0)
+        return -1;
+    if (ad_bal != NULL && td_device_autodiff(*dev, TD_CHECKPOINT_BALANCED, ad_bal) != TD_OK) {
+        fprintf(stderr, "cannot open autodiff(%s), BALANCED: %s\n", td_backend_name(backend), td_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+int tdt_close_devices(td_device *dev, td_device *ad, td_device *ad_bal)
+{
+    td_testing_fail_allocations_after(-1);
+    td_device_release(ad_bal);
+    td_device_release(ad);
+    td_device_release(dev);
+    return td_testing_live_objects() == 0 ? 0 : -1;
+}
+
 static long live_baseline;
 
 int tdt_remember_live(void **state)

@@ -10,6 +10,15 @@
 /* Opens device `index 0` of backend and autodiff(that device); 0 on success. */
 int tdt_open(td_backend backend, td_device **dev, td_device **ad_dev);
 
+/* cmocka group fixtures of the hand-written tests: device 0 of backend, autodiff(NONE) over
+ * it and, when ad_bal is not NULL, autodiff(BALANCED). Opening fails when anything is
+ * alive before it; closing releases them (NULLs ignored), turns allocation-failure
+ * injection off, and fails when anything is left alive. Both return 0 on success. */
+int tdt_open_devices(td_backend backend, td_device **dev, td_device **ad, td_device **ad_bal);
+int tdt_close_devices(td_device *dev, td_device *ad, td_device *ad_bal);
+/* A test with the per-test leak check. */
+#define TDT_TEST(f) cmocka_unit_test_setup_teardown(f, tdt_remember_live, tdt_check_no_leak)
+
 /* cmocka per-test setup/teardown: the teardown fails when the test left more tensors or
  * devices alive than there were before it. */
 int tdt_remember_live(void **state);

@@ -60,22 +60,20 @@ static void test_backward_long_chain(void **state)
 static int setup(void **state)
 {
     (void)state;
-    return tdt_open(TD_BACKEND_CPU, &cpu, &ad);
+    return tdt_open_devices(TD_BACKEND_CPU, &cpu, &ad, NULL);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    td_device_release(ad);
-    td_device_release(cpu);
-    return td_testing_live_objects() == 0 ? 0 : -1;
+    return tdt_close_devices(cpu, ad, NULL);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_release_long_chain, tdt_remember_live, tdt_check_no_leak),
-        cmocka_unit_test_setup_teardown(test_backward_long_chain, tdt_remember_live, tdt_check_no_leak),
+        TDT_TEST(test_release_long_chain),
+        TDT_TEST(test_backward_long_chain),
     };
     return cmocka_run_group_tests_name("autodiff_engine", tests, setup, teardown);
 }

@@ -408,32 +408,24 @@ static int group_setup(void **state)
 {
     (void)state;
     fill_host_data();
-    if (td_testing_live_objects() != 0)
-        return -1;
-    if (tdt_open(TD_BACKEND_CPU, &dev, &ad_dev) != 0)
-        return -1;
-    return td_device_autodiff(dev, TD_CHECKPOINT_BALANCED, &ad_bal) == TD_OK ? 0 : -1;
+    return tdt_open_devices(TD_BACKEND_CPU, &dev, &ad_dev, &ad_bal);
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    td_device_release(ad_bal);
-    td_device_release(ad_dev);
-    td_device_release(dev);
-    return td_testing_live_objects() == 0 ? 0 : -1;
+    return tdt_close_devices(dev, ad_dev, ad_bal);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, tdt_remember_live, tdt_check_no_leak)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        T(test_balanced_keeps_less_and_gives_the_same_gradients),
-        T(test_backward_after_intermediates_released),
-        T(test_shape_mismatch_in_layer_3_leaks_nothing),
-        T(test_allocation_failure_during_forward_leaks_nothing),
-        T(test_allocation_failure_during_backward_leaks_nothing),
+        TDT_TEST(test_balanced_keeps_less_and_gives_the_same_gradients),
+        TDT_TEST(test_backward_after_intermediates_released),
+        TDT_TEST(test_shape_mismatch_in_layer_3_leaks_nothing),
+        TDT_TEST(test_allocation_failure_during_forward_leaks_nothing),
+        TDT_TEST(test_allocation_failure_during_backward_leaks_nothing),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

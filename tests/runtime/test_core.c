@@ -441,43 +441,35 @@ static void test_to_device_between_cpu_and_autodiff(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    if (td_testing_live_objects() != 0)
-        return -1;
-    if (tdt_open(TD_BACKEND_CPU, &dev, &ad_dev) != 0)
-        return -1;
-    return td_device_autodiff(dev, TD_CHECKPOINT_BALANCED, &ad_bal) == TD_OK ? 0 : -1;
+    return tdt_open_devices(TD_BACKEND_CPU, &dev, &ad_dev, &ad_bal);
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    td_device_release(ad_bal);
-    td_device_release(ad_dev);
-    td_device_release(dev);
-    return td_testing_live_objects() == 0 ? 0 : -1;
+    return tdt_close_devices(dev, ad_dev, ad_bal);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, tdt_remember_live, tdt_check_no_leak)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        T(test_tensor_retain_release),
-        T(test_device_retain_release),
-        T(test_autodiff_device_keeps_inner_device_alive),
-        T(test_tensor_keeps_device_alive),
-        T(test_autodiff_tensor_keeps_both_devices_alive),
-        T(test_queries_of_a_plain_tensor),
-        T(test_queries_of_zero_dim_tensors),
-        T(test_queries_on_autodiff_device),
-        T(test_set_autodiff_context_round_trip),
-        T(test_backend_names_and_enabled),
-        T(test_backend_supports),
-        T(test_op_names),
-        T(test_int_and_bool_on_autodiff_device_keep_context),
-        T(test_int_into_float_on_autodiff_device_gives_autodiff_float),
-        T(test_float_ops_on_autodiff_device),
-        T(test_to_device_between_cpu_and_autodiff),
+        TDT_TEST(test_tensor_retain_release),
+        TDT_TEST(test_device_retain_release),
+        TDT_TEST(test_autodiff_device_keeps_inner_device_alive),
+        TDT_TEST(test_tensor_keeps_device_alive),
+        TDT_TEST(test_autodiff_tensor_keeps_both_devices_alive),
+        TDT_TEST(test_queries_of_a_plain_tensor),
+        TDT_TEST(test_queries_of_zero_dim_tensors),
+        TDT_TEST(test_queries_on_autodiff_device),
+        TDT_TEST(test_set_autodiff_context_round_trip),
+        TDT_TEST(test_backend_names_and_enabled),
+        TDT_TEST(test_backend_supports),
+        TDT_TEST(test_op_names),
+        TDT_TEST(test_int_and_bool_on_autodiff_device_keep_context),
+        TDT_TEST(test_int_into_float_on_autodiff_device_gives_autodiff_float),
+        TDT_TEST(test_float_ops_on_autodiff_device),
+        TDT_TEST(test_to_device_between_cpu_and_autodiff),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -330,31 +330,26 @@ static void test_batched_matmul_with_broadcast_batch_dims(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    if (td_testing_live_objects() != 0)
-        return -1;
-    return tdt_open(TD_BACKEND_CPU, &dev, &ad_dev);
+    return tdt_open_devices(TD_BACKEND_CPU, &dev, &ad_dev, NULL);
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    td_device_release(ad_dev);
-    td_device_release(dev);
-    return td_testing_live_objects() == 0 ? 0 : -1;
+    return tdt_close_devices(dev, ad_dev, NULL);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, tdt_remember_live, tdt_check_no_leak)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        T(test_large_add_with_broadcasting),
-        T(test_large_add_on_autodiff_device_matches_cpu),
-        T(test_large_sum_matches_double_sum),
-        T(test_large_int_sum_matches_loop),
-        T(test_sum_dim_and_argmax_on_1024x1024),
-        T(test_matmul_64x128_by_128x32),
-        T(test_batched_matmul_with_broadcast_batch_dims),
+        TDT_TEST(test_large_add_with_broadcasting),
+        TDT_TEST(test_large_add_on_autodiff_device_matches_cpu),
+        TDT_TEST(test_large_sum_matches_double_sum),
+        TDT_TEST(test_large_int_sum_matches_loop),
+        TDT_TEST(test_sum_dim_and_argmax_on_1024x1024),
+        TDT_TEST(test_matmul_64x128_by_128x32),
+        TDT_TEST(test_batched_matmul_with_broadcast_batch_dims),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -288,33 +288,28 @@ static void test_random_on_autodiff_device(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    if (td_testing_live_objects() != 0)
-        return -1;
-    return tdt_open(TD_BACKEND_CPU, &dev, &ad_dev);
+    return tdt_open_devices(TD_BACKEND_CPU, &dev, &ad_dev, NULL);
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    td_device_release(ad_dev);
-    td_device_release(dev);
-    return td_testing_live_objects() == 0 ? 0 : -1;
+    return tdt_close_devices(dev, ad_dev, NULL);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, tdt_remember_live, tdt_check_no_leak)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        T(test_same_seed_gives_identical_values),
-        T(test_different_seeds_give_different_values),
-        T(test_values_follow_the_documented_generator),
-        T(test_uniform_range_and_moments),
-        T(test_uniform_never_reaches_p1),
-        T(test_normal_moments),
-        T(test_values_do_not_depend_on_shape),
-        T(test_values_do_not_depend_on_size_or_threading),
-        T(test_random_on_autodiff_device),
+        TDT_TEST(test_same_seed_gives_identical_values),
+        TDT_TEST(test_different_seeds_give_different_values),
+        TDT_TEST(test_values_follow_the_documented_generator),
+        TDT_TEST(test_uniform_range_and_moments),
+        TDT_TEST(test_uniform_never_reaches_p1),
+        TDT_TEST(test_normal_moments),
+        TDT_TEST(test_values_do_not_depend_on_shape),
+        TDT_TEST(test_values_do_not_depend_on_size_or_threading),
+        TDT_TEST(test_random_on_autodiff_device),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -865,61 +865,50 @@ static void test_status_names(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    if (td_testing_live_objects() != 0)
-        return -1;
-    if (tdt_open(TD_BACKEND_CPU, &dev, &ad_dev) != 0)
-        return -1;
-    if (td_device_autodiff(dev, TD_CHECKPOINT_BALANCED, &ad_bal) != TD_OK)
-        return -1;
-    return 0;
+    return tdt_open_devices(TD_BACKEND_CPU, &dev, &ad_dev, &ad_bal);
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    td_testing_fail_allocations_after(-1);
-    td_device_release(ad_bal);
-    td_device_release(ad_dev);
-    td_device_release(dev);
-    return td_testing_live_objects() == 0 ? 0 : -1;
+    return tdt_close_devices(dev, ad_dev, ad_bal);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, tdt_remember_live, tdt_check_no_leak)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        T(test_null_tensor_and_out_arguments),
-        T(test_null_creation_arguments),
-        T(test_null_and_empty_cat_lists),
-        T(test_null_core_arguments),
-        T(test_wrong_primitive_kind),
-        T(test_shapes_that_do_not_broadcast),
-        T(test_matmul_shape_errors),
-        T(test_dims_out_of_range),
-        T(test_cat_sizes_must_agree),
-        T(test_slices_out_of_range),
-        T(test_slice_assign_value_shape_mismatch),
-        T(test_reshape_errors),
-        T(test_expand_incompatible),
-        T(test_permute_errors),
-        T(test_from_data_bad_shapes),
-        T(test_into_data_small_dst),
-        T(test_int_division_by_zero),
-        T(test_arange_errors),
-        T(test_bad_enum_values),
-        T(test_backend_mismatch_plain_vs_autodiff),
-        T(test_device_open_errors),
-        T(test_context_merge_two_strategies_fails),
-        T(test_context_merge_disabled_joins_enabled),
-        T(test_guard_rejects_disabled_autodiff_float),
-        T(test_guard_ignores_int_on_autodiff_device),
-        T(test_allocation_failure_binary_ops),
-        T(test_allocation_failure_cat_on_autodiff),
-        T(test_allocation_failure_to_device),
-        T(test_allocation_failure_from_data),
-        T(test_allocation_failure_devices),
-        T(test_status_names),
+        TDT_TEST(test_null_tensor_and_out_arguments),
+        TDT_TEST(test_null_creation_arguments),
+        TDT_TEST(test_null_and_empty_cat_lists),
+        TDT_TEST(test_null_core_arguments),
+        TDT_TEST(test_wrong_primitive_kind),
+        TDT_TEST(test_shapes_that_do_not_broadcast),
+        TDT_TEST(test_matmul_shape_errors),
+        TDT_TEST(test_dims_out_of_range),
+        TDT_TEST(test_cat_sizes_must_agree),
+        TDT_TEST(test_slices_out_of_range),
+        TDT_TEST(test_slice_assign_value_shape_mismatch),
+        TDT_TEST(test_reshape_errors),
+        TDT_TEST(test_expand_incompatible),
+        TDT_TEST(test_permute_errors),
+        TDT_TEST(test_from_data_bad_shapes),
+        TDT_TEST(test_into_data_small_dst),
+        TDT_TEST(test_int_division_by_zero),
+        TDT_TEST(test_arange_errors),
+        TDT_TEST(test_bad_enum_values),
+        TDT_TEST(test_backend_mismatch_plain_vs_autodiff),
+        TDT_TEST(test_device_open_errors),
+        TDT_TEST(test_context_merge_two_strategies_fails),
+        TDT_TEST(test_context_merge_disabled_joins_enabled),
+        TDT_TEST(test_guard_rejects_disabled_autodiff_float),
+        TDT_TEST(test_guard_ignores_int_on_autodiff_device),
+        TDT_TEST(test_allocation_failure_binary_ops),
+        TDT_TEST(test_allocation_failure_cat_on_autodiff),
+        TDT_TEST(test_allocation_failure_to_device),
+        TDT_TEST(test_allocation_failure_from_data),
+        TDT_TEST(test_allocation_failure_devices),
+        TDT_TEST(test_status_names),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
