@@ -15,15 +15,45 @@ else()
   message(STATUS "tdispatch cpu: OpenMP not found, kernels run on one thread")
 endif()
 
-# Debian/Ubuntu keep cblas.h under the multiarch include dir.
-find_path(TD_CBLAS_INCLUDE_DIR cblas.h
-  PATH_SUFFIXES openblas x86_64-linux-gnu aarch64-linux-gnu)
-find_library(TD_CBLAS_LIBRARY NAMES openblas cblas blas)
-if(TD_CBLAS_INCLUDE_DIR AND TD_CBLAS_LIBRARY)
+# BLAS for sgemm. We choose OpenBLAS's OpenMP build on purpose: the CPU kernels run on
+# libgomp's thread pool, and OpenBLAS's pthread build keeps a second pool of its own, which
+# oversubscribes the cores when both are busy and prints "Detect OpenMP Loop ... may hang"
+# when sgemm is called from inside an OpenMP region. The OpenMP build shares libgomp's pool.
+# Debian installs the builds side by side (libopenblas0-openmp, -pthread, -serial) and
+# points the plain libopenblas.so / libblas.so.3 at one of them through update-alternatives,
+# which differs from machine to machine with what else is installed; so we link the chosen
+# build from its own directory and CMake records that directory in the RPATH, and the
+# library loaded at run time is the one chosen here whatever the alternatives say.
+# Without OpenMP the pthread build is the right one; failing both, any CBLAS (reference
+# libblas3 has the cblas_ symbols); failing that, the portable kernel.
+if(OpenMP_C_FOUND)
+  set(td_blas_variants openblas-openmp openblas-pthread)
+else()
+  set(td_blas_variants openblas-pthread openblas-serial openblas-openmp)
+endif()
+set(td_blas_dirs)
+foreach(arch IN ITEMS ${CMAKE_LIBRARY_ARCHITECTURE} x86_64-linux-gnu aarch64-linux-gnu)
+  foreach(v IN LISTS td_blas_variants)
+    list(APPEND td_blas_dirs /usr/lib/${arch}/${v})
+  endforeach()
+endforeach()
+find_library(TD_BLAS_LIBRARY NAMES openblas PATHS ${td_blas_dirs} NO_DEFAULT_PATH
+             DOC "The BLAS library that provides cblas_sgemm")
+if(TD_BLAS_LIBRARY)
+  get_filename_component(td_blas_variant ${TD_BLAS_LIBRARY} DIRECTORY)
+  get_filename_component(td_blas_variant ${td_blas_variant} NAME)
+  find_path(TD_BLAS_INCLUDE_DIR cblas.h NO_DEFAULT_PATH
+            PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/${td_blas_variant}
+                  /usr/include/x86_64-linux-gnu/${td_blas_variant} /usr/include/aarch64-linux-gnu/${td_blas_variant})
+else()
+  find_library(TD_BLAS_LIBRARY NAMES openblas cblas blas DOC "The BLAS library that provides cblas_sgemm")
+  find_path(TD_BLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas x86_64-linux-gnu aarch64-linux-gnu)
+endif()
+if(TD_BLAS_INCLUDE_DIR AND TD_BLAS_LIBRARY)
   target_compile_definitions(${TD_TARGET} PRIVATE TD_HAVE_CBLAS=1)
-  target_include_directories(${TD_TARGET} PRIVATE ${TD_CBLAS_INCLUDE_DIR})
-  target_link_libraries(${TD_TARGET} PRIVATE ${TD_CBLAS_LIBRARY})
-  message(STATUS "tdispatch cpu: matmul uses CBLAS sgemm (${TD_CBLAS_LIBRARY})")
+  target_include_directories(${TD_TARGET} PRIVATE ${TD_BLAS_INCLUDE_DIR})
+  target_link_libraries(${TD_TARGET} PRIVATE ${TD_BLAS_LIBRARY})
+  message(STATUS "tdispatch cpu: matmul uses CBLAS sgemm (${TD_BLAS_LIBRARY})")
 else()
   message(STATUS "tdispatch cpu: CBLAS not found, matmul uses the portable kernel")
 endif()
