@@ -217,6 +217,8 @@ td_status td_float_from_data(td_device *device, const float *data, const int64_t
         return td_err_null(td_opname, "device");
     if (data == NULL)
         return td_err_null(td_opname, "data");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "float_from_data: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     td_autodiff_context td_ctx = td_device_context(device);
@@ -309,6 +311,8 @@ td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t
         return td_err_null(td_opname, "device");
     if (data == NULL)
         return td_err_null(td_opname, "data");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "int_from_data: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     td_autodiff_context td_ctx = td_device_context(device);
@@ -401,6 +405,8 @@ td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *
         return td_err_null(td_opname, "device");
     if (data == NULL)
         return td_err_null(td_opname, "data");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "bool_from_data: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     td_autodiff_context td_ctx = td_device_context(device);
@@ -491,6 +497,8 @@ td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len,
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "float_zeros: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     td_autodiff_context td_ctx = td_device_context(device);
@@ -581,6 +589,8 @@ td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, t
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "int_zeros: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     td_autodiff_context td_ctx = td_device_context(device);
@@ -671,6 +681,8 @@ td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, 
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "float_ones: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     td_autodiff_context td_ctx = td_device_context(device);
@@ -761,6 +773,8 @@ td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "int_ones: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     td_autodiff_context td_ctx = td_device_context(device);
@@ -851,6 +865,8 @@ td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, 
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "float_full: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     td_autodiff_context td_ctx = td_device_context(device);
@@ -941,6 +957,8 @@ td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, in
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "int_full: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     td_autodiff_context td_ctx = td_device_context(device);
@@ -1031,13 +1049,15 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "float_random: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     if ((int)dist < 0 || (int)dist > 1)
         return td_error(TD_E_INVALID, "float_random: dist: unknown value %d", (int)dist);
     td_autodiff_context td_ctx = td_device_context(device);
     td_shape td_shape_out;
-    TD_TRY(td_rule_from_shape(td_opname, shape, shape_len, &td_shape_out));
+    TD_TRY(td_rule_random(td_opname, shape, shape_len, dist, p0, p1, &td_shape_out));
     switch (device->backend) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -1211,6 +1231,8 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "int_reshape: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
@@ -1391,6 +1413,8 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (perm_len < 0)
+        return td_error(TD_E_INVALID, "int_permute: perm_len is %d; a length cannot be negative", perm_len);
     if (perm == NULL && perm_len > 0)
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
@@ -1482,6 +1506,8 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "int_expand: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
@@ -1573,8 +1599,12 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (starts_len < 0)
+        return td_error(TD_E_INVALID, "int_slice: starts_len is %d; a length cannot be negative", starts_len);
     if (starts == NULL && starts_len > 0)
         return td_err_null(td_opname, "starts");
+    if (ends_len < 0)
+        return td_error(TD_E_INVALID, "int_slice: ends_len is %d; a length cannot be negative", ends_len);
     if (ends == NULL && ends_len > 0)
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
@@ -1666,6 +1696,8 @@ td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_le
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "bool_reshape: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
@@ -1846,6 +1878,8 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (perm_len < 0)
+        return td_error(TD_E_INVALID, "bool_permute: perm_len is %d; a length cannot be negative", perm_len);
     if (perm == NULL && perm_len > 0)
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
@@ -1937,6 +1971,8 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "bool_expand: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
@@ -2028,8 +2064,12 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (starts_len < 0)
+        return td_error(TD_E_INVALID, "bool_slice: starts_len is %d; a length cannot be negative", starts_len);
     if (starts == NULL && starts_len > 0)
         return td_err_null(td_opname, "starts");
+    if (ends_len < 0)
+        return td_error(TD_E_INVALID, "bool_slice: ends_len is %d; a length cannot be negative", ends_len);
     if (ends == NULL && ends_len > 0)
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
@@ -2859,6 +2899,8 @@ td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_l
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "float_reshape: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
@@ -3140,6 +3182,8 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (perm_len < 0)
+        return td_error(TD_E_INVALID, "float_permute: perm_len is %d; a length cannot be negative", perm_len);
     if (perm == NULL && perm_len > 0)
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
@@ -3276,6 +3320,8 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "float_expand: shape_len is %d; a length cannot be negative", shape_len);
     if (shape == NULL && shape_len > 0)
         return td_err_null(td_opname, "shape");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
@@ -3421,8 +3467,12 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
     *out = NULL;
     if (a == NULL)
         return td_err_null(td_opname, "a");
+    if (starts_len < 0)
+        return td_error(TD_E_INVALID, "float_slice: starts_len is %d; a length cannot be negative", starts_len);
     if (starts == NULL && starts_len > 0)
         return td_err_null(td_opname, "starts");
+    if (ends_len < 0)
+        return td_error(TD_E_INVALID, "float_slice: ends_len is %d; a length cannot be negative", ends_len);
     if (ends == NULL && ends_len > 0)
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
@@ -7853,8 +7903,12 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
         return td_err_null(td_opname, "a");
     if (value == NULL)
         return td_err_null(td_opname, "value");
+    if (starts_len < 0)
+        return td_error(TD_E_INVALID, "int_slice_assign: starts_len is %d; a length cannot be negative", starts_len);
     if (starts == NULL && starts_len > 0)
         return td_err_null(td_opname, "starts");
+    if (ends_len < 0)
+        return td_error(TD_E_INVALID, "int_slice_assign: ends_len is %d; a length cannot be negative", ends_len);
     if (ends == NULL && ends_len > 0)
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
@@ -7951,8 +8005,12 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
         return td_err_null(td_opname, "a");
     if (value == NULL)
         return td_err_null(td_opname, "value");
+    if (starts_len < 0)
+        return td_error(TD_E_INVALID, "bool_slice_assign: starts_len is %d; a length cannot be negative", starts_len);
     if (starts == NULL && starts_len > 0)
         return td_err_null(td_opname, "starts");
+    if (ends_len < 0)
+        return td_error(TD_E_INVALID, "bool_slice_assign: ends_len is %d; a length cannot be negative", ends_len);
     if (ends == NULL && ends_len > 0)
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
@@ -10067,8 +10125,12 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
         return td_err_null(td_opname, "a");
     if (value == NULL)
         return td_err_null(td_opname, "value");
+    if (starts_len < 0)
+        return td_error(TD_E_INVALID, "float_slice_assign: starts_len is %d; a length cannot be negative", starts_len);
     if (starts == NULL && starts_len > 0)
         return td_err_null(td_opname, "starts");
+    if (ends_len < 0)
+        return td_error(TD_E_INVALID, "float_slice_assign: ends_len is %d; a length cannot be negative", ends_len);
     if (ends == NULL && ends_len > 0)
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));

@@ -55,7 +55,7 @@ td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, 
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out);
 
-/* Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend.
+/* Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend. p0 and p1 must be finite, with p0 <= p1 (and p1 - p0 finite) for uniform and p1 >= 0 for normal, else TD_E_INVALID.
  * Family creation; implemented by: cpu, vulkan.
  * Note: counter-based generator (splitmix64 of seed and element index), so results do not depend on threading.
  * On success *out owns a new tensor; on error it is NULL. */

@@ -190,6 +190,9 @@ local function emit_checks(b, op)
       b:put("    if (%s == NULL)", a.name)
       b:put("        return td_err_null(td_opname, %s);", util.c_string(a.name))
     elseif a.t.array then
+      b:put("    if (%s_len < 0)", a.name)
+      b:put("        return td_error(TD_E_INVALID, \"%s: %s_len is %%d; a length cannot be negative\", %s_len);",
+        op.name, a.name, a.name)
       b:put("    if (%s == NULL && %s_len > 0)", a.name, a.name)
       b:put("        return td_err_null(td_opname, %s);", util.c_string(a.name))
     elseif a.t.list then

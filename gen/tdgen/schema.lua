@@ -118,6 +118,7 @@ M.rules = {
   broadcast = { "tensor", "tensor" },
   broadcast3 = { "tensor", "tensor", "tensor" },
   from_shape = { "array" },
+  random = { "array", "distribution", "f32", "f32" },
   arange = { "i64", "i64", "i64" },
   reshape = { "tensor", "array" },
   swap_dims = { "tensor", "dim", "dim" },

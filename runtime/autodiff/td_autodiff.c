@@ -15,6 +15,7 @@ td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backwa
     td_ad_node *node = td_calloc(1, sizeof *node + n * (sizeof(td_ad_node *) + sizeof(td_shape) + sizeof(td_device *)));
     if (node == NULL)
         return NULL;
+    atomic_store_explicit(&td_node_release_hook, td_ad_node_release, memory_order_relaxed);
     atomic_init(&node->rc, 1);
     node->id = atomic_fetch_add(&next_id, 1);
     node->op = op;
@@ -414,12 +415,21 @@ static td_status accumulate(td_ad_node *p, td_tensor *g)
     return TD_OK;
 }
 
-static td_status run_backward(const td_tensor *root, td_tensor *seed, td_grads **out)
+/* A node whose graph an earlier backward released: it can no longer give gradients. */
+static bool released(const td_ad_node *n)
+{
+    return !n->leaf && n->backward == NULL;
+}
+
+static td_status run_backward(const char *op, const td_tensor *root, td_tensor *seed, bool retain, td_grads **out)
 {
     td_ad_node *rn = root->node;
-    if (!rn->leaf && rn->backward == NULL) {
+    if (released(rn)) {
         td_tensor_release(seed);
-        return td_error(TD_E_AUTODIFF, "backward: the graph behind this tensor was already released by a backward");
+        return td_error(TD_E_AUTODIFF,
+                        "%s: the graph behind this tensor was released by an earlier backward; to go through a "
+                        "graph twice, give the first backward retain_graph (td_backward_ex)",
+                        op);
     }
     td_ad_node **nodes = NULL;
     int count = 0;
@@ -427,6 +437,25 @@ static td_status run_backward(const td_tensor *root, td_tensor *seed, td_grads *
     if (st != TD_OK) {
         td_tensor_release(seed);
         return st;
+    }
+    /* A graph that shares nodes with one already backpropagated (two losses over the same
+     * logits): fail before anything changes, so the caller's graph stays as it was. */
+    for (int k = 0; k < count; k++) {
+        const td_ad_node *n = nodes[k];
+        bool gone = released(n);
+        for (int s = 0; s < TD_AD_MAX_SAVED && !gone; s++)
+            gone = n->saved_nodes[s] != NULL && released(n->saved_nodes[s]);
+        if (gone) {
+            const char *which = released(n) ? n->op : "an input it saved";
+            st = td_error(TD_E_AUTODIFF,
+                          "%s: this graph goes through %s, whose part of the graph was released by an earlier "
+                          "backward; to go through shared nodes twice, give the first backward retain_graph "
+                          "(td_backward_ex)",
+                          op, which);
+            release_collected(nodes, count);
+            td_tensor_release(seed);
+            return st;
+        }
     }
     td_grads *g = td_calloc(1, sizeof *g);
     int nleaves = 0;
@@ -485,11 +514,11 @@ static td_status run_backward(const td_tensor *root, td_tensor *seed, td_grads *
         td_tensor_release(n->grad);
         n->grad = NULL;
     }
-    /* The graph is released whether backward succeeded or not. */
+    /* Unless retained, the graph is released whether backward succeeded or not. */
     for (int k = 0; k < count; k++) {
         td_tensor_release(nodes[k]->grad);
         nodes[k]->grad = NULL;
-        if (!nodes[k]->leaf)
+        if (!retain && !nodes[k]->leaf)
             release_edges(nodes[k]);
     }
     release_collected(nodes, count);
@@ -516,32 +545,46 @@ static td_status check_root(const char *op, const td_tensor *root, td_grads **ou
     return TD_OK;
 }
 
+td_status td_backward_ex(const td_tensor *root, const td_backward_options *options, td_grads **out)
+{
+    const td_tensor *seed = options != NULL ? options->seed : NULL;
+    const bool retain = options != NULL && options->retain_graph;
+    const char *op = seed != NULL ? "backward_seeded" : "backward";
+    TD_TRY(check_root(op, root, out));
+    td_tensor *s = NULL;
+    if (seed == NULL) {
+        if (root->shape.numel != 1)
+            return td_error(TD_E_AUTODIFF,
+                            "%s: the loss has %lld elements; backward needs a one-element loss or an explicit "
+                            "seed gradient (td_backward_seeded)",
+                            op, (long long)root->shape.numel);
+        TD_TRY(td_float_ones(root->inner->device, root->shape.dims, root->shape.ndim, &s));
+    } else {
+        const td_tensor *inner = seed->kind == TD_BACKEND_AUTODIFF ? seed->inner : seed;
+        if (inner->dtype != TD_F32 || !td_shape_equal(&inner->shape, &root->shape))
+            return td_error(TD_E_SHAPE, "%s: the seed must be a float tensor of the root's shape", op);
+        if (inner->kind != root->inner->kind)
+            return td_error(TD_E_BACKEND_MISMATCH, "%s: the seed is on backend %s, the root on %s", op,
+                            td_backend_name(inner->kind), td_backend_name(root->inner->kind));
+        s = (td_tensor *)inner;
+        td_tensor_retain(s);
+    }
+    return run_backward(op, root, s, retain, out);
+}
+
 td_status td_backward(const td_tensor *loss, td_grads **out)
 {
-    TD_TRY(check_root("backward", loss, out));
-    if (loss->shape.numel != 1)
-        return td_error(TD_E_AUTODIFF,
-                        "backward: the loss has %lld elements; backward needs a one-element loss or an explicit "
-                        "seed gradient (td_backward_seeded)",
-                        (long long)loss->shape.numel);
-    td_tensor *seed = NULL;
-    TD_TRY(td_float_ones(loss->inner->device, loss->shape.dims, loss->shape.ndim, &seed));
-    return run_backward(loss, seed, out);
+    return td_backward_ex(loss, NULL, out);
 }
 
 td_status td_backward_seeded(const td_tensor *root, const td_tensor *seed, td_grads **out)
 {
-    TD_TRY(check_root("backward_seeded", root, out));
+    if (out != NULL)
+        *out = NULL;
     if (seed == NULL)
         return td_err_null("backward_seeded", "seed");
-    const td_tensor *s = seed->kind == TD_BACKEND_AUTODIFF ? seed->inner : seed;
-    if (s->dtype != TD_F32 || !td_shape_equal(&s->shape, &root->shape))
-        return td_error(TD_E_SHAPE, "backward_seeded: the seed must be a float tensor of the root's shape");
-    if (s->kind != root->inner->kind)
-        return td_error(TD_E_BACKEND_MISMATCH, "backward_seeded: the seed is on backend %s, the root on %s",
-                        td_backend_name(s->kind), td_backend_name(root->inner->kind));
-    td_tensor_retain((td_tensor *)s);
-    return run_backward(root, (td_tensor *)s, out);
+    const td_backward_options o = { .seed = seed };
+    return td_backward_ex(root, &o, out);
 }
 
 td_status td_testing_graph_bytes(const td_tensor *t, int64_t *bytes)

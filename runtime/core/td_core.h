@@ -99,13 +99,23 @@ td_status td_require_grad(td_tensor *t);
 td_status td_is_tracked(const td_tensor *t, bool *out);
 /* A new autodiff tensor with the same data that backward does not go through. */
 td_status td_detach(const td_tensor *t, td_tensor **out);
-/* Backward from a one-element loss (seed 1). Once backward has started, the graph behind
- * loss is released whatever happens; when it fails before starting (out of memory for the
- * seed or its bookkeeping) the graph stays and backward may be retried. */
+/* Backward from a one-element loss (seed 1). As in PyTorch, backward frees the graph it
+ * went through: once it has started, the graph behind loss is released whatever happens.
+ * A later backward whose graph reaches a released node (a second loss over the same
+ * logits) fails with TD_E_AUTODIFF before changing anything, unless the first backward
+ * kept the graph (retain_graph below). When backward fails before starting (out of memory
+ * for the seed or its bookkeeping, a released node) the graph stays and may be retried. */
 td_status td_backward(const td_tensor *loss, td_grads **out);
 /* Backward from any tracked tensor with an explicit seed gradient of its shape (a tensor
  * of the inner backend, or an autodiff tensor on the same device). */
 td_status td_backward_seeded(const td_tensor *root, const td_tensor *seed, td_grads **out);
+/* Options of td_backward_ex; zero-initialize, then set what you need. */
+typedef struct td_backward_options {
+    const td_tensor *seed; /* NULL: a seed of ones (the root must have one element) */
+    bool retain_graph;     /* keep the graph, so another backward can go through it again */
+} td_backward_options;
+/* td_backward / td_backward_seeded with options (options may be NULL). */
+td_status td_backward_ex(const td_tensor *root, const td_backward_options *options, td_grads **out);
 /* The gradient of a leaf (a new reference, a tensor of the inner backend); *out is NULL
  * when the leaf took no part in the loss. */
 td_status td_grads_get(const td_grads *grads, const td_tensor *t, td_tensor **out);

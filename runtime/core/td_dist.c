@@ -316,3 +316,18 @@ td_status td_group_retain(td_group *g)
     atomic_fetch_add(&g->rc, 1);
     return TD_OK;
 }
+
+/* The shape rule of all_gather sits beside the collectives, which own the group checks. */
+td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out)
+{
+    TD_TRY(td_dist_check(op, group));
+    if (a->ndim == 0)
+        return td_error(TD_E_SHAPE, "%s: all_gather concatenates along dim 0; a 0-dim tensor has none", op);
+    int64_t dims[TD_MAX_DIMS];
+    memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
+    const int size = td_group_size_of(group);
+    if (dims[0] > TD_MAX_NUMEL / size)
+        return td_error(TD_E_SHAPE, "%s: the result would have more than 2^40 elements", op);
+    dims[0] *= size;
+    return td_shape_from(op, dims, a->ndim, out);
+}

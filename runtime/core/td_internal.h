@@ -6,6 +6,10 @@
 
 #include "td_core.h"
 
+/* Largest element count a tensor may have: keeps byte sizes far from overflow. Every
+ * shape rule checks it before it multiplies. */
+#define TD_MAX_NUMEL (INT64_C(1) << 40)
+
 typedef struct td_shape {
     int ndim;
     int64_t dims[TD_MAX_DIMS];
@@ -19,9 +23,15 @@ struct td_device {
     void *state;        /* backend-owned */
     td_device *inner;   /* autodiff: the wrapped device */
     td_checkpoint strategy;
+    td_device *next_open; /* backend devices: the list of open devices (one per backend and index) */
 };
 
 struct td_ad_node;
+
+/* Releases a tape node. The autodiff engine installs it when it makes its first node, so
+ * the core never calls into autodiff and a tensor with a node always finds it set. */
+typedef void (*td_node_release_fn)(struct td_ad_node *node);
+extern _Atomic(td_node_release_fn) td_node_release_hook;
 
 struct td_tensor {
     atomic_long rc;

@@ -23,6 +23,8 @@ static inline td_status td_rule_broadcast(const char *op, const td_shape *a, con
 td_status td_rule_broadcast3(const char *op, const td_shape *a, const td_shape *b, const td_shape *c,
                              td_shape *out);
 td_status td_rule_from_shape(const char *op, const int64_t *shape, int shape_len, td_shape *out);
+td_status td_rule_random(const char *op, const int64_t *shape, int shape_len, td_distribution dist, float p0,
+                         float p1, td_shape *out);
 td_status td_rule_arange(const char *op, int64_t start, int64_t end, int64_t step, td_shape *out);
 td_status td_rule_reshape(const char *op, const td_shape *a, const int64_t *shape, int shape_len,
                           td_shape *out);

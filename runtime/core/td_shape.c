@@ -1,4 +1,5 @@
 /* Shapes and the shape rules named by the op specs (validation + result shape). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,8 +45,22 @@ void td_broadcast_strides(const td_shape *in, const td_shape *out, int64_t strid
     }
 }
 
-/* Largest element count we accept: keeps byte sizes far from overflow. */
-#define TD_MAX_NUMEL (INT64_C(1) << 40)
+
+/* Sets s->numel from s->dims (each at least 1), checking the limit before every product,
+ * so no rule can overflow however its dims were combined. */
+static td_status set_numel(const char *op, td_shape *s)
+{
+    s->numel = 1;
+    for (int i = 0; i < s->ndim; i++) {
+        if (s->dims[i] > TD_MAX_NUMEL / s->numel) {
+            char buf[256];
+            td_shape_format(s, buf, sizeof buf);
+            return td_error(TD_E_SHAPE, "%s: the result shape %s has more than 2^40 elements", op, buf);
+        }
+        s->numel *= s->dims[i];
+    }
+    return TD_OK;
+}
 
 td_status td_shape_from(const char *op, const int64_t *dims, int ndim, td_shape *out)
 {
@@ -86,7 +101,6 @@ td_status td_rule_broadcast_slow(const char *op, const td_shape *a, const td_sha
 {
     int n = a->ndim > b->ndim ? a->ndim : b->ndim;
     out->ndim = n;
-    out->numel = 1;
     for (int i = 0; i < n; i++) {
         int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
         int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
@@ -98,9 +112,8 @@ td_status td_rule_broadcast_slow(const char *op, const td_shape *a, const td_sha
                             i, (long long)da, (long long)db);
         }
         out->dims[i] = da == 1 ? db : da;
-        out->numel *= out->dims[i];
     }
-    return TD_OK;
+    return set_numel(op, out);
 }
 
 td_status td_rule_broadcast3(const char *op, const td_shape *a, const td_shape *b, const td_shape *c,
@@ -113,6 +126,19 @@ td_status td_rule_broadcast3(const char *op, const td_shape *a, const td_shape *
 
 td_status td_rule_from_shape(const char *op, const int64_t *shape, int shape_len, td_shape *out)
 {
+    return td_shape_from(op, shape, shape_len, out);
+}
+
+td_status td_rule_random(const char *op, const int64_t *shape, int shape_len, td_distribution dist, float p0,
+                         float p1, td_shape *out)
+{
+    if (!isfinite(p0) || !isfinite(p1))
+        return td_error(TD_E_INVALID, "%s: the parameters must be finite (got %g and %g)", op, (double)p0, (double)p1);
+    if (dist == TD_UNIFORM && !(p0 <= p1 && isfinite(p1 - p0)))
+        return td_error(TD_E_INVALID, "%s: uniform needs low <= high and a finite range (got [%g, %g))", op,
+                        (double)p0, (double)p1);
+    if (dist == TD_NORMAL && p1 < 0)
+        return td_error(TD_E_INVALID, "%s: normal needs a standard deviation >= 0 (got %g)", op, (double)p1);
     return td_shape_from(op, shape, shape_len, out);
 }
 
@@ -227,17 +253,13 @@ static td_status check_ranges(const char *op, const td_shape *a, const int64_t *
     if (starts_len > a->ndim)
         return td_error(TD_E_RANGE, "%s: %d ranges for a tensor of %d dims", op, starts_len, a->ndim);
     *out = *a;
-    out->numel = 1;
-    for (int i = 0; i < a->ndim; i++) {
-        if (i < starts_len) {
-            if (starts[i] < 0 || starts[i] >= ends[i] || ends[i] > a->dims[i])
-                return td_error(TD_E_RANGE, "%s: range [%lld, %lld) is out of range for dim %d of size %lld", op,
-                                (long long)starts[i], (long long)ends[i], i, (long long)a->dims[i]);
-            out->dims[i] = ends[i] - starts[i];
-        }
-        out->numel *= out->dims[i];
+    for (int i = 0; i < starts_len; i++) {
+        if (starts[i] < 0 || starts[i] >= ends[i] || ends[i] > a->dims[i])
+            return td_error(TD_E_RANGE, "%s: range [%lld, %lld) is out of range for dim %d of size %lld", op,
+                            (long long)starts[i], (long long)ends[i], i, (long long)a->dims[i]);
+        out->dims[i] = ends[i] - starts[i];
     }
-    return TD_OK;
+    return set_numel(op, out);
 }
 
 td_status td_rule_slice(const char *op, const td_shape *a, const int64_t *starts, int starts_len,
@@ -274,9 +296,11 @@ td_status td_rule_cat(const char *op, const td_tensor *const *xs, int xs_len, in
             if (i != *dim && s->dims[i] != s0->dims[i])
                 return td_error(TD_E_SHAPE, "%s: xs[%d] has size %lld in dim %d, xs[0] has %lld", op, k,
                                 (long long)s->dims[i], i, (long long)s0->dims[i]);
+        if (s->dims[*dim] > TD_MAX_NUMEL - out->dims[*dim])
+            return td_error(TD_E_SHAPE, "%s: the result would have more than 2^40 elements", op);
         out->dims[*dim] += s->dims[*dim];
     }
-    return td_shape_from(op, out->dims, out->ndim, out);
+    return set_numel(op, out);
 }
 
 td_status td_rule_reduce_all(const char *op, const td_shape *a, td_shape *out)
@@ -339,17 +363,6 @@ td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, t
                         (long long)a->numel);
     *out = *a;
     return TD_OK;
-}
-
-td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out)
-{
-    TD_TRY(td_dist_check(op, group));
-    if (a->ndim == 0)
-        return td_error(TD_E_SHAPE, "%s: all_gather concatenates along dim 0; a 0-dim tensor has none", op);
-    int64_t dims[TD_MAX_DIMS];
-    memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
-    dims[0] *= td_group_size_of(group);
-    return td_shape_from(op, dims, a->ndim, out);
 }
 
 static td_shape leading(const td_shape *s, int ndim)

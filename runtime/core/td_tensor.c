@@ -1,11 +1,16 @@
 /* Devices and tensor handles: lifetime, queries, and the boundary checks of the dispatch. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "td_internal.h"
-#include "../autodiff/td_autodiff.h"
 
 static atomic_long live_objects;
+
+_Atomic(td_node_release_fn) td_node_release_hook;
 
 long td_testing_live_objects(void)
 {
@@ -40,6 +45,36 @@ bool td_backend_supports(td_backend backend, td_op op)
 
 /* ---- devices ---- */
 
+/* One handle per open backend device: a second open of (backend, index) returns the first
+ * handle, so every tensor of a device shares one td_device and the same-device check can
+ * compare handles. The lock also orders the last release against a concurrent open. */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static td_device *open_devices;
+
+/* TD_<BACKEND>_DEVICE=n (TD_VULKAN_DEVICE=1, ...) makes index 0 mean device n, so an
+ * unchanged program can run on another device. Read at each open; a device already open
+ * under the index it resolved to is shared as usual. */
+static td_status resolve_index(const char *backend, int *index)
+{
+    if (*index != 0)
+        return TD_OK;
+    char var[64] = "TD_";
+    size_t n = 3;
+    for (const char *c = backend; *c != '\0' && n + sizeof "_DEVICE" < sizeof var; c++)
+        var[n++] = (char)((*c >= 'a' && *c <= 'z') ? *c - 'a' + 'A' : *c);
+    memcpy(var + n, "_DEVICE", sizeof "_DEVICE");
+    const char *env = getenv(var);
+    if (env == NULL || env[0] == '\0')
+        return TD_OK;
+    char *end = NULL;
+    errno = 0;
+    const long v = strtol(env, &end, 10);
+    if (end == env || *end != '\0' || v < 0 || v > INT_MAX || errno != 0)
+        return td_error(TD_E_DEVICE, "device_open: %s: %s='%s' is not a device index", backend, var, env);
+    *index = (int)v;
+    return TD_OK;
+}
+
 td_status td_device_open(td_backend backend, int index, td_device **out)
 {
     if (out == NULL)
@@ -52,20 +87,36 @@ td_status td_device_open(td_backend backend, int index, td_device **out)
         return td_error(TD_E_DEVICE, "device_open: backend %s is not enabled in this build", td_backend_name(backend));
     if (index < 0)
         return td_error(TD_E_DEVICE, "device_open: %s: negative device index %d", vt->name, index);
-    td_device *d = td_calloc(1, sizeof *d);
-    if (d == NULL)
-        return td_error(TD_E_NOMEM, "device_open: %s: out of memory", vt->name);
-    atomic_init(&d->rc, 1);
-    d->backend = backend;
-    d->index = index;
-    td_status st = vt->device_open(d);
-    if (st != TD_OK) {
-        td_free(d);
-        return st;
+    TD_TRY(resolve_index(vt->name, &index));
+    pthread_mutex_lock(&open_lock);
+    for (td_device *d = open_devices; d != NULL; d = d->next_open) {
+        if (d->backend == backend && d->index == index) {
+            atomic_fetch_add(&d->rc, 1);
+            pthread_mutex_unlock(&open_lock);
+            *out = d;
+            return TD_OK;
+        }
     }
-    atomic_fetch_add(&live_objects, 1);
-    *out = d;
-    return TD_OK;
+    td_status st = TD_OK;
+    td_device *d = td_calloc(1, sizeof *d);
+    if (d == NULL) {
+        st = td_error(TD_E_NOMEM, "device_open: %s: out of memory", vt->name);
+    } else {
+        atomic_init(&d->rc, 1);
+        d->backend = backend;
+        d->index = index;
+        st = vt->device_open(d);
+        if (st != TD_OK) {
+            td_free(d);
+        } else {
+            d->next_open = open_devices;
+            open_devices = d;
+            atomic_fetch_add(&live_objects, 1);
+            *out = d;
+        }
+    }
+    pthread_mutex_unlock(&open_lock);
+    return st;
 }
 
 td_status td_device_autodiff(td_device *inner, td_checkpoint strategy, td_device **out)
@@ -103,12 +154,26 @@ td_status td_device_retain(td_device *device)
 
 void td_device_release(td_device *device)
 {
-    if (device == NULL || atomic_fetch_sub(&device->rc, 1) != 1)
+    if (device == NULL)
         return;
-    if (device->backend == TD_BACKEND_AUTODIFF)
+    if (device->backend == TD_BACKEND_AUTODIFF) {
+        if (atomic_fetch_sub(&device->rc, 1) != 1)
+            return;
         td_device_release(device->inner);
-    else
+    } else {
+        pthread_mutex_lock(&open_lock);
+        const bool last = atomic_fetch_sub(&device->rc, 1) == 1;
+        if (last) {
+            td_device **p = &open_devices;
+            while (*p != device)
+                p = &(*p)->next_open;
+            *p = device->next_open;
+        }
+        pthread_mutex_unlock(&open_lock);
+        if (!last)
+            return;
         td_backend_vtables[device->backend]->device_close(device);
+    }
     td_free(device);
     atomic_fetch_sub(&live_objects, 1);
 }
@@ -207,7 +272,8 @@ void td_tensor_release(td_tensor *t)
     if (t == NULL || atomic_fetch_sub(&t->rc, 1) != 1)
         return;
     if (t->kind == TD_BACKEND_AUTODIFF) {
-        td_ad_node_release(t->node);
+        if (t->node != NULL)
+            atomic_load_explicit(&td_node_release_hook, memory_order_relaxed)(t->node);
         td_tensor_release(t->inner);
     } else if (t->data != NULL) {
         td_backend_vtables[t->kind]->free(t);
@@ -324,7 +390,7 @@ td_status td_check_same_place_slow(const char *op, const char *arg0, const td_te
 {
     const td_tensor *p0 = t0->kind == TD_BACKEND_AUTODIFF ? t0->inner : t0;
     const td_tensor *p = t->kind == TD_BACKEND_AUTODIFF ? t->inner : t;
-    if (t0->kind == t->kind && p0->kind == p->kind && p0->device->index == p->device->index)
+    if (t0->kind == t->kind && p0->device == p->device)
         return TD_OK;
     char a[64], b[64];
     place_name(t0, a, sizeof a);

@@ -67,21 +67,13 @@ static void instance_release(void)
     pthread_mutex_unlock(&instance_lock);
 }
 
-/* TD_VULKAN_DEVICE overrides index 0, so unchanged programs can pick another GPU. */
+/* The index reaches us resolved: the core applies TD_VULKAN_DEVICE (td_device_open). */
 static td_status device_index(int requested, uint32_t count, uint32_t *out)
 {
-    long idx = requested;
-    const char *env = getenv("TD_VULKAN_DEVICE");
-    if (requested == 0 && env != NULL && env[0] != '\0') {
-        char *end = NULL;
-        idx = strtol(env, &end, 10);
-        if (end == env || *end != '\0' || idx < 0)
-            return td_error(TD_E_DEVICE, "device_open: vulkan: TD_VULKAN_DEVICE='%s' is not a device index", env);
-    }
-    if (idx < 0 || (unsigned long)idx >= count)
-        return td_error(TD_E_DEVICE, "device_open: vulkan: no device %ld (%u Vulkan device%s found)", idx, count,
-                        count == 1 ? "" : "s");
-    *out = (uint32_t)idx;
+    if ((unsigned)requested >= count)
+        return td_error(TD_E_DEVICE, "device_open: vulkan: no device %d (%u Vulkan device%s found)", requested,
+                        count, count == 1 ? "" : "s");
+    *out = (uint32_t)requested;
     return TD_OK;
 }
 

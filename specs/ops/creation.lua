@@ -155,10 +155,10 @@ op {
 op {
   name = "float_random",
   family = "creation",
-  doc = "Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend.",
+  doc = "Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend. p0 and p1 must be finite, with p0 <= p1 (and p1 - p0 finite) for uniform and p1 >= 0 for normal, else TD_E_INVALID.",
   args = { "device device", "shape shape", "distribution dist", "f32 p0", "f32 p1", "u64 seed" },
   returns = "float",
-  shape = "from_shape(shape)",
+  shape = "random(shape, dist, p0, p1)",
   semantics = "counter-based generator (splitmix64 of seed and element index), so results do not depend on threading",
 }
 

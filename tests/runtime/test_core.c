@@ -72,6 +72,49 @@ static void test_device_retain_release(void **state)
     assert_int_equal(td_testing_live_objects(), tdt_live_baseline());
 }
 
+/* One handle per open device: a second open of cpu:0 is the first handle (a new
+ * reference), so tensors made through either handle share a device. */
+static void test_open_twice_gives_one_handle(void **state)
+{
+    (void)state;
+    td_device *d1 = NULL, *d2 = NULL;
+    tdt_check(td_device_open(TD_BACKEND_CPU, 0, &d1), "open");
+    tdt_check(td_device_open(TD_BACKEND_CPU, 0, &d2), "open again");
+    assert_ptr_equal(d1, d2);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline() + 1);
+    td_tensor *a = tdt_make(d1, TD_F32, F6, S23, 2), *b = tdt_make(d2, TD_F32, F6, S23, 2), *c = NULL;
+    assert_non_null(a);
+    assert_non_null(b);
+    tdt_check(td_float_add(a, b, &c), "add across the two handles");
+    td_tensor_release(a);
+    td_tensor_release(b);
+    td_tensor_release(c);
+    td_device_release(d1);
+    tdt_check(td_device_backend(d2, &(td_backend){ 0 }), "the second reference still works");
+    td_device_release(d2);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline());
+    /* after the last release, an open makes a new device */
+    tdt_check(td_device_open(TD_BACKEND_CPU, 0, &d1), "open after close");
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline() + 1);
+    td_device_release(d1);
+}
+
+static void test_open_out_of_memory(void **state)
+{
+    (void)state;
+    td_device *d = (td_device *)&d;
+    td_testing_fail_allocations_after(0);
+    const td_status st = td_device_open(TD_BACKEND_CPU, 0, &d);
+    td_testing_fail_allocations_after(-1);
+    tdt_expect_error(st, TD_E_NOMEM, "device_open");
+    assert_null(d);
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline());
+    /* nothing half-registered: the next open works and is the only device */
+    tdt_check(td_device_open(TD_BACKEND_CPU, 0, &d), "open after NOMEM");
+    assert_int_equal(td_testing_live_objects(), tdt_live_baseline() + 1);
+    td_device_release(d);
+}
+
 static void test_autodiff_device_keeps_inner_device_alive(void **state)
 {
     (void)state;
@@ -453,12 +496,17 @@ static int group_teardown(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        TDT_TEST(test_tensor_retain_release),
+    /* Device lifetimes, with no device held by the group, so each open makes a new one. */
+    const struct CMUnitTest lifetimes[] = {
         TDT_TEST(test_device_retain_release),
+        TDT_TEST(test_open_twice_gives_one_handle),
+        TDT_TEST(test_open_out_of_memory),
         TDT_TEST(test_autodiff_device_keeps_inner_device_alive),
         TDT_TEST(test_tensor_keeps_device_alive),
         TDT_TEST(test_autodiff_tensor_keeps_both_devices_alive),
+    };
+    const struct CMUnitTest tests[] = {
+        TDT_TEST(test_tensor_retain_release),
         TDT_TEST(test_queries_of_a_plain_tensor),
         TDT_TEST(test_queries_of_zero_dim_tensors),
         TDT_TEST(test_queries_on_autodiff_device),
@@ -471,5 +519,6 @@ int main(void)
         TDT_TEST(test_float_ops_on_autodiff_device),
         TDT_TEST(test_to_device_between_cpu_and_autodiff),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    const int failed = cmocka_run_group_tests_name("device_lifetimes", lifetimes, NULL, NULL);
+    return failed + cmocka_run_group_tests_name("core", tests, group_setup, group_teardown);
 }

@@ -152,7 +152,7 @@ static void test_to_other_vulkan_device(void **state)
     static const float f[] = { 1, 2, 3, 4 };
     static const int64_t shape[] = { 4 };
     td_device *vk2 = NULL;
-    tdt_check(td_device_open(TD_BACKEND_VULKAN, 0, &vk2), "second device");
+    tdt_check(td_device_open(TD_BACKEND_VULKAN, 0, &vk2), "a second handle (the same device)");
     td_tensor *a = tdt_make(vk, TD_F32, f, shape, 1), *b = NULL, *c = NULL;
     tdt_check(td_float_mul_scalar(a, 2.0f, &b), "mul_scalar"); /* pending in the batch */
     tdt_check(td_float_to_device(b, vk2, &c), "to_device");
@@ -162,6 +162,27 @@ static void test_to_other_vulkan_device(void **state)
     td_tensor_release(b);
     td_tensor_release(c);
     td_device_release(vk2);
+}
+
+/* Two opens of device 0 are one handle: an op may combine their tensors. Before, they were
+ * two VkDevices that passed the same-device check by index, and float_add bound one
+ * device's buffers on the other (a crash inside the validation layer). */
+static void test_two_opens_share_a_device(void **state)
+{
+    (void)state;
+    static const float f[] = { 1, 2, 3, 4 };
+    static const int64_t shape[] = { 4 };
+    td_device *again = NULL;
+    tdt_check(td_device_open(TD_BACKEND_VULKAN, 0, &again), "open vulkan:0 again");
+    assert_ptr_equal(again, vk);
+    td_tensor *a = tdt_make(vk, TD_F32, f, shape, 1), *b = tdt_make(again, TD_F32, f, shape, 1), *c = NULL;
+    tdt_check(td_float_add(a, b, &c), "add across the two handles");
+    static const float want[] = { 2, 4, 6, 8 };
+    tdt_expect(c, TD_F32, shape, 1, want, 4, 0.0f);
+    td_tensor_release(a);
+    td_tensor_release(b);
+    td_tensor_release(c);
+    td_device_release(again);
 }
 
 static void test_backend_mismatch(void **state)
@@ -345,6 +366,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_no_driver),
         cmocka_unit_test(test_to_device),
         cmocka_unit_test(test_to_other_vulkan_device),
+        cmocka_unit_test(test_two_opens_share_a_device),
         cmocka_unit_test(test_backend_mismatch),
         cmocka_unit_test(test_batching),
         cmocka_unit_test(test_random_matches_cpu),
