@@ -1,0 +1,218 @@
+/* The threading contract (README, "Threads"), exercised: several threads on one shared CPU
+ * device, each its own device handles, separate autodiff graphs on one autodiff device,
+ * shared read-only inputs, reference counts moved between threads, and thread-local error
+ * messages. The suite also runs this program built with ThreadSanitizer (.ci/test). */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "td_ops.h"
+#include "tdt.h"
+
+enum { THREADS = 4, ROUNDS = 200, N = 1000 };
+
+static td_device *cpu, *ad_none, *ad_bal;
+static td_tensor *shared; /* read by every thread: 0, 1, ..., N-1 */
+
+/* Each worker returns NULL on success or a static description of the first failure (cmocka's
+ * asserts are not for other threads). */
+#define WCHECK(cond, what)          \
+    do {                            \
+        if (!(cond))                \
+            return (void *)(what);  \
+    } while (0)
+
+/* (shared + k) * 2 summed: 2 * (N(N-1)/2 + k N), exact in f32 for these sizes. */
+static void *shared_device_worker(void *arg)
+{
+    const float k = (float)(intptr_t)arg;
+    for (int r = 0; r < ROUNDS; r++) {
+        td_tensor *a = NULL, *b = NULL, *s = NULL;
+        WCHECK(td_float_add_scalar(shared, k, &a) == TD_OK, "add_scalar");
+        WCHECK(td_float_mul_scalar(a, 2.0f, &b) == TD_OK, "mul_scalar");
+        WCHECK(td_float_sum(b, &s) == TD_OK, "sum");
+        float v = 0.0f;
+        WCHECK(td_float_into_data(s, &v, 1) == TD_OK, "into_data");
+        td_tensor_release(a);
+        td_tensor_release(b);
+        td_tensor_release(s);
+        const float want = 2.0f * ((float)N * (N - 1) / 2.0f + k * N);
+        WCHECK(v == want, "shared device: wrong sum");
+    }
+    return NULL;
+}
+
+static void run_threads(void *(*fn)(void *))
+{
+    pthread_t th[THREADS];
+    for (intptr_t i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, fn, (void *)i), 0);
+    for (int i = 0; i < THREADS; i++) {
+        void *res = NULL;
+        assert_int_equal(pthread_join(th[i], &res), 0);
+        if (res != NULL)
+            fail_msg("thread %d: %s", i, (const char *)res);
+    }
+}
+
+static void test_shared_cpu_device(void **state)
+{
+    (void)state;
+    run_threads(shared_device_worker);
+}
+
+/* Each thread opens its own handles (cpu:0 is shared underneath; opens and the last
+ * release race here) and trains its own graph: L = sum((w * x)^2), dL/dw = 2 w x^2. */
+static void *own_devices_worker(void *arg)
+{
+    const intptr_t id = (intptr_t)arg;
+    for (int r = 0; r < ROUNDS / 5; r++) {
+        td_device *d = NULL, *ad = NULL;
+        WCHECK(td_device_open(TD_BACKEND_CPU, 0, &d) == TD_OK, "open");
+        WCHECK(td_device_autodiff(d, (id & 1) ? TD_CHECKPOINT_BALANCED : TD_CHECKPOINT_NONE, &ad) == TD_OK,
+               "autodiff");
+        td_device_release(d);
+        const float xs[] = { 1, 2, 3 }, ws[] = { 0.5f, (float)id, -1 };
+        const int64_t s3[] = { 3 };
+        td_tensor *x = NULL, *w = NULL, *y = NULL, *y2 = NULL, *l = NULL, *g = NULL;
+        WCHECK(td_float_from_data(ad, xs, s3, 1, &x) == TD_OK, "x");
+        WCHECK(td_float_from_data(ad, ws, s3, 1, &w) == TD_OK, "w");
+        WCHECK(td_require_grad(w) == TD_OK, "require_grad");
+        WCHECK(td_float_mul(w, x, &y) == TD_OK, "mul");
+        WCHECK(td_float_mul(y, y, &y2) == TD_OK, "square");
+        WCHECK(td_float_sum(y2, &l) == TD_OK, "sum");
+        td_grads *grads = NULL;
+        WCHECK(td_backward(l, &grads) == TD_OK, "backward");
+        WCHECK(td_grads_get(grads, w, &g) == TD_OK && g != NULL, "grads_get");
+        float got[3];
+        WCHECK(td_float_into_data(g, got, 3) == TD_OK, "read grad");
+        for (int i = 0; i < 3; i++)
+            WCHECK(got[i] == 2.0f * ws[i] * xs[i] * xs[i], "own graph: wrong gradient");
+        td_tensor_release(g);
+        td_grads_release(grads);
+        td_tensor_release(l);
+        td_tensor_release(y2);
+        td_tensor_release(y);
+        td_tensor_release(w);
+        td_tensor_release(x);
+        td_device_release(ad);
+    }
+    return NULL;
+}
+
+static void test_own_devices_and_graphs(void **state)
+{
+    (void)state;
+    run_threads(own_devices_worker);
+}
+
+/* Separate graphs on the two shared autodiff devices of the group. */
+static void *shared_autodiff_worker(void *arg)
+{
+    const intptr_t id = (intptr_t)arg;
+    td_device *ad = (id & 1) ? ad_bal : ad_none;
+    for (int r = 0; r < ROUNDS / 5; r++) {
+        const float xs[] = { (float)id, 2 };
+        const int64_t s2[] = { 2 };
+        td_tensor *x = NULL, *e = NULL, *l = NULL, *g = NULL;
+        WCHECK(td_float_from_data(ad, xs, s2, 1, &x) == TD_OK, "x");
+        WCHECK(td_require_grad(x) == TD_OK, "require_grad");
+        WCHECK(td_float_mul_scalar(x, 3.0f, &e) == TD_OK, "mul_scalar");
+        WCHECK(td_float_sum(e, &l) == TD_OK, "sum");
+        td_grads *grads = NULL;
+        WCHECK(td_backward(l, &grads) == TD_OK, "backward");
+        WCHECK(td_grads_get(grads, x, &g) == TD_OK && g != NULL, "grads_get");
+        float got[2];
+        WCHECK(td_float_into_data(g, got, 2) == TD_OK, "read grad");
+        WCHECK(got[0] == 3.0f && got[1] == 3.0f, "shared autodiff device: wrong gradient");
+        td_tensor_release(g);
+        td_grads_release(grads);
+        td_tensor_release(l);
+        td_tensor_release(e);
+        td_tensor_release(x);
+    }
+    return NULL;
+}
+
+static void test_separate_graphs_on_shared_autodiff_devices(void **state)
+{
+    (void)state;
+    run_threads(shared_autodiff_worker);
+}
+
+/* References to one tensor taken and dropped from every thread. */
+static void *refcount_worker(void *arg)
+{
+    (void)arg;
+    for (int r = 0; r < 1000; r++) {
+        WCHECK(td_tensor_retain(shared) == TD_OK, "retain");
+        td_tensor_release(shared);
+    }
+    return NULL;
+}
+
+static void test_refcounts_across_threads(void **state)
+{
+    (void)state;
+    run_threads(refcount_worker);
+    int64_t n = 0;
+    tdt_check(td_tensor_numel(shared, &n), "still alive");
+    assert_int_equal(n, N);
+}
+
+/* td_last_error() is per thread: each thread sees its own failure's message. */
+static void *error_worker(void *arg)
+{
+    const intptr_t id = (intptr_t)arg;
+    char want[32];
+    snprintf(want, sizeof want, "got %d", (int)(100 + id));
+    for (int r = 0; r < ROUNDS; r++) {
+        td_device *d = NULL;
+        WCHECK(td_device_open(TD_BACKEND_CPU, (int)(100 + id), &d) == TD_E_DEVICE, "open must fail");
+        WCHECK(strstr(td_last_error(), want) != NULL, "another thread's message");
+    }
+    return NULL;
+}
+
+static void test_errors_are_thread_local(void **state)
+{
+    (void)state;
+    run_threads(error_worker);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (tdt_open_devices(TD_BACKEND_CPU, &cpu, &ad_none, &ad_bal) != 0)
+        return -1;
+    float data[N];
+    for (int i = 0; i < N; i++)
+        data[i] = (float)i;
+    const int64_t s[] = { N };
+    return td_float_from_data(cpu, data, s, 1, &shared) == TD_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    td_tensor_release(shared);
+    return tdt_close_devices(cpu, ad_none, ad_bal);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TDT_TEST(test_shared_cpu_device),
+        TDT_TEST(test_own_devices_and_graphs),
+        TDT_TEST(test_separate_graphs_on_shared_autodiff_devices),
+        TDT_TEST(test_refcounts_across_threads),
+        TDT_TEST(test_errors_are_thread_local),
+    };
+    return cmocka_run_group_tests_name("threads", tests, setup, teardown);
+}
