@@ -1,6 +1,6 @@
-// Float math shared by the shaders (included by unary.comp): exp, log and tanh with C99
-// (Annex F) special values, subnormal inputs and results, and an error of about 1 ULP (exp,
-// log) or 3 ULP (tanh), computed with float arithmetic only.
+// Float math shared by the shaders (included by unary.comp and ew.comp): exp, log, pow and
+// tanh with C99 (Annex F) special values, subnormal inputs and results, and an error of about
+// 1 ULP (exp, log, pow) or 3 ULP (tanh), computed with float arithmetic only.
 // The driver's exp, log, exp2 and log2 builtins are not used: the Vulkan precision rules let
 // them lose many ULP at large |x|, and drivers may read subnormal inputs wrongly or return 0
 // for subnormal results (lavapipe's log2 takes the exponent field of a subnormal for that of
@@ -130,6 +130,51 @@ float log_(float x)
         return x;
     vec2 l = log_ff(u);
     return l.x + l.y;
+}
+
+// powf, with every special value of C99 F.9.4.4.
+float pow_(float x, float y)
+{
+    uint ux = floatBitsToUint(x), uy = floatBitsToUint(y);
+    uint ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
+    bool xneg = (ux >> 31) != 0u, yneg = (uy >> 31) != 0u;
+    if (ay == 0u || ux == 0x3f800000u)       // pow(x, +-0) = pow(+1, y) = 1, even for NaN
+        return 1.0;
+    if (ax > 0x7f800000u || ay > 0x7f800000u)
+        return NAN_F;
+    if (ay == 0x7f800000u) {                 // y = +-inf
+        if (ax == 0x3f800000u)               // pow(-1, +-inf) = 1
+            return 1.0;
+        return (ax < 0x3f800000u) == yneg ? INF_F : 0.0;
+    }
+    // y finite and nonzero: integer? odd? (Every float >= 2^23 is an integer and every one
+    // >= 2^24 even; testing the bits keeps a subnormal y from passing for an integer.)
+    float fy = uintBitsToFloat(ay);
+    bool yint = ay >= 0x4b000000u || (ay >= 0x3f800000u && fract(fy) == 0.0);
+    bool odd = yint && ay < 0x4b800000u && (uint(fy) & 1u) == 1u;
+    if (ax == 0u || ax == 0x7f800000u) {     // x = +-0 or +-inf
+        float r = (ax == 0u) == yneg ? INF_F : 0.0;
+        return xneg && odd ? -r : r;
+    }
+    if (xneg && !yint)                       // finite x < 0, finite non-integer y
+        return NAN_F;
+    if (y == 1.0)                            // exact, and x * x correctly rounded
+        return x;
+    if (y == 2.0)
+        return x * x;
+    // |x|^y = e^(y ln|x|), y ln|x| in double-float. Beyond |y| = 2^31 the result overflows
+    // or underflows anyway (|ln|x|| >= 2^-24 for x != 1), and the split would overflow.
+    vec2 l = log_ff(ax);
+    vec2 t;
+    if (ay > 0x4f000000u) {
+        t = vec2(y * l.x, 0.0);
+    } else {
+        vec2 p = two_prod(y, l.x);
+        precise float tl = p.y + y * l.y;
+        t = two_sum(p.x, tl);
+    }
+    float r = exp_ff(t.x, t.y);
+    return xneg && odd ? -r : r;
 }
 
 // tanh: x below 2^-12 (zeros and subnormals included), an odd Taylor series to x^15 below

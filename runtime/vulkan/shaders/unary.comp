@@ -28,42 +28,6 @@ float sigmoid_(float x)
     return e / (1.0 + e);
 }
 
-bool odd_int(float y)
-{
-    float ay = abs(y);
-    return floor(y) == y && ay < 16777216.0 && (uint(ay) & 1u) == 1u;
-}
-
-// C powf semantics for the cases that matter; small integer exponents are exact products.
-float pow_(float x, float y)
-{
-    if (y == 0.0 || x == 1.0)
-        return 1.0;
-    if (isnan(x) || isnan(y))
-        return NAN_F;
-    bool yint = floor(y) == y;
-    if (yint && abs(y) <= 64.0) {
-        uint e = uint(abs(y));
-        float b = x, r = 1.0;
-        while (e != 0u) {
-            if ((e & 1u) != 0u)
-                r *= b;
-            b *= b;
-            e >>= 1u;
-        }
-        return y < 0.0 ? 1.0 / r : r;
-    }
-    if (x < 0.0 && !yint)
-        return NAN_F;
-    float ax = abs(x);
-    float r;
-    if (ax == 0.0)
-        r = y > 0.0 ? 0.0 : INF_F;
-    else
-        r = exp2(y * log2(ax));
-    return (x < 0.0 || (x == 0.0 && floatBitsToUint(x) != 0u)) && odd_int(y) ? -r : r;
-}
-
 int f2i(float x)
 {
     if (isnan(x))
