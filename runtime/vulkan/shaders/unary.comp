@@ -20,12 +20,11 @@ float erf_(float x)
     return x >= 0.0 ? e : -e;
 }
 
+// With e = e^-|x| <= 1: no overflow on either side.
 float sigmoid_(float x)
 {
-    if (x >= 0.0)
-        return 1.0 / (1.0 + exp_(-x));
-    float e = exp_(x);
-    return e / (1.0 + e);
+    float e = exp_(-abs(x));
+    return x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
 }
 
 int f2i(float x)
