@@ -1,5 +1,6 @@
 // Broadcasting binary and ternary elementwise ops (arithmetic, comparisons, masks).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
 layout(std430, binding = 1) readonly buffer A { uint a[]; };
@@ -8,33 +9,8 @@ layout(std430, binding = 3) readonly buffer C { uint c[]; };
 layout(std430, binding = 4) writeonly buffer O { uint o[]; };
 
 // p: n, op, ndim, scalar, dims[8], stride a[8], stride b[8], stride c[8]
-const uint NAN_U = 0x7fc00000u;
 
-float pow_(float x, float y)
-{
-    if (y == 0.0 || x == 1.0)
-        return 1.0;
-    if (isnan(x) || isnan(y))
-        return uintBitsToFloat(NAN_U);
-    bool yint = floor(y) == y;
-    if (yint && abs(y) <= 64.0) {
-        uint e = uint(abs(y));
-        float bb = x, r = 1.0;
-        while (e != 0u) {
-            if ((e & 1u) != 0u)
-                r *= bb;
-            bb *= bb;
-            e >>= 1u;
-        }
-        return y < 0.0 ? 1.0 / r : r;
-    }
-    if (x < 0.0 && !yint)
-        return uintBitsToFloat(NAN_U);
-    float ax = abs(x);
-    float r = ax == 0.0 ? (y > 0.0 ? 0.0 : uintBitsToFloat(0x7f800000u)) : exp2(y * log2(ax));
-    bool odd = yint && abs(y) < 16777216.0 && (uint(abs(y)) & 1u) == 1u;
-    return (x < 0.0 || (x == 0.0 && floatBitsToUint(x) != 0u)) && odd ? -r : r;
-}
+#include "math.glsl"
 
 int idiv(int x, int y)
 {

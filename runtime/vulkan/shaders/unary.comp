@@ -1,76 +1,30 @@
 // Unary elementwise ops, casts and fills on 32-bit words (float, int, or bool as uint).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
 layout(std430, binding = 1) readonly buffer A { uint a[]; };
 layout(std430, binding = 4) writeonly buffer O { uint o[]; };
 
-#define NAN_F uintBitsToFloat(0x7fc00000u)
-#define INF_F uintBitsToFloat(0x7f800000u)
+#include "math.glsl"
 
 // GLSL has no erf: Numerical Recipes' erfc rational approximation (fractional error < 1.2e-7).
 float erf_(float x)
 {
     float z = abs(x);
     float t = 1.0 / (1.0 + 0.5 * z);
-    float r = t * exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+    float r = t * exp_(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
               t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
               t * (-0.82215223 + t * 0.17087277)))))))));
     float e = 1.0 - r;
     return x >= 0.0 ? e : -e;
 }
 
-float tanh_(float x)
-{
-    if (abs(x) < 0.5)
-        return tanh(x);
-    float t = exp(-2.0 * abs(x));
-    float r = (1.0 - t) / (1.0 + t);
-    return x < 0.0 ? -r : r;
-}
-
+// With e = e^-|x| <= 1: no overflow on either side.
 float sigmoid_(float x)
 {
-    if (x >= 0.0)
-        return 1.0 / (1.0 + exp(-x));
-    float e = exp(x);
-    return e / (1.0 + e);
-}
-
-bool odd_int(float y)
-{
-    float ay = abs(y);
-    return floor(y) == y && ay < 16777216.0 && (uint(ay) & 1u) == 1u;
-}
-
-// C powf semantics for the cases that matter; small integer exponents are exact products.
-float pow_(float x, float y)
-{
-    if (y == 0.0 || x == 1.0)
-        return 1.0;
-    if (isnan(x) || isnan(y))
-        return NAN_F;
-    bool yint = floor(y) == y;
-    if (yint && abs(y) <= 64.0) {
-        uint e = uint(abs(y));
-        float b = x, r = 1.0;
-        while (e != 0u) {
-            if ((e & 1u) != 0u)
-                r *= b;
-            b *= b;
-            e >>= 1u;
-        }
-        return y < 0.0 ? 1.0 / r : r;
-    }
-    if (x < 0.0 && !yint)
-        return NAN_F;
-    float ax = abs(x);
-    float r;
-    if (ax == 0.0)
-        r = y > 0.0 ? 0.0 : INF_F;
-    else
-        r = exp2(y * log2(ax));
-    return (x < 0.0 || (x == 0.0 && floatBitsToUint(x) != 0u)) && odd_int(y) ? -r : r;
+    float e = exp_(-abs(x));
+    return x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
 }
 
 int f2i(float x)
@@ -99,8 +53,8 @@ void main()
     switch (op) {
     case 0u: r = -x; break;
     case 1u: r = abs(x); break;
-    case 2u: r = exp(x); break;
-    case 3u: r = x < 0.0 ? NAN_F : (x == 0.0 ? -INF_F : log(x)); break;
+    case 2u: r = exp_(x); break;
+    case 3u: r = log_(x); break;
     case 4u: r = x < 0.0 ? NAN_F : sqrt(x); break;
     case 5u: r = sin(x); break;
     case 6u: r = cos(x); break;
