@@ -271,7 +271,7 @@ td_status td_rule_slice(const char *op, const td_shape *a, const int64_t *starts
 td_status td_rule_slice_assign(const char *op, const td_shape *a, const td_shape *value, const int64_t *starts,
                                int starts_len, const int64_t *ends, int ends_len, td_shape *out)
 {
-    td_shape sl;
+    td_shape sl = { 0 };
     TD_TRY(check_ranges(op, a, starts, starts_len, ends, ends_len, &sl));
     if (!td_shape_equal(&sl, value)) {
         char s1[128], s2[128];
