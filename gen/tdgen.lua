@@ -25,7 +25,8 @@ usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check D
   --help         this text
 
 Specs are validated before anything is written: every problem is reported as
-file:line: entry: field: message, then the run exits 1 and writes nothing.]]
+file:line: entry: field: message, then the run exits 1 and writes nothing. Each
+spec file runs in a sandbox bounded in size, time and memory (gen/tdgen/load.lua).]]
 
 local function fail(msg)
   io.stderr:write("tdgen: ", msg, "\n")
@@ -64,8 +65,9 @@ for _, dir in ipairs(opts.specs) do
     errors[#errors + 1] = dir .. ": not a directory"
   else
     for _, sub in ipairs({ { "backends", "backend" }, { "ops", "op" } }) do
-      local files = util.list_lua(dir .. "/" .. sub[1]) or {}
-      for _, f in ipairs(files) do
+      local files = util.list_lua(dir .. "/" .. sub[1])
+      if not files then errors[#errors + 1] = dir .. "/" .. sub[1] .. ": cannot list the directory" end
+      for _, f in ipairs(files or {}) do
         nfiles = nfiles + 1
         local es, errs = load.load_file(f, sub[2])
         for _, e in ipairs(es) do entries[#entries + 1] = e end
@@ -138,8 +140,7 @@ if opts.check then
   os.exit(0)
 end
 
-os.execute('mkdir -p "' .. opts.out:gsub('"', '\\"') .. '"')
-if not util.is_dir(opts.out) then fail("cannot create " .. opts.out) end
+if not util.make_dir(opts.out) then fail("cannot create " .. opts.out) end
 local ok, werr = pcall(function()
   for _, f in ipairs(files) do util.write_if_changed(opts.out .. "/" .. f[1], f[2]) end
 end)

@@ -2,8 +2,24 @@
 -- `result` and its attributes. parse() builds a tree; compile() checks it against the op
 -- and lowers it to C statements calling public ops and the engine's helpers.
 local schema = require("tdgen.schema")
+local util = require("tdgen.util")
 
 local M = {}
+
+-- Formulas are short; these bounds keep hostile ones from costing time or stack.
+local MAX_LENGTH = 1000
+local MAX_DEPTH = 50
+
+-- The number at position i: digits, an optional fraction, an optional exponent ("12",
+-- "1.5", ".5", "2e-3"); nil when there is none. Scanned piece by piece, so its cost is
+-- linear in the length of the number.
+local function number_at(s, i)
+  local int = s:match("^%d*", i)
+  local frac = s:sub(i + #int, i + #int) == "." and s:match("^%d*", i + #int + 1) or ""
+  local mant
+  if #frac > 0 then mant = int .. "." .. frac elseif #int > 0 then mant = int else return nil end
+  return mant .. (s:match("^[eE][%+%-]?%d+", i + #mant) or "")
+end
 
 local function tokenize(s)
   local toks, i = {}, 1
@@ -12,9 +28,11 @@ local function tokenize(s)
     if c:match("%s") then
       i = i + 1
     elseif c:match("[%d%.]") then
-      local num = s:match("^%d*%.?%d+[eE][%+%-]?%d+", i) or s:match("^%d*%.?%d+", i) or s:match("^%d+%.", i)
-      if not num then return nil, "malformed number at '" .. s:sub(i) .. "'" end
-      toks[#toks + 1] = { k = "num", v = tonumber(num) }
+      local num = number_at(s, i)
+      if not num then return nil, "malformed number at '" .. util.show(s:sub(i, i + 19), 19) .. "'" end
+      local v = tonumber(num)
+      if v ~= v or v == math.huge then return nil, "number out of range: " .. util.show(num, 40) end
+      toks[#toks + 1] = { k = "num", v = v }
       i = i + #num
     elseif c:match("[%a_]") then
       local name = s:match("^[%a_][%w_]*", i)
@@ -24,7 +42,7 @@ local function tokenize(s)
       toks[#toks + 1] = { k = c }
       i = i + 1
     else
-      return nil, "unexpected character '" .. c .. "'"
+      return nil, "unexpected character '" .. util.show(c) .. "'"
     end
   end
   toks[#toks + 1] = { k = "eof" }
@@ -32,9 +50,19 @@ local function tokenize(s)
 end
 
 function M.parse(s)
+  if #s > MAX_LENGTH then return nil, string.format("the formula is too long (%d characters; at most %d)", #s, MAX_LENGTH) end
   local toks, err = tokenize(s)
   if not toks then return nil, err end
   local pos = 1
+  local depth = 0
+  -- Runs f one level deeper in the expression (parentheses, arguments, unary minus).
+  local function deeper(f)
+    depth = depth + 1
+    if depth > MAX_DEPTH then return nil, string.format("the formula nests too deeply (at most %d levels)", MAX_DEPTH) end
+    local e, derr = f()
+    depth = depth - 1
+    return e, derr
+  end
   local function peek() return toks[pos].k end
   local function take() pos = pos + 1; return toks[pos - 1] end
   local expr
@@ -42,7 +70,7 @@ function M.parse(s)
     local t = take()
     if t.k == "num" then return { k = "num", v = t.v } end
     if t.k == "(" then
-      local e, perr = expr()
+      local e, perr = deeper(expr)
       if not e then return nil, perr end
       if take().k ~= ")" then return nil, "missing ')'" end
       return e
@@ -53,7 +81,7 @@ function M.parse(s)
         local args = {}
         if peek() ~= ")" then
           repeat
-            local a, aerr = expr()
+            local a, aerr = deeper(expr)
             if not a then return nil, aerr end
             args[#args + 1] = a
           until not (peek() == "," and take())
@@ -68,7 +96,7 @@ function M.parse(s)
   local function unary()
     if peek() == "-" then
       take()
-      local e, uerr = unary()
+      local e, uerr = deeper(unary)
       if not e then return nil, uerr end
       return { k = "neg", e = e }
     end

@@ -1,4 +1,4 @@
--- Small helpers: an output buffer, sorted iteration, atomic write-if-changed.
+-- Small helpers: an output buffer, atomic write-if-changed, directories, message text.
 local M = {}
 
 -- A buffer of lines: b:put(fmt, ...) appends one formatted line; b:text() joins them.
@@ -43,25 +43,72 @@ function M.write_if_changed(path, content)
   return true
 end
 
--- Lists the *.lua files of a directory, sorted; nil and a message when it cannot be read.
-function M.list_lua(dir)
-  local p = io.popen('ls -1 "' .. dir:gsub('"', '\\"') .. '" 2>/dev/null')
-  if not p then return nil end
-  local files = {}
-  for line in p:lines() do
-    if line:match("%.lua$") then files[#files + 1] = dir .. "/" .. line end
+-- Spec text quoted in a message: control characters escaped, long text cut; a value of
+-- another type is named by its type (never by an address, so messages stay the same from
+-- run to run). It calls no string methods: it also runs while a spec does, when strings
+-- have none.
+function M.show(v, max)
+  if type(v) ~= "string" then
+    if v ~= v then return "nan" end
+    if v == math.huge or v == -math.huge then return v > 0 and "inf" or "-inf" end
+    if type(v) == "number" or type(v) == "boolean" or v == nil then return tostring(v) end
+    return "(a " .. type(v) .. ")"
   end
-  p:close()
+  max = max or 200
+  if #v > max then v = string.sub(v, 1, max) .. "..." end
+  return (string.gsub(v, "%c", function(c) return string.format("\\%d", string.byte(c)) end))
+end
+
+-- Directories are listed and created by the shell, but a path never becomes shell text:
+-- it is written, NUL-terminated, to a temporary file that `xargs -0` reads and hands to a
+-- fixed script as "$1". Quotes, $(...) and backquotes in a path are only characters.
+local function shell_on_path(script, path)
+  if path:find("\0", 1, true) then return nil end
+  local tmp = os.tmpname()
+  if not tmp:match("^[%w/._-]+$") then
+    os.remove(tmp)
+    error("unexpected temporary file name " .. tmp, 0)
+  end
+  local f = io.open(tmp, "wb")
+  if not f then
+    os.remove(tmp)
+    return nil
+  end
+  f:write(path, "\0")
+  f:close()
+  local p = io.popen("xargs -0 sh -c '" .. script .. "' sh < " .. tmp .. " 2>/dev/null")
+  local out = p and p:read("a")
+  local ok = p and p:close()
+  os.remove(tmp)
+  return out, ok
+end
+
+-- Lists the *.lua files of a directory, sorted (none when it does not exist); nil when
+-- the shell could not list it.
+function M.list_lua(dir)
+  local out, ok = shell_on_path('for f in "$1"/*.lua; do [ -e "$f" ] && printf "%s\\0" "${f##*/}"; done; true', dir)
+  if not out or not ok then return nil end
+  local files = {}
+  for name in out:gmatch("([^\0]*)\0") do files[#files + 1] = dir .. "/" .. name end
   table.sort(files)
   return files
 end
 
+-- Creates a directory and its parents; true when it exists afterwards.
+function M.make_dir(path)
+  if not M.is_dir(path) then shell_on_path('mkdir -p -- "$1"', path) end
+  return M.is_dir(path)
+end
+
+-- Pure Lua: a directory opens for reading, and reading it fails with EISDIR (21). "/."
+-- makes a FIFO or a file fail at once instead.
 function M.is_dir(path)
-  local p = io.popen('test -d "' .. path:gsub('"', '\\"') .. '" && echo yes')
-  if not p then return false end
-  local r = p:read("a")
-  p:close()
-  return r:match("yes") ~= nil
+  if path:find("\0", 1, true) then return false end
+  local f = io.open(path .. "/.", "rb")
+  if not f then return false end
+  local ok, _, code = f:read(0)
+  f:close()
+  return ok == nil and code == 21
 end
 
 function M.upper(s) return (s:upper():gsub("[^%w]", "_")) end

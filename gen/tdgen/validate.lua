@@ -2,21 +2,87 @@
 -- Every error names file:line, the entry and the field; all are collected.
 local schema = require("tdgen.schema")
 local formula = require("tdgen.formula")
+local examples = require("tdgen.examples")
+local util = require("tdgen.util")
+
+local show = util.show
 
 local M = {}
 
-local function field_line(entry, field)
-  local lines = entry.lines
-  local stop = entry.next_line or (#lines + 1)
-  local pat = "^%s*" .. field .. "%s*="
-  for i = entry.line, stop - 1 do
-    if lines[i] and lines[i]:match(pat) then return i end
+-- Field lines. An error names the line where its field is written: `field =` at the
+-- start of a line of the entry, else after '{' or ',' (fields on the declaration's line),
+-- else the declaration's line. Spec text is never used as a pattern; each file's text is
+-- scanned once for all the errors of the run, so hostile specs cost linear time.
+local function is_name(s) return type(s) == "string" and s:match("^[%a_][%w_]*$") ~= nil end
+
+-- Calls visit(line_number, line) for each line of text, numbered like Lua numbers them
+-- ("\n", "\r", "\r\n" and "\n\r" each end one line).
+local function each_line(text, visit)
+  local pos, n = 1, 1
+  while true do
+    local s = text:find("[\n\r]", pos)
+    visit(n, text:sub(pos, (s or #text + 1) - 1))
+    if not s then return end
+    local c, d = text:byte(s), text:byte(s + 1)
+    if d and d ~= c and (d == 10 or d == 13) then s = s + 1 end
+    pos, n = s + 1, n + 1
   end
-  for i = entry.line, stop - 1 do -- fields written on the declaration line
-    if lines[i] and lines[i]:match("[{,]%s*" .. field .. "%s*=") then return i end
-  end
-  return entry.line
 end
+
+-- Resolves the `line` of every query {entry, field}: per file, the queries of each field
+-- are sorted by the first line of their entry; a query is open from that line on, and
+-- the first line at or after it that writes the field answers it, if before next_line.
+local function resolve_lines(queries)
+  local by_source, order = {}, {}
+  for _, q in ipairs(queries) do
+    q.line = q.entry.line
+    if q.field and is_name(q.field) then
+      local src = q.entry.source
+      if not by_source[src] then by_source[src] = {}; order[#order + 1] = src end
+      local list = by_source[src][q.field]
+      if not list then list = {}; by_source[src][q.field] = list end
+      list[#list + 1] = q
+    end
+  end
+  for _, src in ipairs(order) do
+    local fields = by_source[src]
+    for _, list in pairs(fields) do
+      table.sort(list, function(x, y) return x.entry.line < y.entry.line end)
+    end
+    -- state[field][pass] = { next = index of the first query not yet open, open = {...} }
+    local state = {}
+    local function hit(field, pass, n)
+      local list = fields[field]
+      if not list then return end
+      local st = state[field]
+      if not st then st = { { next = 1, open = {} }, { next = 1, open = {} } }; state[field] = st end
+      local ps = st[pass]
+      while list[ps.next] and list[ps.next].entry.line <= n do
+        ps.open[#ps.open + 1] = list[ps.next]
+        ps.next = ps.next + 1
+      end
+      for _, q in ipairs(ps.open) do
+        if not q.found then q.found = {} end
+        if not q.found[pass] and n < (q.entry.next_line or math.huge) then q.found[pass] = n end
+      end
+      ps.open = {}
+    end
+    each_line(src.text, function(n, line)
+      local name = line:match("^%s*([%a_][%w_]*)%s*=")
+      if name then hit(name, 1, n) end
+      for name2 in line:gmatch("[{,]%s*([%a_][%w_]*)%s*=") do hit(name2, 2, n) end
+    end)
+  end
+  for _, q in ipairs(queries) do
+    if q.found then q.line = q.found[1] or q.found[2] or q.line end
+  end
+end
+
+-- "Did you mean" suggestions. Edit distance costs the product of the lengths, so long
+-- words get none, candidates more than 2 longer or shorter are skipped (they are too far
+-- anyway), and a run stops suggesting once it has spent its budget.
+local SUGGEST_MAX_LEN = 64
+local SUGGEST_BUDGET = 10000000
 
 local function distance(a, b)
   local prev = {}
@@ -32,13 +98,38 @@ local function distance(a, b)
   return prev[#b]
 end
 
-local function suggest(word, candidates)
-  local best, bestd
-  for _, c in ipairs(candidates) do
-    local d = distance(word, c)
-    if d <= 2 and (not bestd or d < bestd) then best, bestd = c, d end
+local function suggester()
+  local budget = SUGGEST_BUDGET
+  return function(word, candidates)
+    if type(word) == "number" then word = tostring(word) end
+    if type(word) ~= "string" or #word > SUGGEST_MAX_LEN then return "" end
+    local best, bestd
+    for _, c in ipairs(candidates) do
+      budget = budget - 1
+      if budget < 0 then return "" end
+      if #c <= #word + 2 and #word <= #c + 2 then
+        budget = budget - #word * #c
+        if budget < 0 then return "" end
+        local d = distance(word, c)
+        if d <= 2 and (not bestd or d < bestd) then best, bestd = c, d end
+      end
+    end
+    return best and (" (did you mean '" .. best .. "'?)") or ""
   end
-  return best and (" (did you mean '" .. best .. "'?)") or ""
+end
+
+-- The keys of a spec table in an order that does not depend on pairs(): by how a
+-- message shows them.
+local function sorted_keys(t)
+  local items = {}
+  for k in pairs(t) do items[#items + 1] = { k = k, s = show(k), t = type(k) } end
+  table.sort(items, function(x, y)
+    if x.s ~= y.s then return x.s < y.s end
+    return x.t < y.t
+  end)
+  local ks = {}
+  for i, it in ipairs(items) do ks[i] = it.k end
+  return ks
 end
 
 local function keys_of(t)
@@ -57,7 +148,7 @@ end
 
 -- Checks the fields of an entry against a field table; returns false when the entry
 -- lacks what the rest of the validation needs.
-local function check_fields(entry, label, fields, required, err)
+local function check_fields(entry, fields, required, err, suggest)
   local f = entry.fields
   local known = keys_of(fields)
   local ok = true
@@ -86,6 +177,29 @@ local function check_fields(entry, label, fields, required, err)
   return ok
 end
 
+-- Names an argument may not have: C keywords and names the generated C declares
+-- next to the arguments (entry functions, arms, generated tests).
+local C_NAMES = {}
+for w in ([[auto break case char const continue default do double else enum extern float for goto
+  if inline int long register restrict return short signed sizeof static struct switch typedef union
+  unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn
+  _Static_assert _Thread_local bool true false NULL
+  i k d st state dev ad_dev ad_bal cpu_dev want want_shape got st_got st_want ins ctx]]):gmatch("%S+") do
+  C_NAMES[w] = true
+end
+-- Suffixes the generated C appends to an argument's name (lengths, test data).
+local C_SUFFIXES = { "_len", "_shape", "_data", "_items" }
+
+local F32_MAX = 3.4028234663852886e38
+
+-- Text that lands in a generated C comment or in a cell of SUPPORT.md's table: the
+-- problem, or nil.
+local function text_problem(s, cell)
+  if s:find("%c") then return "expected one line of text (no newlines or other control characters)" end
+  if s:find("*/", 1, true) then return "may not contain '*/' (the text goes into a C comment)" end
+  if cell and s:find("|", 1, true) then return "may not contain '|' (the text goes into a table of SUPPORT.md)" end
+end
+
 -- Parses "rule(a, b)" into rule, {a, b}.
 local function parse_call(s)
   local rule, inner = s:match("^%s*([%a_][%w_]*)%s*%((.-)%)%s*$")
@@ -102,13 +216,12 @@ local function parse_call(s)
 end
 
 function M.validate(entries)
-  local errors = {}
+  -- Errors are collected as queries; their lines are found at the end, in one pass.
+  local queries = {}
   local function err(entry, field, msg)
-    local name = type(entry.fields.name) == "string" and entry.fields.name or ("<" .. entry.decl .. " without a name>")
-    local line = field and field_line(entry, field) or entry.line
-    errors[#errors + 1] = string.format("%s:%d: %s: %s%s", entry.file, line, name,
-      field and (field .. ": ") or "", msg)
+    queries[#queries + 1] = { entry = entry, field = field, msg = msg }
   end
+  local suggest = suggester()
 
   -- Each entry's span ends where the next one of the same file starts.
   for i, e in ipairs(entries) do
@@ -122,9 +235,16 @@ function M.validate(entries)
   for _, e in ipairs(entries) do
     if e.decl == "op" then
       local f = e.fields
-      local ok = check_fields(e, "op", schema.op_fields, schema.op_required, err)
+      local ok = check_fields(e, schema.op_fields, schema.op_required, err, suggest)
+      for _, k in ipairs({ "doc", "semantics", "why" }) do
+        local p = type(f[k]) == "string" and text_problem(f[k], k == "why")
+        if p then err(e, k, p) end
+      end
+      if type(f.tolerance) == "number" and not (f.tolerance >= 0 and f.tolerance <= F32_MAX) then
+        err(e, "tolerance", "expected a finite number, 0 or more, got " .. show(f.tolerance))
+      end
       if type(f.name) == "string" and not f.name:match("^[a-z][a-z0-9_]*$") then
-        err(e, "name", "'" .. f.name .. "' is not a lower-case identifier")
+        err(e, "name", "'" .. show(f.name) .. "' is not a lower-case identifier")
         ok = false
       end
       if ok and model.op_by_name[f.name] then
@@ -137,12 +257,12 @@ function M.validate(entries)
         semantics = f.semantics, backends = {}, entry = e, fields = f }
       if ok then
         if not schema.families[f.family] then
-          err(e, "family", "unknown family '" .. f.family .. "'" .. suggest(f.family, schema.family_order) ..
+          err(e, "family", "unknown family '" .. show(f.family) .. "'" .. suggest(f.family, schema.family_order) ..
             "; families: " .. table.concat(schema.family_order, ", "))
           ok = false
         end
         if not schema.returns[f.returns] then
-          err(e, "returns", "unknown result '" .. f.returns .. "'; expected float, int, bool, host or none")
+          err(e, "returns", "unknown result '" .. show(f.returns) .. "'; expected float, int, bool, host or none")
           ok = false
         end
         if not is_array(f.args) then
@@ -154,17 +274,17 @@ function M.validate(entries)
             if type(a) == "string" then ty, name = a:match("^%s*([%a_][%w_]*)%s+([%a_][%w_]*)%s*$") end
             if not ty then
               err(e, "args", string.format("argument %d: malformed argument %s; expected \"type name\"", i,
-                type(a) == "string" and ("'" .. a .. "'") or ("(a " .. type(a) .. ")")))
+                type(a) == "string" and ("'" .. show(a) .. "'") or ("(a " .. type(a) .. ")")))
               ok = false
             elseif not schema.types[ty] then
-              err(e, "args", string.format("argument %d: unknown type or primitive kind '%s'%s", i, ty,
+              err(e, "args", string.format("argument %d: unknown type or primitive kind '%s'%s", i, show(ty),
                 suggest(ty, keys_of(schema.types))))
               ok = false
-            elseif schema.reserved_names[name] or name:match("^td_") then
-              err(e, "args", string.format("argument %d: the name '%s' is reserved", i, name))
+            elseif schema.reserved_names[name] or C_NAMES[name] or name:match("^td_") then
+              err(e, "args", string.format("argument %d: the name '%s' is reserved", i, show(name)))
               ok = false
             elseif op.arg_by_name[name] then
-              err(e, "args", string.format("argument %d: duplicate argument name '%s'", i, name))
+              err(e, "args", string.format("argument %d: duplicate argument name '%s'", i, show(name)))
               ok = false
             else
               local arg = { type = ty, name = name, t = schema.types[ty] }
@@ -179,6 +299,34 @@ function M.validate(entries)
         if msg then err(e, "args", msg); ok = false end
       end
       if ok then
+        local host_outs = 0
+        for i, a in ipairs(op.args) do
+          for _, suffix in ipairs(C_SUFFIXES) do
+            local base = a.name:sub(1, -#suffix - 1)
+            if a.name:sub(-#suffix) == suffix and op.arg_by_name[base] then
+              err(e, "args", string.format("argument %d: the name '%s' clashes with the generated '%s%s' of '%s'", i,
+                a.name, base, suffix, base))
+              ok = false
+            end
+          end
+          if a.t.list and not (i == 1 and f.family == "multi") then
+            err(e, "args", string.format("argument %d: a tensor list (%s) is only the first argument of a multi op", i,
+              a.type))
+            ok = false
+          end
+          if (a.t.group or a.type == "reduce_op") and f.family ~= "distributed" then
+            err(e, "args", string.format("argument %d: a %s argument belongs to distributed ops", i, a.type))
+            ok = false
+          end
+          if a.t.host_out then host_outs = host_outs + 1 end
+        end
+        if (f.returns == "host") ~= (host_outs == 1) then
+          err(e, "args", "an op returns host data (returns = \"host\") exactly when it takes one host output " ..
+            "argument (f32_out, i32_out, bool_out)")
+          ok = false
+        end
+      end
+      if ok then
         -- Float op: works on float tensors and returns a float tensor.
         local a1 = op.args[1]
         op.float_in = a1 and (a1.t.tensor == "float" or a1.t.list == "float") or false
@@ -191,7 +339,7 @@ function M.validate(entries)
           end
         end
         if f.bound ~= nil and f.bound ~= "memory" and f.bound ~= "compute" then
-          err(e, "bound", "expected 'memory' or 'compute', got '" .. tostring(f.bound) .. "'")
+          err(e, "bound", "expected 'memory' or 'compute', got '" .. show(f.bound) .. "'")
           ok = false
         end
       end
@@ -204,10 +352,10 @@ function M.validate(entries)
         else
           local rule, rargs = parse_call(f.shape)
           if not rule then
-            err(e, "shape", "malformed shape rule '" .. f.shape .. "'; expected rule(arg, ...)")
+            err(e, "shape", "malformed shape rule '" .. show(f.shape) .. "'; expected rule(arg, ...)")
             ok = false
           elseif not schema.rules[rule] then
-            err(e, "shape", "unknown shape rule '" .. rule .. "'" .. suggest(rule, keys_of(schema.rules)))
+            err(e, "shape", "unknown shape rule '" .. show(rule) .. "'" .. suggest(rule, keys_of(schema.rules)))
             ok = false
           elseif #rargs ~= #schema.rules[rule] then
             err(e, "shape", string.format("rule '%s' takes %d arguments, got %d", rule, #schema.rules[rule], #rargs))
@@ -217,7 +365,7 @@ function M.validate(entries)
               local arg = op.arg_by_name[rn]
               local want = schema.rules[rule][i]
               if not arg then
-                err(e, "shape", string.format("rule '%s': '%s' is not an argument of %s", rule, rn, f.name))
+                err(e, "shape", string.format("rule '%s': '%s' is not an argument of %s", rule, show(rn), f.name))
                 ok = false
               elseif schema.param_kind(arg.type) ~= want then
                 err(e, "shape", string.format("rule '%s': argument %d ('%s', a %s) must be a %s", rule, i, rn,
@@ -233,19 +381,7 @@ function M.validate(entries)
         err(e, "examples", "expected an array of example tables")
         ok = false
       elseif ok and f.examples then
-        for i, ex in ipairs(f.examples) do
-          if type(ex) ~= "table" then
-            err(e, "examples", string.format("example %d: expected a table", i)); ok = false
-          else
-            for k in pairs(ex) do
-              if k ~= "out" and not op.arg_by_name[k] then
-                err(e, "examples", string.format("example %d: '%s' is not an argument of %s", i, tostring(k), f.name))
-                ok = false
-              end
-            end
-            if ex.out == nil then err(e, "examples", string.format("example %d: no 'out'", i)); ok = false end
-          end
-        end
+        for _, m in ipairs(examples.check(op, f.examples)) do err(e, "examples", m); ok = false end
       end
       if ok then
         model.ops[#model.ops + 1] = op
@@ -256,13 +392,22 @@ function M.validate(entries)
     end
   end
 
+  local names_of_ops
+  local function op_names()
+    if not names_of_ops then
+      names_of_ops = {}
+      for _, o in ipairs(model.ops) do names_of_ops[#names_of_ops + 1] = o.name end
+    end
+    return names_of_ops
+  end
+
   for _, e in ipairs(entries) do
     if e.decl == "backend" then
       local f = e.fields
-      local ok = check_fields(e, "backend", schema.backend_fields, schema.backend_required, err)
+      local ok = check_fields(e, schema.backend_fields, schema.backend_required, err, suggest)
       if type(f.name) == "string" then
         if not f.name:match("^[a-z][a-z0-9_]*$") then
-          err(e, "name", "'" .. f.name .. "' is not a lower-case identifier"); ok = false
+          err(e, "name", "'" .. show(f.name) .. "' is not a lower-case identifier"); ok = false
         elseif f.name == "autodiff" then
           err(e, "name", "'autodiff' is the built-in wrapping backend; choose another name"); ok = false
         elseif model.backend_by_name[f.name] then
@@ -272,7 +417,12 @@ function M.validate(entries)
         end
       end
       if type(f.option) == "string" and not f.option:match("^[A-Z][A-Z0-9_]*$") then
-        err(e, "option", "'" .. f.option .. "' is not an upper-case CMake option name"); ok = false
+        err(e, "option", "'" .. show(f.option) .. "' is not an upper-case CMake option name"); ok = false
+      end
+      if type(f.doc) == "string" and text_problem(f.doc) then err(e, "doc", text_problem(f.doc)) end
+      -- CMake reads `--backends` lines split at '|' and includes <kernels>/backend.cmake.
+      if type(f.kernels) == "string" and not f.kernels:match("^[%w_%-%.][%w_%-%./]*$") then
+        err(e, "kernels", "'" .. show(f.kernels) .. "' is not a folder path (letters, digits, _ - . and /)"); ok = false
       end
       local b = { name = f.name, doc = f.doc, option = f.option, default = f.default, kernels = f.kernels,
         collectives = f.collectives or false, dtypes = {}, ops = {}, file = e.file, line = e.line }
@@ -282,8 +432,8 @@ function M.validate(entries)
         else
           for _, d in ipairs(f.dtypes) do
             if not schema.dtypes[d] then
-              err(e, "dtypes", "unknown dtype '" .. tostring(d) .. "'" ..
-                suggest(tostring(d), schema.dtype_order) .. "; dtypes: f32, i32, bool")
+              err(e, "dtypes", "unknown dtype '" .. show(d) .. "'" ..
+                suggest(d, schema.dtype_order) .. "; dtypes: f32, i32, bool")
               ok = false
             else
               b.dtypes[d] = true
@@ -298,9 +448,7 @@ function M.validate(entries)
             if type(name) ~= "string" then
               err(e, "ops", "expected op names (strings), got a " .. type(name)); ok = false
             elseif not op then
-              local names = {}
-              for _, o in ipairs(model.ops) do names[#names + 1] = o.name end
-              err(e, "ops", "op '" .. name .. "' is listed but not declared in any ops/*.lua" .. suggest(name, names))
+              err(e, "ops", "op '" .. show(name) .. "' is listed but not declared in any ops/*.lua" .. suggest(name, op_names()))
               ok = false
             elseif b.ops[name] then
               err(e, "ops", "op '" .. name .. "' is listed twice"); ok = false
@@ -355,10 +503,11 @@ function M.validate(entries)
         err(e, "why", "'differentiable = false' needs 'why', a sentence saying why")
       elseif f.backward ~= nil then
         local okb = true
-        for k, v in pairs(f.backward) do
+        for _, k in ipairs(sorted_keys(f.backward)) do
+          local v = f.backward[k]
           local a = type(k) == "string" and op.arg_by_name[k] or nil
           if not a or not (a.t.tensor == "float" or a.t.list == "float") then
-            err(e, "backward", string.format("'%s' is not a float tensor input of %s", tostring(k), op.name)); okb = false
+            err(e, "backward", string.format("'%s' is not a float tensor input of %s", show(k), op.name)); okb = false
           elseif type(v) ~= "string" then
             err(e, "backward", string.format("'%s': expected a formula string, got a %s", k, type(v))); okb = false
           end
@@ -374,10 +523,11 @@ function M.validate(entries)
           else for _, m in ipairs(ferrs) do err(e, "backward", m) end end
         end
       end
-      for k, v in pairs(f.gradcheck or {}) do
+      for _, k in ipairs(sorted_keys(f.gradcheck or {})) do
+        local v = f.gradcheck[k]
         local a = type(k) == "string" and op.arg_by_name[k] or nil
         if not a or a.t.tensor ~= "float" or v ~= "positive" then
-          err(e, "gradcheck", string.format("expected float input = \"positive\", got %s = %s", tostring(k), tostring(v)))
+          err(e, "gradcheck", string.format("expected float input = \"positive\", got %s = %s", show(k), show(v)))
         end
       end
       if f.bound == nil and f.backward ~= nil then
@@ -399,6 +549,15 @@ function M.validate(entries)
     for _, b in ipairs(model.backends) do
       if b.ops[op.name] then op.backends[#op.backends + 1] = b.name end
     end
+  end
+  resolve_lines(queries)
+  local errors = {}
+  for i, q in ipairs(queries) do
+    local entry = q.entry
+    local name = type(entry.fields.name) == "string" and show(entry.fields.name)
+      or ("<" .. entry.decl .. " without a name>")
+    errors[i] = string.format("%s:%d: %s: %s%s", entry.file, q.line, name,
+      q.field and (show(q.field) .. ": ") or "", q.msg)
   end
   return model, errors
 end

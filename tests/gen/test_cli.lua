@@ -1,5 +1,5 @@
 -- Tests of the tdgen command line: the bad-spec corpus, --list, determinism,
--- write-if-changed, --check, and argument handling.
+-- write-if-changed, --check, hostile input (huge files, odd paths) and argument handling.
 -- usage: lua5.4 tests/gen/test_cli.lua <repo-root> <lua-interpreter>
 -- Prints "ok - NAME" / "not ok - NAME: WHY" per check, then "N passed, M failed".
 
@@ -57,14 +57,24 @@ tmp = tmp .. "_tdgen_test"
 assert(os.execute("rm -rf " .. q(tmp) .. " && mkdir -p " .. q(tmp)), "cannot create " .. tmp)
 local errfile = tmp .. "/stderr.txt"
 
+-- Every run is bounded, so that a generator that hangs or grows without bound on a
+-- hostile spec fails its check (exit 124: timed out) instead of stalling the machine.
+local TIME_LIMIT, MEMORY_LIMIT_KB = 30, 2 * 1024 * 1024
+local timeout = os.execute("command -v timeout >/dev/null 2>&1") == true and ("timeout " .. TIME_LIMIT .. " ") or ""
+
 -- Runs the generator with the given argument string, from dir; returns code, stdout, stderr.
 local function tdgen(dir, args)
-  local cmd = "cd " .. q(dir) .. " && " .. q(lua) .. " " .. q(gen) .. " " .. args .. " 2>" .. q(errfile)
+  local cmd = "cd " .. q(dir) .. " && (ulimit -v " .. MEMORY_LIMIT_KB .. " 2>/dev/null; " .. timeout .. q(lua) .. " "
+    .. q(gen) .. " " .. args .. ") 2>" .. q(errfile)
   local p = assert(io.popen(cmd))
   local out = p:read("a")
   local _, how, code = p:close()
   if how ~= "exit" then code = 128 + (code or 0) end
   return code, out, read_file(errfile) or ""
+end
+
+local function status(code)
+  return code == 124 and ("timed out after " .. TIME_LIMIT .. " s") or ("exit status " .. tostring(code))
 end
 
 local passed, failed = 0, 0
@@ -109,7 +119,7 @@ for _, c in ipairs(cases) do
     if marker then os.remove(marker) end
     local out = tmp .. "/out_" .. c
     local code, _, err = tdgen(testdir, "--specs " .. q("bad/" .. c) .. " --out " .. q(out))
-    check("corpus " .. c .. ": exit 1", code == 1, "exit status " .. tostring(code))
+    check("corpus " .. c .. ": exit 1", code == 1, status(code))
     check("corpus " .. c .. ": stderr", err == expected, first_diff(expected, err))
     local left = exists(out) and ls(out) or {}
     check("corpus " .. c .. ": no output", #left == 0,
@@ -260,7 +270,99 @@ do
 end
 
 ---------------------------------------------------------------------------
--- 5. Argument handling.
+-- 5. Hostile input the corpus cannot hold: huge files, odd paths.
+---------------------------------------------------------------------------
+local CPU_SPEC = [[
+backend {
+  name = "cpu",
+  doc = "Test backend.",
+  option = "TD_BACKEND_CPU",
+  default = true,
+  dtypes = { "f32" },
+  kernels = "runtime/cpu",
+  ops = { "myop" },
+}
+]]
+local OP_HEAD = [[
+op {
+  name = "myop",
+  family = "unary_float",
+  doc = "Elementwise -a.",
+  args = { "float a" },
+  returns = "float", differentiable = false, why = "a fixture",
+  shape = "same(a)",
+]]
+
+-- A spec directory under tmp holding backends/cpu.lua and ops/x.lua.
+local function spec_dir(name, op_text)
+  local dir = tmp .. "/" .. name
+  os.execute("mkdir -p " .. q(dir .. "/backends") .. " " .. q(dir .. "/ops"))
+  write_file(dir .. "/backends/cpu.lua", CPU_SPEC)
+  write_file(dir .. "/ops/x.lua", op_text)
+  return dir
+end
+
+do
+  -- A 4 MiB unknown field name, written out: the error comes at once, without a suggestion.
+  local huge = ("tolerance"):rep(466034)
+  local dir = spec_dir("huge_name", OP_HEAD .. '  ["' .. huge .. '"] = 1,\n  tolerence = 1e-4,\n}\n')
+  local t0 = os.time()
+  local code, _, err = tdgen(tmp, "--specs " .. q(dir) .. " --out " .. q(tmp .. "/out_huge_name"))
+  local want = dir .. "/ops/x.lua:1: myop: " .. huge:sub(1, 200) .. "...: unknown field\n" ..
+    dir .. "/ops/x.lua:9: myop: tolerence: unknown field (did you mean 'tolerance'?)\n" ..
+    "tdgen: 2 errors; nothing written\n"
+  check("hostile: 4 MiB field name: exit 1", code == 1, status(code))
+  check("hostile: 4 MiB field name: stderr", err == want, first_diff(want, err))
+  check("hostile: 4 MiB field name: quick", os.time() - t0 <= 10, (os.time() - t0) .. " s")
+
+  -- A spec file over the size limit is not read.
+  dir = spec_dir("huge_file", OP_HEAD .. "}\n" .. ("-- " .. ("x"):rep(1021) .. "\n"):rep(17 * 1024))
+  code, _, err = tdgen(tmp, "--specs " .. q(dir) .. " --list")
+  check("hostile: 17 MiB spec file", code == 1 and err:find(dir .. "/ops/x.lua:1: the spec file is too large", 1, true),
+    status(code) .. ": " .. err:sub(1, 300))
+end
+
+do
+  -- Lua shortens long chunk names ("...") and a ':' in a path confused the location:
+  -- messages still start with the whole path.
+  for _, name in ipairs({ ("long_directory_name_"):rep(5), "a:b:12: c" }) do
+    for _, c in ipairs({ "syntax_error", "global_assignment", "runaway_loop" }) do
+      local dir = tmp .. "/" .. name .. "/" .. c
+      os.execute("mkdir -p " .. q(dir) .. " && cp -R " .. q(testdir .. "/bad/" .. c) .. "/. " .. q(dir))
+      local code, _, err = tdgen(testdir, "--specs " .. q(dir) .. " --list")
+      local want = (read_file(testdir .. "/bad/" .. c .. "/expected.txt") or ""):gsub("bad/" .. c, function() return dir end)
+      check("paths: " .. c .. " under " .. name:sub(1, 24), code == 1 and err == want, first_diff(want, err))
+    end
+  end
+end
+
+do
+  -- Paths reach no shell as text: $(...) and backquotes are characters of a directory name.
+  local odd = " $(touch MARKER) `touch MARKER2` 'q' \"dq\" ;x"
+  local specs = tmp .. "/specs" .. odd
+  local out = tmp .. "/out" .. odd .. "/nested" .. odd
+  os.execute("mkdir -p " .. q(specs) .. " && cp -R " .. q(root .. "/specs") .. "/. " .. q(specs))
+  write_file(specs .. "/ops/zz odd $(touch MARKER) name.lua", "-- an empty spec file with an odd name\n")
+  local code, _, err = tdgen(tmp, "--specs " .. q(specs) .. " --out " .. q(out))
+  check("shell: odd paths: --out exit 0", code == 0 and err == "", status(code) .. ": " .. err)
+  check("shell: odd paths: output written", read_file(out .. "/td_ops.h") ~= nil, out .. "/td_ops.h missing")
+  code, _, err = tdgen(tmp, "--specs " .. q(specs) .. " --check " .. q(out))
+  check("shell: odd paths: --check exit 0", code == 0 and err == "", status(code) .. ": " .. err)
+  local ref = tmp .. "/out_plain"
+  tdgen(root, "--specs specs --out " .. q(ref))
+  check("shell: odd paths: same output", read_file(out .. "/td_dispatch.c") == read_file(ref .. "/td_dispatch.c"),
+    "td_dispatch.c differs from the one made from specs/")
+  local made = {}
+  for _, d in ipairs({ tmp, root, testdir, specs }) do
+    for _, m in ipairs({ "MARKER", "MARKER2" }) do
+      if exists(d .. "/" .. m) then made[#made + 1] = d .. "/" .. m; os.remove(d .. "/" .. m) end
+    end
+  end
+  check("shell: odd paths: no command ran", #made == 0, "created " .. table.concat(made, ", "))
+end
+
+---------------------------------------------------------------------------
+-- 6. Argument handling.
 ---------------------------------------------------------------------------
 do
   local code, out, err = tdgen(root, "--help")

@@ -1,0 +1,11 @@
+op {
+  name = "myop",
+  family = "unary_float",
+  doc = "Elementwise -a.",
+  args = { "float a" },
+  returns = "float", differentiable = false, why = "a corpus fixture",
+  shape = "same(a)",
+  examples = {
+    { a = { shape = { 2 }, data = { { 1 }, 2 } }, out = { shape = { 2 }, data = { -1, -2 } } },
+  },
+}
