@@ -9,6 +9,7 @@ local validate = require("tdgen.validate")
 local emit_c = require("tdgen.emit_c")
 local emit_support = require("tdgen.emit_support")
 local emit_tests = require("tdgen.emit_tests")
+local needs = require("tdgen.needs")
 
 local USAGE = [[
 usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check DIR | --list | --backends)
@@ -21,7 +22,7 @@ usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check D
                  file that differs or is missing
   --list         print one line per op: name, family, backends that implement it
   --backends     print one line per backend: name|option|default|kernel folder
-                 (read by CMake at configure time)
+                 (the folder joined to its spec directory; read by CMake)
   --help         this text
 
 Specs are validated before anything is written: every problem is reported as
@@ -70,7 +71,7 @@ for _, dir in ipairs(opts.specs) do
       for _, f in ipairs(files or {}) do
         nfiles = nfiles + 1
         local es, errs = load.load_file(f, sub[2])
-        for _, e in ipairs(es) do entries[#entries + 1] = e end
+        for _, e in ipairs(es) do e.dir = dir; entries[#entries + 1] = e end
         for _, e in ipairs(errs) do errors[#errors + 1] = e end
       end
     end
@@ -93,22 +94,41 @@ if #errors > 0 then
   os.exit(1)
 end
 
+needs.analyze(model)
+
 if opts.list then
+  -- name, family, backends that implement it, and for a differentiable op the backends
+  -- whose backward runs ("grad:cpu,vulkan") and those where it cannot, with what is missing.
   for _, op in ipairs(model.ops) do
-    print(string.format("%-22s %-13s %s", op.name, op.family,
-      #op.backends > 0 and table.concat(op.backends, ",") or "-"))
+    local grad = ""
+    if op.backward then
+      local yes, no = {}, {}
+      for _, be in ipairs(model.backends) do
+        local g = be.grad[op.name]
+        if be.ops[op.name] then
+          if #g.missing == 0 then yes[#yes + 1] = be.name
+          else no[#no + 1] = be.name .. "(needs " .. table.concat(g.missing, "+") .. ")" end
+        end
+      end
+      grad = " grad:" .. (#yes > 0 and table.concat(yes, ",") or "-")
+      if #no > 0 then grad = grad .. " no-grad:" .. table.concat(no, ",") end
+    end
+    print(string.format("%-22s %-13s %s%s", op.name, op.family,
+      #op.backends > 0 and table.concat(op.backends, ",") or "-", grad))
   end
   os.exit(0)
 end
 if opts.backends then
   for _, be in ipairs(model.backends) do
-    print(string.format("%s|%s|%s|%s", be.name, be.option, be.default and "ON" or "OFF", be.kernels))
+    -- The kernel folder is relative to the spec directory the backend came from.
+    print(string.format("%s|%s|%s|%s/%s", be.name, be.option, be.default and "ON" or "OFF", be.dir, be.kernels))
   end
   os.exit(0)
 end
 
 -- Everything is emitted in memory first; files are written only at the end.
-local note = "the specs (" .. #model.backends .. " backends, " .. #model.ops .. " ops)"
+-- The banner names no counts: adding a spec changes only the files that describe it.
+local note = "the specs"
 local files = {
   { "td_kinds.h", emit_c.kinds_header(model, note) },
   { "td_ops.h", emit_c.ops_header(model, note) },
@@ -140,6 +160,7 @@ if opts.check then
   os.exit(0)
 end
 
+for _, w in ipairs(needs.warnings(model)) do io.stderr:write("tdgen: warning: ", w, "\n") end
 if not util.make_dir(opts.out) then fail("cannot create " .. opts.out) end
 local ok, werr = pcall(function()
   for _, f in ipairs(files) do util.write_if_changed(opts.out .. "/" .. f[1], f[2]) end

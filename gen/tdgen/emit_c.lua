@@ -76,16 +76,21 @@ function M.kinds_header(model, specs_note)
   b:put("#ifndef TD_KINDS_H")
   b:put("#define TD_KINDS_H")
   b:put("")
-  b:put("/* Tensor kinds: every declared backend (enabled or not), then the autodiff wrapper. */")
+  b:put("/* Tensor kinds: every declared backend (enabled or not), then the autodiff wrapper.")
+  b:put(" * The values are the specs' ids: stable, whatever else is declared. */")
   b:put("typedef enum td_backend {")
-  for i, be in ipairs(model.backends) do b:put("    TD_BACKEND_%s = %d,", U(be.name), i - 1) end
-  b:put("    TD_BACKEND_AUTODIFF = %d,", #model.backends)
-  b:put("    TD_BACKEND_COUNT = %d", #model.backends + 1)
+  for _, be in ipairs(model.backends) do b:put("    TD_BACKEND_%s = %d,", U(be.name), be.id) end
+  b:put("    TD_BACKEND_AUTODIFF = %d,", schema.autodiff_id)
+  b:put("    TD_BACKEND_COUNT = %d /* bound of the id space, not a count */", schema.autodiff_id + 1)
   b:put("} td_backend;")
   b:put("")
+  b:put("/* Ops, by the specs' ids (stable; gaps are allowed). */")
   b:put("typedef enum td_op {")
-  for i, op in ipairs(model.ops) do b:put("    TD_OP_%s = %d,", U(op.name), i - 1) end
-  b:put("    TD_OP_COUNT = %d", #model.ops)
+  local by_id, max_id = {}, -1
+  for _, op in ipairs(model.ops) do by_id[#by_id + 1] = op; if op.id > max_id then max_id = op.id end end
+  table.sort(by_id, function(x, y) return x.id < y.id end)
+  for _, op in ipairs(by_id) do b:put("    TD_OP_%s = %d,", U(op.name), op.id) end
+  b:put("    TD_OP_COUNT = %d /* bound of the id space: one more than the largest id */", max_id + 1)
   b:put("} td_op;")
   b:put("")
   b:put("#endif")
@@ -289,24 +294,93 @@ end
 local emit_backend_arm_body
 
 -- Collectives need a transport: without MPI in the build their arms say unsupported.
-local function emit_backend_arm(b, op, be)
+local function emit_backend_arm(b, model, op, be)
   if op.family == "distributed" and be.ops[op.name] then
     b:put("#if TD_HAVE_MPI")
-    emit_backend_arm_body(b, op, be, true)
+    emit_backend_arm_body(b, model, op, be, true)
     b:put("#else")
-    emit_backend_arm_body(b, op, be, false)
+    emit_backend_arm_body(b, model, op, be, false)
     b:put("#endif")
   else
-    emit_backend_arm_body(b, op, be, be.ops[op.name])
+    emit_backend_arm_body(b, model, op, be, be.ops[op.name])
   end
 end
 
-emit_backend_arm_body = function(b, op, be, impl)
+-- Whether a backend that lacks op can run it on the CPU (td_device_set_fallback): the CPU
+-- implements it, and it is not one of the ops every backend must have itself (moves and
+-- device ops) or a collective.
+local function can_fall_back(model, op, be)
+  local cpu = model.backend_by_name["cpu"]
+  return be.name ~= "cpu" and cpu ~= nil and not cpu.broken and cpu.ops[op.name] == true
+    and op.family ~= "to_device" and op.family ~= "device" and op.family ~= "distributed"
+end
+M.can_fall_back = can_fall_back
+
+-- The CPU fallback of an unsupported arm: copies the inputs to the CPU, runs the CPU's
+-- arm and copies the result back, when the device's policy says so.
+local function emit_fallback(b, model, op, be)
+  if not can_fall_back(model, op, be) then return end
+  local name = util.c_string(op.name)
+  local home = op.family == "creation" and device_arg(op).name or (primary(op) .. "->device")
+  b:put("#if TD_BACKEND_CPU_ENABLED")
+  b:put("    if (td_fallback_enabled(%s)) {", home)
+  b:put("        td_device *td_cpu = NULL;")
+  b:put("        td_status td_st = td_fallback_begin(%s, TD_OP_%s, %s, &td_cpu);", name, U(op.name), home)
+  local call, frees = {}, {}
+  for _, a in ipairs(op.args) do
+    if a.t.tensor then
+      b:put("        td_tensor *td_c_%s = NULL;", a.name)
+      b:put("        if (td_st == TD_OK)")
+      b:put("            td_st = td_stage_to_device(%s, %s, td_cpu, &td_c_%s);", name, a.name, a.name)
+      call[#call + 1] = "td_c_" .. a.name
+      frees[#frees + 1] = "        td_tensor_release(td_c_" .. a.name .. ");"
+    elseif a.t.list then
+      b:put("        td_tensor **td_c_%s = td_st == TD_OK ? td_calloc((size_t)%s_len, sizeof(td_tensor *)) : NULL;",
+        a.name, a.name)
+      b:put("        if (td_st == TD_OK && td_c_%s == NULL)", a.name)
+      b:put("            td_st = td_error(TD_E_NOMEM, \"%s: out of memory for the CPU fallback\");", op.name)
+      b:put("        for (int i = 0; td_st == TD_OK && i < %s_len; i++)", a.name)
+      b:put("            td_st = td_stage_to_device(%s, %s[i], td_cpu, &td_c_%s[i]);", name, a.name, a.name)
+      call[#call + 1] = "(const td_tensor *const *)td_c_" .. a.name
+      call[#call + 1] = a.name .. "_len"
+      frees[#frees + 1] = string.format("        for (int i = 0; td_c_%s != NULL && i < %s_len; i++)\n" ..
+        "            td_tensor_release(td_c_%s[i]);\n        td_free(td_c_%s);", a.name, a.name, a.name, a.name)
+    elseif a.t.device then
+      call[#call + 1] = "td_cpu"
+    else
+      for _, p in ipairs(a.t.params) do call[#call + 1] = (p:match("([%w_%%]+)$"):gsub("%%s", a.name)) end
+    end
+  end
+  call[#call + 1] = "td_shape_out"
+  call[#call + 1] = "td_ctx"
+  if returns_tensor(op) then
+    b:put("        td_tensor *td_r = NULL;")
+    call[#call + 1] = "&td_r"
+    b:put("        if (td_st == TD_OK)")
+    b:put("            td_st = arm_cpu_%s(%s);", op.name, table.concat(call, ", "))
+    b:put("        if (td_st == TD_OK)")
+    b:put("            td_st = td_stage_to_device(%s, td_r, %s, out);", name, home)
+    b:put("        if (td_st == TD_OK)")
+    b:put("            (*out)->ctx = td_ctx;")
+    b:put("        td_tensor_release(td_r);")
+  else
+    b:put("        if (td_st == TD_OK)")
+    b:put("            td_st = arm_cpu_%s(%s);", op.name, table.concat(call, ", "))
+  end
+  for _, f in ipairs(frees) do b:put("%s", f) end
+  b:put("        td_device_release(td_cpu);")
+  b:put("        return td_st;")
+  b:put("    }")
+  b:put("#endif")
+end
+
+emit_backend_arm_body = function(b, model, op, be, impl)
   local P = "td_" .. be.name .. "_"
   local cls = schema.classes[op.returns]
   b:put("static td_status arm_%s_%s(%s)", be.name, op.name, arm_params(op))
   b:put("{")
   if not impl then
+    if not be.ops[op.name] then emit_fallback(b, model, op, be) end
     for _, n in ipairs(entry_names(op)) do b:put("    (void)%s;", n) end
     b:put("    (void)td_shape_out;")
     b:put("    (void)td_ctx;")
@@ -653,20 +727,31 @@ function M.dispatch_source(model, specs_note)
   b:put("")
   b:put("const char *td_backend_name(td_backend backend)")
   b:put("{")
-  b:put("    return (unsigned)backend < TD_BACKEND_COUNT ? backend_names[backend] : \"unknown\";")
+  b:put("    return (unsigned)backend < TD_BACKEND_COUNT && backend_names[backend] != NULL ? backend_names[backend] : \"unknown\";")
   b:put("}")
   b:put("")
   b:put("const char *td_op_name(td_op op)")
   b:put("{")
-  b:put("    return (unsigned)op < TD_OP_COUNT ? op_names[op] : \"unknown\";")
+  b:put("    return (unsigned)op < TD_OP_COUNT && op_names[op] != NULL ? op_names[op] : \"unknown\";")
   b:put("}")
   for _, op in ipairs(model.ops) do
     b:put("")
     b:put("/* ---- %s (%s) ---- */", op.name, op.family)
+    local fallback = false
+    for _, be in ipairs(model.backends) do
+      if not be.ops[op.name] and can_fall_back(model, op, be) then fallback = true end
+    end
+    if fallback then
+      -- Other backends' fallback arms call the CPU's.
+      b:put("")
+      b:put("#if TD_BACKEND_CPU_ENABLED")
+      b:put("static td_status arm_cpu_%s(%s);", op.name, arm_params(op))
+      b:put("#endif")
+    end
     for _, be in ipairs(model.backends) do
       b:put("")
       b:put("#if TD_BACKEND_%s_ENABLED", U(be.name))
-      emit_backend_arm(b, op, be)
+      emit_backend_arm(b, model, op, be)
       b:put("#endif")
     end
     if op.backward then

@@ -11,7 +11,9 @@ function M.support(model, specs_note)
   b:put("the op; `-`: the generated arm returns `TD_E_UNSUPPORTED`. The autodiff column is the")
   b:put("wrapping backend: it runs an op on any inner backend that implements it. `grad`: how")
   b:put("autodiff differentiates the op (its formulas are in the op's spec; memory-bound ops are")
-  b:put("recomputed in backward under BALANCED checkpointing), or why it does not.")
+  b:put("recomputed in backward under BALANCED checkpointing), or why it does not. A backend")
+  b:put("cell `yes; no gradient: needs X` means the backend runs the op but not its backward,")
+  b:put("which calls X on that backend (its generated gradient check is reported as skipped).")
   b:put("")
   local head, rule = { "op", "family" }, { "---", "---" }
   for _, be in ipairs(model.backends) do head[#head + 1] = be.name; rule[#rule + 1] = ":-:" end
@@ -24,7 +26,12 @@ function M.support(model, specs_note)
     local row = { "`" .. op.name .. "`", op.family }
     for _, be in ipairs(model.backends) do
       local yes = be.ops[op.name] == true
-      row[#row + 1] = yes and "yes" or "-"
+      local g = be.grad[op.name]
+      if yes and g and #g.missing > 0 then
+        row[#row + 1] = "yes; no gradient: needs " .. table.concat(g.missing, ", ")
+      else
+        row[#row + 1] = yes and "yes" or "-"
+      end
       if yes then counts[be.name] = (counts[be.name] or 0) + 1 end
     end
     row[#row + 1] = #op.backends > 0 and "yes" or "-"
@@ -47,6 +54,24 @@ function M.support(model, specs_note)
     tot[#tot + 1] = string.format("%s %d", be.name, counts[be.name] or 0)
   end
   b:put("%d ops; implemented: %s.", #model.ops, table.concat(tot, ", "))
+  b:put("")
+  b:put("Gradients per backend (differentiable ops the backend implements, and how many of")
+  b:put("them can run backward there):")
+  b:put("")
+  for _, be in ipairs(model.backends) do
+    local n, ok, lack = 0, 0, {}
+    for _, op in ipairs(model.ops) do
+      local g = be.grad[op.name]
+      if g and be.ops[op.name] then
+        n = n + 1
+        if #g.missing == 0 then ok = ok + 1 else for _, m in ipairs(g.missing) do lack[m] = true end end
+      end
+    end
+    local names = {}
+    for k in pairs(lack) do names[#names + 1] = "`" .. k .. "`" end
+    table.sort(names)
+    b:put("- %s: %d of %d%s", be.name, ok, n, #names > 0 and ("; the rest need " .. table.concat(names, ", ")) or "")
+  end
   return b:text()
 end
 

@@ -144,21 +144,29 @@ function M.param_kind(t)
   return t -- dim, i64, ...
 end
 
+-- Stable ids: the public values of td_op and td_backend come from the specs, so adding
+-- an op or a backend never renumbers another. Backend ids 0-31 are for backends in this
+-- repository, 32-62 for backends added from outside it; 63 is autodiff.
+M.max_op_id = 4095
+M.max_backend_id = 62
+M.autodiff_id = 63
+M.first_external_backend_id = 32
+
 M.op_fields = {
-  name = "string", family = "string", doc = "string", args = "table", returns = "string",
+  name = "string", id = "number", family = "string", doc = "string", args = "table", returns = "string",
   shape = "string", examples = "table", tolerance = "number", semantics = "string",
   -- autodiff (differentiable float ops only)
   backward = "table", bound = "string", differentiable = "boolean", why = "string",
   gradcheck = "table", -- input name -> "positive": the generated gradient check's domain
 }
-M.op_required = { "name", "family", "doc", "args", "returns" }
+M.op_required = { "name", "id", "family", "doc", "args", "returns" }
 M.differentiable_fields = { "backward", "bound", "differentiable", "why", "gradcheck" }
 
 M.backend_fields = {
-  name = "string", doc = "string", option = "string", default = "boolean", dtypes = "table",
+  name = "string", id = "number", doc = "string", option = "string", default = "boolean", dtypes = "table",
   kernels = "string", collectives = "boolean", ops = "table",
 }
-M.backend_required = { "name", "doc", "option", "default", "dtypes", "kernels", "ops" }
+M.backend_required = { "name", "id", "doc", "option", "default", "dtypes", "kernels", "ops" }
 
 M.reserved_names = { out = true, autodiff = true }
 

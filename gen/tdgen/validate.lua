@@ -111,7 +111,8 @@ local function suggester()
         budget = budget - #word * #c
         if budget < 0 then return "" end
         local d = distance(word, c)
-        if d <= 2 and (not bestd or d < bestd) then best, bestd = c, d end
+        -- A suggestion must keep some of the word: "%" is not a misspelt "id".
+        if d <= 2 and d < #word and (not bestd or d < bestd) then best, bestd = c, d end
       end
     end
     return best and (" (did you mean '" .. best .. "'?)") or ""
@@ -231,6 +232,23 @@ function M.validate(entries)
 
   local model = { backends = {}, ops = {}, op_by_name = {}, backend_by_name = {} }
 
+  -- Stable ids: each op and each backend names its own, once.
+  local op_ids, backend_ids = {}, {}
+  local function check_id(e, f, what, max, seen)
+    local id = f.id
+    if math.type(id) ~= "integer" or id < 0 or id > max then
+      err(e, "id", string.format("expected an integer from 0 to %d, got %s", max, show(id)))
+      return false
+    end
+    local prev = seen[id]
+    if prev then
+      err(e, "id", string.format("%s id %d is already taken by %s (%s:%d)", what, id, prev.name, prev.file, prev.line))
+      return false
+    end
+    seen[id] = { name = f.name, file = e.file, line = e.line }
+    return true
+  end
+
   -- Ops first: backends refer to them.
   for _, e in ipairs(entries) do
     if e.decl == "op" then
@@ -252,7 +270,8 @@ function M.validate(entries)
         err(e, "name", string.format("duplicate op (first declared at %s:%d)", prev.file, prev.line))
         ok = false
       end
-      local op = { name = f.name, family = f.family, doc = f.doc, returns = f.returns, file = e.file,
+      if ok and not check_id(e, f, "op", schema.max_op_id, op_ids) then ok = false end
+      local op = { name = f.name, id = f.id, family = f.family, doc = f.doc, returns = f.returns, file = e.file,
         line = e.line, args = {}, arg_by_name = {}, examples = f.examples, tolerance = f.tolerance or 1e-5,
         semantics = f.semantics, backends = {}, entry = e, fields = f }
       if ok then
@@ -416,6 +435,7 @@ function M.validate(entries)
           ok = false
         end
       end
+      if ok and not check_id(e, f, "backend", schema.max_backend_id, backend_ids) then ok = false end
       if type(f.option) == "string" and not f.option:match("^[A-Z][A-Z0-9_]*$") then
         err(e, "option", "'" .. show(f.option) .. "' is not an upper-case CMake option name"); ok = false
       end
@@ -424,7 +444,7 @@ function M.validate(entries)
       if type(f.kernels) == "string" and not f.kernels:match("^[%w_%-%.][%w_%-%./]*$") then
         err(e, "kernels", "'" .. show(f.kernels) .. "' is not a folder path (letters, digits, _ - . and /)"); ok = false
       end
-      local b = { name = f.name, doc = f.doc, option = f.option, default = f.default, kernels = f.kernels,
+      local b = { name = f.name, id = f.id, dir = e.dir, doc = f.doc, option = f.option, default = f.default, kernels = f.kernels,
         collectives = f.collectives or false, dtypes = {}, ops = {}, file = e.file, line = e.line }
       if ok then
         if not is_array(f.dtypes) or #f.dtypes == 0 then
@@ -536,7 +556,7 @@ function M.validate(entries)
     end
   end
 
-  table.sort(model.backends, function(x, y) return x.name < y.name end)
+  table.sort(model.backends, function(x, y) return x.id < y.id end)
   -- Ops in family order, then in declaration order.
   local fam_index = {}
   for i, fam in ipairs(schema.family_order) do fam_index[fam] = i end

@@ -72,6 +72,19 @@ td_status td_device_open(td_backend backend, int index, td_device **out);
 td_status td_device_autodiff(td_device *inner, td_checkpoint strategy, td_device **out);
 td_status td_device_retain(td_device *device);
 void td_device_release(td_device *device);
+/* What a device does with an op its backend does not implement. */
+typedef enum td_fallback {
+    TD_FALLBACK_NONE = 0, /* the op fails with TD_E_UNSUPPORTED (the default) */
+    TD_FALLBACK_CPU = 1   /* the op runs on the CPU backend: inputs are copied there and the
+                           * result back; for plain and autodiff tensors, gradients included */
+} td_fallback;
+/* Sets the policy of a device (of the inner device, for an autodiff device). Each op that
+ * falls back is logged once per device on stderr and counted. The policy belongs to the
+ * device, so every handle of it shares it. TD_E_UNSUPPORTED for TD_FALLBACK_CPU in a build
+ * without the CPU backend. */
+td_status td_device_set_fallback(td_device *device, td_fallback policy);
+/* How many times op ran on the CPU for device instead of its backend (0: never). */
+td_status td_device_fallback_count(const td_device *device, td_op op, int64_t *count);
 /* The backend of the device; TD_BACKEND_AUTODIFF for autodiff devices. */
 td_status td_device_backend(const td_device *device, td_backend *out);
 

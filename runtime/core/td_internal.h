@@ -24,6 +24,8 @@ struct td_device {
     td_device *inner;   /* autodiff: the wrapped device */
     td_checkpoint strategy;
     td_device *next_open; /* backend devices: the list of open devices (one per backend and index) */
+    _Atomic(td_fallback) fallback;  /* backend devices: td_device_set_fallback */
+    atomic_llong *fallback_counts;  /* [TD_OP_COUNT], made with the first policy set */
 };
 
 struct td_ad_node;
@@ -112,6 +114,15 @@ void td_slice_region(const td_shape *s, const int64_t *starts, int starts_len, c
                      td_shape *region, int64_t *offset);
 
 /* Tensor construction (storage through the backend's alloc hook). */
+/* CPU fallback, called by generated arms of ops a backend lacks: whether device (a
+ * backend device) has the CPU policy; then the CPU device to run on (a new reference),
+ * the op counted and logged once. */
+static inline bool td_fallback_enabled(const td_device *device)
+{
+    return atomic_load_explicit(&device->fallback, memory_order_relaxed) == TD_FALLBACK_CPU;
+}
+td_status td_fallback_begin(const char *op, td_op id, td_device *device, td_device **cpu);
+
 td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, const td_shape *shape,
                            td_tensor **out);
 /* A shell with no storage; used by autodiff to wrap an inner tensor (takes ownership of inner). */

@@ -173,9 +173,59 @@ void td_device_release(td_device *device)
         if (!last)
             return;
         td_backend_vtables[device->backend]->device_close(device);
+        td_free(device->fallback_counts);
     }
     td_free(device);
     atomic_fetch_sub(&live_objects, 1);
+}
+
+/* ---- CPU fallback ---- */
+
+td_status td_device_set_fallback(td_device *device, td_fallback policy)
+{
+    if (device == NULL)
+        return td_err_null("device_set_fallback", "device");
+    if (device->backend == TD_BACKEND_AUTODIFF)
+        device = device->inner;
+    if (policy != TD_FALLBACK_NONE && policy != TD_FALLBACK_CPU)
+        return td_error(TD_E_INVALID, "device_set_fallback: unknown policy %d", (int)policy);
+    if (policy == TD_FALLBACK_CPU && vtable_of(TD_BACKEND_CPU) == NULL)
+        return td_error(TD_E_UNSUPPORTED, "device_set_fallback: this build has no CPU backend to fall back to");
+    pthread_mutex_lock(&open_lock);
+    if (device->fallback_counts == NULL && policy == TD_FALLBACK_CPU) {
+        device->fallback_counts = td_calloc(TD_OP_COUNT, sizeof *device->fallback_counts);
+        if (device->fallback_counts == NULL) {
+            pthread_mutex_unlock(&open_lock);
+            return td_error(TD_E_NOMEM, "device_set_fallback: out of memory");
+        }
+    }
+    atomic_store(&device->fallback, policy);
+    pthread_mutex_unlock(&open_lock);
+    return TD_OK;
+}
+
+td_status td_device_fallback_count(const td_device *device, td_op op, int64_t *count)
+{
+    if (device == NULL)
+        return td_err_null("device_fallback_count", "device");
+    if (count == NULL)
+        return td_err_null("device_fallback_count", "count");
+    if ((unsigned)op >= TD_OP_COUNT)
+        return td_error(TD_E_INVALID, "device_fallback_count: unknown op %d", (int)op);
+    if (device->backend == TD_BACKEND_AUTODIFF)
+        device = device->inner;
+    *count = device->fallback_counts != NULL ? (int64_t)atomic_load(&device->fallback_counts[op]) : 0;
+    return TD_OK;
+}
+
+td_status td_fallback_begin(const char *op, td_op id, td_device *device, td_device **cpu)
+{
+    TD_TRY(td_device_open(TD_BACKEND_CPU, 0, cpu));
+    if (atomic_fetch_add(&device->fallback_counts[id], 1) == 0)
+        fprintf(stderr, "tdispatch: %s is not implemented by backend '%s'; running it on the CPU (fallback policy "
+                        "of device %s:%d; logged once, counted by td_device_fallback_count)\n",
+                op, td_backend_name(device->backend), td_backend_name(device->backend), device->index);
+    return TD_OK;
 }
 
 td_status td_device_backend(const td_device *device, td_backend *out)

@@ -2,22 +2,27 @@
 --
 -- Schema of a backend spec (one `backend { ... }` per file):
 --   name         string   required  lower-case identifier; kernels are td_<name>_<op>
+--   id           integer  required  the value of TD_BACKEND_<NAME>, stable forever: 0-31 for
+--                                   backends in this repository, 32-62 for backends built
+--                                   from outside it (TD_EXTRA_SPECS); never reuse one
 --   doc          string   required  one line, shown in SUPPORT.md and --list
 --   option       string   required  CMake option that enables the backend (TD_BACKEND_<NAME>)
 --   default      boolean  required  the option's default
 --   dtypes       array    required  subset of { "f32", "i32", "bool" }
---   kernels      string   required  kernel folder, relative to the repository root;
---                                   it holds backend.cmake, which adds the sources
+--   kernels      string   required  kernel folder, relative to this spec directory (the
+--                                   folder holding backends/); it holds backend.cmake,
+--                                   which adds the sources
 --   collectives  boolean  optional  the backend implements the distributed family
 --   ops          array    required  names of the ops this backend implements; every
 --                                   other op gets an arm returning TD_E_UNSUPPORTED
 backend {
   name = "cpu",
+  id = 0,
   doc = "Portable C11 kernels; OpenMP threads for large tensors; CBLAS sgemm when found; MPI collectives",
   option = "TD_BACKEND_CPU",
   default = true,
   dtypes = { "f32", "i32", "bool" },
-  kernels = "runtime/cpu",
+  kernels = "../runtime/cpu",
   collectives = true,
   ops = {
     -- creation

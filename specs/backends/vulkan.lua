@@ -1,11 +1,12 @@
 -- The Vulkan-compute backend: GLSL compute shaders (SPIR-V embedded), batched command buffers.
 backend {
   name = "vulkan",
+  id = 1,
   doc = "Vulkan compute through the loader; GLSL shaders compiled by glslc and embedded; dispatches batched until readback",
   option = "TD_BACKEND_VULKAN",
   default = true,
   dtypes = { "f32", "i32", "bool" },
-  kernels = "runtime/vulkan",
+  kernels = "../runtime/vulkan",
   collectives = false,
   ops = {
     -- creation

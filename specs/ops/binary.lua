@@ -2,6 +2,7 @@
 
 op {
   name = "int_add",
+  id = 59,
   family = "binary",
   doc = "Elementwise a + b, broadcasting (wraps around on overflow).",
   args = { "int a", "int b" },
@@ -19,6 +20,7 @@ op {
 
 op {
   name = "int_sub",
+  id = 60,
   family = "binary",
   doc = "Elementwise a - b, broadcasting (wraps around on overflow).",
   args = { "int a", "int b" },
@@ -36,6 +38,7 @@ op {
 
 op {
   name = "int_mul",
+  id = 61,
   family = "binary",
   doc = "Elementwise a * b, broadcasting (wraps around on overflow).",
   args = { "int a", "int b" },
@@ -51,6 +54,7 @@ op {
 
 op {
   name = "int_div",
+  id = 62,
   family = "binary",
   doc = "Elementwise a / b truncated toward zero, broadcasting; a zero divisor is an error.",
   args = { "int a", "int b" },
@@ -69,6 +73,7 @@ op {
 
 op {
   name = "int_remainder",
+  id = 63,
   family = "binary",
   doc = "Elementwise remainder with the sign of the divisor (torch.remainder), broadcasting; a zero divisor is an error.",
   args = { "int a", "int b" },
@@ -84,6 +89,7 @@ op {
 
 op {
   name = "int_equal",
+  id = 64,
   family = "binary",
   doc = "Elementwise a == b as bool, broadcasting.",
   args = { "int a", "int b" },
@@ -99,6 +105,7 @@ op {
 
 op {
   name = "int_greater",
+  id = 65,
   family = "binary",
   doc = "Elementwise a > b as bool, broadcasting.",
   args = { "int a", "int b" },
@@ -114,6 +121,7 @@ op {
 
 op {
   name = "int_lower",
+  id = 66,
   family = "binary",
   doc = "Elementwise a < b as bool, broadcasting.",
   args = { "int a", "int b" },
@@ -129,6 +137,7 @@ op {
 
 op {
   name = "int_mask_where",
+  id = 67,
   family = "binary",
   doc = "Elementwise mask ? value : a, broadcasting all three.",
   args = { "int a", "bool mask", "int value" },
@@ -148,6 +157,7 @@ op {
 
 op {
   name = "bool_and",
+  id = 68,
   family = "binary",
   doc = "Elementwise logical and, broadcasting.",
   args = { "bool a", "bool b" },
@@ -163,6 +173,7 @@ op {
 
 op {
   name = "bool_or",
+  id = 69,
   family = "binary",
   doc = "Elementwise logical or, broadcasting.",
   args = { "bool a", "bool b" },

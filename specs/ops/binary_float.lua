@@ -2,6 +2,7 @@
 
 op {
   name = "float_add",
+  id = 72,
   family = "binary_float",
   doc = "Elementwise a + b, broadcasting.",
   args = { "float a", "float b" },
@@ -21,6 +22,7 @@ op {
 
 op {
   name = "float_sub",
+  id = 73,
   family = "binary_float",
   doc = "Elementwise a - b, broadcasting.",
   args = { "float a", "float b" },
@@ -38,6 +40,7 @@ op {
 
 op {
   name = "float_mul",
+  id = 74,
   family = "binary_float",
   doc = "Elementwise a * b, broadcasting.",
   args = { "float a", "float b" },
@@ -55,6 +58,7 @@ op {
 
 op {
   name = "float_div",
+  id = 75,
   family = "binary_float",
   doc = "Elementwise a / b, broadcasting.",
   args = { "float a", "float b" },
@@ -74,6 +78,7 @@ op {
 
 op {
   name = "float_powf",
+  id = 76,
   family = "binary_float",
   doc = "Elementwise a raised to the power b, broadcasting.",
   args = { "float a", "float b" },
@@ -93,6 +98,7 @@ op {
 
 op {
   name = "float_maximum",
+  id = 77,
   family = "binary_float",
   doc = "Elementwise max(a, b) (NaN wins), broadcasting.",
   args = { "float a", "float b" },
@@ -110,6 +116,7 @@ op {
 
 op {
   name = "float_minimum",
+  id = 78,
   family = "binary_float",
   doc = "Elementwise min(a, b) (NaN wins), broadcasting.",
   args = { "float a", "float b" },
@@ -127,6 +134,7 @@ op {
 
 op {
   name = "float_equal",
+  id = 79,
   family = "binary_float",
   doc = "Elementwise a == b as bool, broadcasting.",
   args = { "float a", "float b" },
@@ -142,6 +150,7 @@ op {
 
 op {
   name = "float_greater",
+  id = 80,
   family = "binary_float",
   doc = "Elementwise a > b as bool, broadcasting.",
   args = { "float a", "float b" },
@@ -157,6 +166,7 @@ op {
 
 op {
   name = "float_greater_equal",
+  id = 81,
   family = "binary_float",
   doc = "Elementwise a >= b as bool, broadcasting.",
   args = { "float a", "float b" },
@@ -172,6 +182,7 @@ op {
 
 op {
   name = "float_lower",
+  id = 82,
   family = "binary_float",
   doc = "Elementwise a < b as bool, broadcasting.",
   args = { "float a", "float b" },
@@ -187,6 +198,7 @@ op {
 
 op {
   name = "float_lower_equal",
+  id = 83,
   family = "binary_float",
   doc = "Elementwise a <= b as bool, broadcasting.",
   args = { "float a", "float b" },
@@ -202,6 +214,7 @@ op {
 
 op {
   name = "float_mask_where",
+  id = 84,
   family = "binary_float",
   doc = "Elementwise mask ? value : a, broadcasting all three.",
   args = { "float a", "bool mask", "float value" },
@@ -223,6 +236,7 @@ op {
 
 op {
   name = "float_matmul",
+  id = 85,
   family = "binary_float",
   doc = "Matrix product over the last two dims; leading (batch) dims broadcast.",
   args = { "float a", "float b" },

@@ -2,6 +2,8 @@
 --
 -- Schema of an op spec (one `op { ... }` per op):
 --   name      string   required  lower-case identifier; the C entry is td_<name>
+--   id        integer  required  the value of TD_OP_<NAME>, stable forever (0-4095);
+--                                a new op takes the next free one, never a used one
 --   family    string   required  creation | unary | unary_float | binary | binary_float |
 --                                multi | to_device | device
 --   doc       string   required  one sentence; becomes the prototype's doc comment
@@ -25,6 +27,7 @@
 
 op {
   name = "float_from_data",
+  id = 0,
   family = "creation",
   doc = "Creates a float tensor of the given shape from row-major host data.",
   args = { "device device", "f32_data data", "shape shape" },
@@ -40,6 +43,7 @@ op {
 
 op {
   name = "int_from_data",
+  id = 1,
   family = "creation",
   doc = "Creates an int tensor of the given shape from row-major host data.",
   args = { "device device", "i32_data data", "shape shape" },
@@ -55,6 +59,7 @@ op {
 
 op {
   name = "bool_from_data",
+  id = 2,
   family = "creation",
   doc = "Creates a bool tensor of the given shape from row-major host data.",
   args = { "device device", "bool_data data", "shape shape" },
@@ -68,6 +73,7 @@ op {
 
 op {
   name = "float_zeros",
+  id = 3,
   family = "creation",
   doc = "Creates a float tensor filled with 0.",
   args = { "device device", "shape shape" },
@@ -83,6 +89,7 @@ op {
 
 op {
   name = "int_zeros",
+  id = 4,
   family = "creation",
   doc = "Creates an int tensor filled with 0.",
   args = { "device device", "shape shape" },
@@ -96,6 +103,7 @@ op {
 
 op {
   name = "float_ones",
+  id = 5,
   family = "creation",
   doc = "Creates a float tensor filled with 1.",
   args = { "device device", "shape shape" },
@@ -111,6 +119,7 @@ op {
 
 op {
   name = "int_ones",
+  id = 6,
   family = "creation",
   doc = "Creates an int tensor filled with 1.",
   args = { "device device", "shape shape" },
@@ -124,6 +133,7 @@ op {
 
 op {
   name = "float_full",
+  id = 7,
   family = "creation",
   doc = "Creates a float tensor filled with value.",
   args = { "device device", "shape shape", "f32 value" },
@@ -139,6 +149,7 @@ op {
 
 op {
   name = "int_full",
+  id = 8,
   family = "creation",
   doc = "Creates an int tensor filled with value.",
   args = { "device device", "shape shape", "i32 value" },
@@ -154,6 +165,7 @@ op {
 
 op {
   name = "float_random",
+  id = 9,
   family = "creation",
   doc = "Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend. p0 and p1 must be finite, with p0 <= p1 (and p1 - p0 finite) for uniform and p1 >= 0 for normal, else TD_E_INVALID.",
   args = { "device device", "shape shape", "distribution dist", "f32 p0", "f32 p1", "u64 seed" },
@@ -164,6 +176,7 @@ op {
 
 op {
   name = "int_arange",
+  id = 10,
   family = "creation",
   doc = "Creates the 1-D int tensor start, start + step, ... up to but excluding end.",
   args = { "device device", "i64 start", "i64 end", "i64 step" },

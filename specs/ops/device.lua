@@ -2,6 +2,7 @@
 
 op {
   name = "sync",
+  id = 97,
   family = "device",
   doc = "Waits until every operation queued on the device has finished.",
   args = { "device device" },

@@ -5,6 +5,7 @@
 
 op {
   name = "float_all_reduce",
+  id = 93,
   family = "distributed",
   doc = "Combines a across the ranks of group with op (sum, mean, max or min); every rank gets the result.",
   args = { "float a", "group group", "reduce_op op" },
@@ -17,6 +18,7 @@ op {
 
 op {
   name = "float_broadcast",
+  id = 94,
   family = "distributed",
   doc = "Every rank of group gets root's a.",
   args = { "float a", "group group", "i32 root" },
@@ -29,6 +31,7 @@ op {
 
 op {
   name = "float_all_gather",
+  id = 95,
   family = "distributed",
   doc = "Concatenates every rank's a along dim 0, in rank order; all ranks pass one shape.",
   args = { "float a", "group group" },
@@ -40,6 +43,7 @@ op {
 
 op {
   name = "int_all_reduce",
+  id = 96,
   family = "distributed",
   doc = "Combines a across the ranks of group with op (sum, max or min; sum wraps around); every rank gets the result.",
   args = { "int a", "group group", "reduce_op op" },

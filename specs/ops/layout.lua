@@ -2,6 +2,7 @@
 
 op {
   name = "float_reshape",
+  id = 29,
   family = "unary_float",
   doc = "Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred).",
   args = { "float a", "shape shape" },
@@ -23,6 +24,7 @@ op {
 
 op {
   name = "float_swap_dims",
+  id = 30,
   family = "unary_float",
   doc = "Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).",
   args = { "float a", "dim dim0", "dim dim1" },
@@ -42,6 +44,7 @@ op {
 
 op {
   name = "float_permute",
+  id = 31,
   family = "unary_float",
   doc = "Returns a float tensor whose dimension i is dimension perm[i] of a.",
   args = { "float a", "dims perm" },
@@ -60,6 +63,7 @@ op {
 
 op {
   name = "float_expand",
+  id = 32,
   family = "unary_float",
   doc = "Broadcasts a float tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front.",
   args = { "float a", "shape shape" },
@@ -79,6 +83,7 @@ op {
 
 op {
   name = "float_slice",
+  id = 33,
   family = "unary_float",
   doc = "Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor.",
   args = { "float a", "dims starts", "dims ends" },
@@ -102,6 +107,7 @@ op {
 
 op {
   name = "float_slice_assign",
+  id = 86,
   family = "binary_float",
   doc = "Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value.",
   args = { "float a", "float value", "dims starts", "dims ends" },
@@ -125,6 +131,7 @@ op {
 
 op {
   name = "float_cat",
+  id = 87,
   family = "multi",
   doc = "Concatenates float tensors along dim; all other sizes must agree.",
   args = { "floats xs", "dim dim" },
@@ -146,6 +153,7 @@ op {
 
 op {
   name = "int_reshape",
+  id = 11,
   family = "unary",
   doc = "Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred).",
   args = { "int a", "shape shape" },
@@ -165,6 +173,7 @@ op {
 
 op {
   name = "int_swap_dims",
+  id = 12,
   family = "unary",
   doc = "Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).",
   args = { "int a", "dim dim0", "dim dim1" },
@@ -182,6 +191,7 @@ op {
 
 op {
   name = "int_permute",
+  id = 13,
   family = "unary",
   doc = "Returns an int tensor whose dimension i is dimension perm[i] of a.",
   args = { "int a", "dims perm" },
@@ -198,6 +208,7 @@ op {
 
 op {
   name = "int_expand",
+  id = 14,
   family = "unary",
   doc = "Broadcasts an int tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front.",
   args = { "int a", "shape shape" },
@@ -215,6 +226,7 @@ op {
 
 op {
   name = "int_slice",
+  id = 15,
   family = "unary",
   doc = "Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor.",
   args = { "int a", "dims starts", "dims ends" },
@@ -234,6 +246,7 @@ op {
 
 op {
   name = "int_slice_assign",
+  id = 70,
   family = "binary",
   doc = "Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value.",
   args = { "int a", "int value", "dims starts", "dims ends" },
@@ -255,6 +268,7 @@ op {
 
 op {
   name = "int_cat",
+  id = 88,
   family = "multi",
   doc = "Concatenates int tensors along dim; all other sizes must agree.",
   args = { "ints xs", "dim dim" },
@@ -274,6 +288,7 @@ op {
 
 op {
   name = "bool_reshape",
+  id = 16,
   family = "unary",
   doc = "Returns a bool tensor with the same elements in a new shape; one dimension may be -1 (inferred).",
   args = { "bool a", "shape shape" },
@@ -289,6 +304,7 @@ op {
 
 op {
   name = "bool_swap_dims",
+  id = 17,
   family = "unary",
   doc = "Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).",
   args = { "bool a", "dim dim0", "dim dim1" },
@@ -308,6 +324,7 @@ op {
 
 op {
   name = "bool_permute",
+  id = 18,
   family = "unary",
   doc = "Returns a bool tensor whose dimension i is dimension perm[i] of a.",
   args = { "bool a", "dims perm" },
@@ -324,6 +341,7 @@ op {
 
 op {
   name = "bool_expand",
+  id = 19,
   family = "unary",
   doc = "Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front.",
   args = { "bool a", "shape shape" },
@@ -341,6 +359,7 @@ op {
 
 op {
   name = "bool_slice",
+  id = 20,
   family = "unary",
   doc = "Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor.",
   args = { "bool a", "dims starts", "dims ends" },
@@ -364,6 +383,7 @@ op {
 
 op {
   name = "bool_slice_assign",
+  id = 71,
   family = "binary",
   doc = "Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value.",
   args = { "bool a", "bool value", "dims starts", "dims ends" },
@@ -385,6 +405,7 @@ op {
 
 op {
   name = "bool_cat",
+  id = 89,
   family = "multi",
   doc = "Concatenates bool tensors along dim; all other sizes must agree.",
   args = { "bools xs", "dim dim" },

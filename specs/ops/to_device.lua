@@ -2,6 +2,7 @@
 
 op {
   name = "float_to_device",
+  id = 90,
   family = "to_device",
   doc = "Copies a float tensor to device (any backend).",
   args = { "float a", "device device" },
@@ -17,6 +18,7 @@ op {
 
 op {
   name = "int_to_device",
+  id = 91,
   family = "to_device",
   doc = "Copies an int tensor to device (any backend).",
   args = { "int a", "device device" },
@@ -30,6 +32,7 @@ op {
 
 op {
   name = "bool_to_device",
+  id = 92,
   family = "to_device",
   doc = "Copies a bool tensor to device (any backend).",
   args = { "bool a", "device device" },

@@ -2,6 +2,7 @@
 
 op {
   name = "int_mask_fill",
+  id = 21,
   family = "unary",
   doc = "Returns a with value where mask is true; mask broadcasts to a's shape.",
   args = { "int a", "bool mask", "i32 value" },
@@ -21,6 +22,7 @@ op {
 
 op {
   name = "int_sum",
+  id = 22,
   family = "unary",
   doc = "Sum of all elements as a 0-dim tensor (wraps around on overflow).",
   args = { "int a" },
@@ -36,6 +38,7 @@ op {
 
 op {
   name = "int_into_float",
+  id = 23,
   family = "unary",
   doc = "Converts to float.",
   args = { "int a" },
@@ -51,6 +54,7 @@ op {
 
 op {
   name = "bool_into_float",
+  id = 24,
   family = "unary",
   doc = "Converts to float: true is 1, false is 0.",
   args = { "bool a" },
@@ -64,6 +68,7 @@ op {
 
 op {
   name = "bool_into_int",
+  id = 25,
   family = "unary",
   doc = "Converts to int: true is 1, false is 0.",
   args = { "bool a" },
@@ -77,6 +82,7 @@ op {
 
 op {
   name = "bool_not",
+  id = 26,
   family = "unary",
   doc = "Elementwise logical not.",
   args = { "bool a" },
@@ -90,6 +96,7 @@ op {
 
 op {
   name = "int_into_data",
+  id = 27,
   family = "unary",
   doc = "Copies the elements, row-major, into dst, which holds at least numel ints.",
   args = { "int a", "i32_out dst" },
@@ -105,6 +112,7 @@ op {
 
 op {
   name = "bool_into_data",
+  id = 28,
   family = "unary",
   doc = "Copies the elements, row-major, into dst, which holds at least numel bools.",
   args = { "bool a", "bool_out dst" },

@@ -2,6 +2,7 @@
 
 op {
   name = "float_neg",
+  id = 34,
   family = "unary_float",
   doc = "Elementwise -a.",
   args = { "float a" },
@@ -17,6 +18,7 @@ op {
 
 op {
   name = "float_abs",
+  id = 35,
   family = "unary_float",
   doc = "Elementwise |a|.",
   args = { "float a" },
@@ -32,6 +34,7 @@ op {
 
 op {
   name = "float_exp",
+  id = 36,
   family = "unary_float",
   doc = "Elementwise e^a.",
   args = { "float a" },
@@ -48,6 +51,7 @@ op {
 
 op {
   name = "float_log",
+  id = 37,
   family = "unary_float",
   doc = "Elementwise natural logarithm of a.",
   args = { "float a" },
@@ -67,6 +71,7 @@ op {
 
 op {
   name = "float_sqrt",
+  id = 38,
   family = "unary_float",
   doc = "Elementwise square root of a.",
   args = { "float a" },
@@ -85,6 +90,7 @@ op {
 
 op {
   name = "float_sin",
+  id = 39,
   family = "unary_float",
   doc = "Elementwise sine of a.",
   args = { "float a" },
@@ -101,6 +107,7 @@ op {
 
 op {
   name = "float_cos",
+  id = 40,
   family = "unary_float",
   doc = "Elementwise cosine of a.",
   args = { "float a" },
@@ -117,6 +124,7 @@ op {
 
 op {
   name = "float_tanh",
+  id = 41,
   family = "unary_float",
   doc = "Elementwise hyperbolic tangent of a.",
   args = { "float a" },
@@ -133,6 +141,7 @@ op {
 
 op {
   name = "float_sigmoid",
+  id = 42,
   family = "unary_float",
   doc = "Elementwise 1 / (1 + e^-a).",
   args = { "float a" },
@@ -149,6 +158,7 @@ op {
 
 op {
   name = "float_relu",
+  id = 43,
   family = "unary_float",
   doc = "Elementwise max(a, 0).",
   args = { "float a" },
@@ -164,6 +174,7 @@ op {
 
 op {
   name = "float_gelu",
+  id = 44,
   family = "unary_float",
   doc = "Elementwise a * (1 + erf(a / sqrt(2))) / 2 (the exact, erf form).",
   args = { "float a" },
@@ -180,6 +191,7 @@ op {
 
 op {
   name = "float_powf_scalar",
+  id = 45,
   family = "unary_float",
   doc = "Elementwise a raised to the power exponent.",
   args = { "float a", "f32 exponent" },
@@ -201,6 +213,7 @@ op {
 
 op {
   name = "float_clamp",
+  id = 46,
   family = "unary_float",
   doc = "Elementwise min(max(a, lo), hi).",
   args = { "float a", "f32 lo", "f32 hi" },
@@ -218,6 +231,7 @@ op {
 
 op {
   name = "float_add_scalar",
+  id = 47,
   family = "unary_float",
   doc = "Elementwise a + value.",
   args = { "float a", "f32 value" },
@@ -233,6 +247,7 @@ op {
 
 op {
   name = "float_mul_scalar",
+  id = 48,
   family = "unary_float",
   doc = "Elementwise a * value.",
   args = { "float a", "f32 value" },
@@ -248,6 +263,7 @@ op {
 
 op {
   name = "float_mask_fill",
+  id = 49,
   family = "unary_float",
   doc = "Returns a with value where mask is true; mask broadcasts to a's shape.",
   args = { "float a", "bool mask", "f32 value" },
@@ -269,6 +285,7 @@ op {
 
 op {
   name = "float_sum",
+  id = 50,
   family = "unary_float",
   doc = "Sum of all elements, as a 0-dim tensor.",
   args = { "float a" },
@@ -288,6 +305,7 @@ op {
 
 op {
   name = "float_sum_dim",
+  id = 51,
   family = "unary_float",
   doc = "Sum along dim; the reduced dim is kept with size 1.",
   args = { "float a", "dim dim" },
@@ -308,6 +326,7 @@ op {
 
 op {
   name = "float_mean_dim",
+  id = 52,
   family = "unary_float",
   doc = "Mean along dim; the reduced dim is kept with size 1.",
   args = { "float a", "dim dim" },
@@ -328,6 +347,7 @@ op {
 
 op {
   name = "float_max_dim",
+  id = 53,
   family = "unary_float",
   doc = "Maximum along dim; the reduced dim is kept with size 1.",
   args = { "float a", "dim dim" },
@@ -348,6 +368,7 @@ op {
 
 op {
   name = "float_min_dim",
+  id = 54,
   family = "unary_float",
   doc = "Minimum along dim; the reduced dim is kept with size 1.",
   args = { "float a", "dim dim" },
@@ -368,6 +389,7 @@ op {
 
 op {
   name = "float_argmax",
+  id = 55,
   family = "unary_float",
   doc = "Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1.",
   args = { "float a", "dim dim" },
@@ -384,6 +406,7 @@ op {
 
 op {
   name = "float_argmin",
+  id = 56,
   family = "unary_float",
   doc = "Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1.",
   args = { "float a", "dim dim" },
@@ -400,6 +423,7 @@ op {
 
 op {
   name = "float_into_int",
+  id = 57,
   family = "unary_float",
   doc = "Converts to int, truncating toward zero.",
   args = { "float a" },
@@ -416,6 +440,7 @@ op {
 
 op {
   name = "float_into_data",
+  id = 58,
   family = "unary_float",
   doc = "Copies the elements, row-major, into dst, which holds at least numel floats.",
   args = { "float a", "f32_out dst" },

@@ -146,12 +146,15 @@ do
   check("list: >= 70 ops", #lines >= 70, #lines .. " lines")
   local bad = {}
   for _, l in ipairs(lines) do
-    local name, fam, bes = l:match("^(%S+)%s+(%S+)%s+(%S+)%s*$")
+    local name, fam, bes = l:match("^(%S+)%s+(%S+)%s+(%S+)")
     local has_cpu = false
     for b in (bes or ""):gmatch("[^,]+") do if b == "cpu" then has_cpu = true end end
     if not (name and fam and has_cpu) then bad[#bad + 1] = l end
   end
   check("list: every op has cpu", #bad == 0, #bad .. " lines without cpu, first: " .. tostring(bad[1]))
+  local grads = 0
+  for _, l in ipairs(lines) do if l:find(" grad:cpu,vulkan$") then grads = grads + 1 end end
+  check("list: differentiable ops say where their gradient runs", grads >= 30, grads .. " lines with grad:cpu,vulkan")
   local names, dup = {}, nil
   for _, l in ipairs(lines) do
     local n = l:match("^(%S+)")
@@ -161,7 +164,7 @@ do
   check("list: op names unique", dup == nil, "duplicate " .. tostring(dup))
 
   code, out, err = tdgen(root, "--specs specs --backends")
-  check("backends: cpu line", code == 0 and out:find("cpu|TD_BACKEND_CPU|ON|runtime/cpu\n", 1, true) ~= nil,
+  check("backends: cpu line", code == 0 and out:find("cpu|TD_BACKEND_CPU|ON|specs/../runtime/cpu\n", 1, true) ~= nil,
     "exit " .. tostring(code) .. ", stdout [" .. out .. "], stderr [" .. err .. "]")
 end
 
@@ -274,7 +277,7 @@ end
 ---------------------------------------------------------------------------
 local CPU_SPEC = [[
 backend {
-  name = "cpu",
+  name = "cpu", id = 0,
   doc = "Test backend.",
   option = "TD_BACKEND_CPU",
   default = true,
@@ -285,7 +288,7 @@ backend {
 ]]
 local OP_HEAD = [[
 op {
-  name = "myop",
+  name = "myop", id = 0,
   family = "unary_float",
   doc = "Elementwise -a.",
   args = { "float a" },

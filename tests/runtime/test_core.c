@@ -297,10 +297,16 @@ static void test_backend_names_and_enabled(void **state)
     assert_true(td_backend_enabled(TD_BACKEND_AUTODIFF));
     assert_false(td_backend_enabled(TD_BACKEND_COUNT));
     assert_false(td_backend_enabled((td_backend)-1));
-    /* every backend has a distinct name */
+    /* ids are stable (from the specs): cpu 0, vulkan 1, autodiff 63; unused ids have no name */
+    assert_int_equal(TD_BACKEND_CPU, 0);
+    assert_int_equal(TD_BACKEND_VULKAN, 1);
+    assert_int_equal(TD_BACKEND_AUTODIFF, 63);
+    assert_string_equal(td_backend_name((td_backend)40), "unknown");
+    /* every declared backend has a distinct name */
     for (int i = 0; i < TD_BACKEND_COUNT; i++)
         for (int j = i + 1; j < TD_BACKEND_COUNT; j++)
-            assert_string_not_equal(td_backend_name((td_backend)i), td_backend_name((td_backend)j));
+            if (strcmp(td_backend_name((td_backend)i), "unknown") != 0)
+                assert_string_not_equal(td_backend_name((td_backend)i), td_backend_name((td_backend)j));
 }
 
 static void test_backend_supports(void **state)
@@ -332,11 +338,13 @@ static void test_op_names(void **state)
     assert_string_equal(td_op_name(TD_OP_SYNC), "sync");
     assert_string_equal(td_op_name(TD_OP_COUNT), "unknown");
     assert_string_equal(td_op_name((td_op)-1), "unknown");
+    /* op ids come from the specs and may leave gaps, which have no name */
     for (int i = 0; i < TD_OP_COUNT; i++) {
         const char *n = td_op_name((td_op)i);
         assert_non_null(n);
         assert_true(strlen(n) > 0);
-        assert_string_not_equal(n, "unknown");
+        if (strcmp(n, "unknown") == 0)
+            continue;
         for (int j = i + 1; j < TD_OP_COUNT; j++)
             assert_string_not_equal(n, td_op_name((td_op)j));
     }

@@ -1,5 +1,5 @@
 op {
-  name = "myop",
+  name = "myop", id = 0,
   family = "unary_float",
   doc = "Elementwise -a.",
   args = { "float a" },

@@ -1,5 +1,5 @@
 op {
-  name = "int_neg",
+  name = "int_neg", id = 0,
   family = "unary",
   doc = "Elementwise -a.",
   args = { "int a" },

@@ -1,5 +1,5 @@
 op {
-  name = "fadd",
+  name = "fadd", id = 0,
   family = "binary_float",
   doc = "Elementwise a + b.",
   args = { "float a", "float b" },
@@ -23,7 +23,7 @@ op {
 }
 
 op {
-  name = "make",
+  name = "make", id = 1,
   family = "creation",
   doc = "Creates an int tensor from host data.",
   args = { "device device", "i32_data data", "shape shape", "distribution dist", "u64 seed", "dim d0" },
@@ -42,7 +42,7 @@ op {
 }
 
 op {
-  name = "cat",
+  name = "cat", id = 2,
   family = "multi",
   doc = "Joins tensors along a dimension.",
   args = { "floats xs", "dim dim" },
@@ -57,7 +57,7 @@ op {
 }
 
 op {
-  name = "into",
+  name = "into", id = 3,
   family = "unary_float",
   doc = "Copies a float tensor to host memory.",
   args = { "float a", "f32_out dst" },
@@ -70,7 +70,7 @@ op {
 }
 
 op {
-  name = "sync",
+  name = "sync", id = 4,
   family = "device",
   doc = "Waits.",
   args = { "device device" },

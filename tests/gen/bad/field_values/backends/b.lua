@@ -1,5 +1,5 @@
 backend {
-  name = "other",
+  name = "other", id = 0,
   doc = "Kernels in a folder CMake cannot read.",
   option = "TD_BACKEND_OTHER",
   default = false,

@@ -1,5 +1,5 @@
 op {
-  name = "myop",
+  name = "myop", id = 0,
   family = "unary_float",
   doc = "Elementwise -a. */ int injected(void); /*",
   args = { "float a" },
@@ -10,7 +10,7 @@ op {
 }
 
 op {
-  name = "mydist",
+  name = "mydist", id = 1,
   family = "unary_float",
   doc = "Not a collective.",
   args = { "float a", "group g", "reduce_op r" },
@@ -20,7 +20,7 @@ op {
 }
 
 op {
-  name = "myhost",
+  name = "myhost", id = 2,
   family = "unary_float",
   doc = "Host data without a host output.",
   args = { "float a" },
@@ -29,7 +29,7 @@ op {
 }
 
 op {
-  name = "kw",
+  name = "kw", id = 3,
   family = "binary_float",
   doc = "Names the generated C uses.",
   args = { "float int", "float i" },
@@ -38,7 +38,7 @@ op {
 }
 
 op {
-  name = "clash",
+  name = "clash", id = 4,
   family = "unary_float",
   doc = "An argument named like the length of another.",
   args = { "float x", "dims x_len" },
@@ -47,7 +47,7 @@ op {
 }
 
 op {
-  name = "withlist",
+  name = "withlist", id = 5,
   family = "unary_float",
   doc = "A tensor list that is not the first argument of a multi op.",
   args = { "float a", "floats xs" },

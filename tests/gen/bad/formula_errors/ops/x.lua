@@ -1,5 +1,5 @@
 op {
-  name = "myop",
+  name = "myop", id = 0,
   family = "unary_float",
   doc = "Elementwise -a.",
   args = { "float a" },
@@ -10,7 +10,7 @@ op {
 }
 
 op {
-  name = "mul2",
+  name = "mul2", id = 1,
   family = "binary_float",
   doc = "Elementwise a * b.",
   args = { "float a", "float b" },

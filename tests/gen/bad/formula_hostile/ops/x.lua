@@ -9,7 +9,7 @@ local digits = "1"
 for _ = 1, 17 do digits = digits .. digits end
 
 op {
-  name = "myop",
+  name = "myop", id = 0,
   family = "binary_float",
   doc = "Elementwise a * b.",
   args = { "float a", "float b" },
@@ -20,7 +20,7 @@ op {
 }
 
 op {
-  name = "myop2",
+  name = "myop2", id = 1,
   family = "binary_float",
   doc = "Elementwise a * b.",
   args = { "float a", "float b" },

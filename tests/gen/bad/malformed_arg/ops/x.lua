@@ -1,5 +1,5 @@
 op {
-  name = "op_noname",
+  name = "op_noname", id = 0,
   family = "unary_float",
   doc = "An argument without a name.",
   args = { "float" },
@@ -8,7 +8,7 @@ op {
 }
 
 op {
-  name = "op_number",
+  name = "op_number", id = 1,
   family = "unary_float",
   doc = "An argument that is a number.",
   args = { 3 },

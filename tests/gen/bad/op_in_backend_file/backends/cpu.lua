@@ -1,5 +1,5 @@
 backend {
-  name = "cpu",
+  name = "cpu", id = 0,
   doc = "Test backend.",
   option = "TD_BACKEND_CPU",
   default = true,
@@ -9,7 +9,7 @@ backend {
 }
 
 op {
-  name = "other",
+  name = "other", id = 1,
   family = "unary_float",
   doc = "Declared in the wrong folder.",
   args = { "float a" },

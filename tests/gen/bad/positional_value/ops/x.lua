@@ -1,6 +1,6 @@
 op {
   "myop",
-  name = "myop",
+  name = "myop", id = 0,
   family = "unary_float",
   doc = "Elementwise -a.",
   args = { "float a" },

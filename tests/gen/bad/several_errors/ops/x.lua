@@ -1,5 +1,5 @@
 op {
-  name = "float_neg",
+  name = "float_neg", id = 0,
   family = "unary_flaot",
   doc = "Elementwise -a.",
   args = { "float a" },
@@ -8,7 +8,7 @@ op {
 }
 
 op {
-  name = "float_abs",
+  name = "float_abs", id = 1,
   family = "unary_float",
   doc = 42,
   args = { "float a" },
@@ -17,7 +17,7 @@ op {
 }
 
 op {
-  name = "float_exp",
+  name = "float_exp", id = 2,
   family = "unary_float",
   doc = "Elementwise e^a.",
   args = { "float a" },

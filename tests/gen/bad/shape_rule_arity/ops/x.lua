@@ -1,5 +1,5 @@
 op {
-  name = "myop",
+  name = "myop", id = 0,
   family = "binary_float",
   doc = "Elementwise a + b.",
   args = { "float a", "float b" },

@@ -1,6 +1,6 @@
 -- A family name with a typo.
 op {
-  name = "myop",
+  name = "myop", id = 0,
   family = "unary_flaot",
   doc = "Elementwise -a.",
   args = { "float a" },

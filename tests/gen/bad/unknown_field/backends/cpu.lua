@@ -1,5 +1,5 @@
 backend {
-  name = "cpu",
+  name = "cpu", id = 0,
   doc = "Test backend.",
   option = "TD_BACKEND_CPU",
   default = true,

@@ -2,7 +2,7 @@
 local name = "tolerance"
 for _ = 1, 19 do name = name .. name end
 op {
-  name = "myop",
+  name = "myop", id = 0,
   family = "unary_float",
   doc = "Elementwise -a.",
   args = { "float a" },

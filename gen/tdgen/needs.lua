@@ -1,0 +1,90 @@
+-- What each backend can run of autodiff: per differentiable op, the ops its backward
+-- needs and the ones its generated gradient check needs, and which of them the backend
+-- lacks. The tests, SUPPORT.md, --list and the generation warnings all read this, so a
+-- gradient that cannot run is said so everywhere instead of silently dropped.
+local M = {}
+
+-- The engine runs these on the inner backend in every backward: the seed (ones), the
+-- accumulation of gradients (add), and the reduction of broadcast gradients to an
+-- input's shape (sum_dim, reshape).
+M.ENGINE = { "float_ones", "float_add", "float_sum_dim", "float_reshape" }
+-- The generated check makes its inputs, computes L = sum(op(x) * w) on autodiff and
+-- reads values back; mul and sum are recorded too, so their backward runs as well.
+M.GRADCHECK = { "float_from_data", "float_into_data", "float_mul", "float_sum" }
+
+local function add_all(set, names)
+  for _, n in ipairs(names) do set[n] = true end
+end
+
+local function sorted(set)
+  local out = {}
+  for k in pairs(set) do out[#out + 1] = k end
+  table.sort(out)
+  return out
+end
+
+-- The ops a backward of op runs: op itself (it was recorded), its formulas, the engine.
+local function backward_needs(op)
+  local need = { [op.name] = true }
+  for n in pairs(op.backward.ops) do need[n] = true end
+  add_all(need, M.ENGINE)
+  return need
+end
+
+local function missing(be, need)
+  local out = {}
+  for n in pairs(need) do if not be.ops[n] then out[n] = true end end
+  return sorted(out)
+end
+
+-- Sets be.grad[op.name] = { missing = {...}, check_missing = {...} } for every backend
+-- and differentiable op (empty lists: it runs).
+function M.analyze(model)
+  local check_extra = {}
+  add_all(check_extra, M.GRADCHECK)
+  for _, name in ipairs(M.GRADCHECK) do
+    local lop = model.op_by_name[name]
+    if lop and lop.backward then
+      for n in pairs(backward_needs(lop)) do check_extra[n] = true end
+    end
+  end
+  for _, be in ipairs(model.backends) do
+    be.grad = {}
+    for _, op in ipairs(model.ops) do
+      if op.backward then
+        local need = backward_needs(op)
+        local check = {}
+        for n in pairs(need) do check[n] = true end
+        for n in pairs(check_extra) do check[n] = true end
+        be.grad[op.name] = { missing = missing(be, need), check_missing = missing(be, check) }
+      end
+    end
+  end
+end
+
+-- One line per backend whose implemented differentiable ops cannot all run backward:
+-- "toy: 3 of 5 implemented differentiable ops cannot run backward (missing: float_expand)".
+function M.warnings(model)
+  local lines = {}
+  for _, be in ipairs(model.backends) do
+    local n, bad, names = 0, 0, {}
+    for _, op in ipairs(model.ops) do
+      local g = be.grad[op.name]
+      if g and be.ops[op.name] then
+        n = n + 1
+        if #g.missing > 0 then
+          bad = bad + 1
+          for _, m in ipairs(g.missing) do names[m] = true end
+        end
+      end
+    end
+    if bad > 0 then
+      lines[#lines + 1] = string.format("%s: %d of %d implemented differentiable ops cannot run backward " ..
+        "(missing: %s); their gradient checks are generated as skipped", be.name, bad, n,
+        table.concat(sorted(names), ", "))
+    end
+  end
+  return lines
+end
+
+return M
