@@ -314,7 +314,8 @@ emit_backend_arm_body = function(b, op, be, impl)
       b:put("    return td_error(TD_E_UNSUPPORTED, \"%s: backend '%s' has collectives, but this build has no MPI\");",
         op.name, be.name)
     else
-      b:put("    return td_err_unsupported(%s, TD_BACKEND_%s);", util.c_string(op.name), U(be.name))
+      b:put("    return td_err_unsupported(%s, TD_BACKEND_%s, %s);", util.c_string(op.name), U(be.name),
+        util.c_string(table.concat(op.backends, ", ")))
     end
     b:put("}")
     return

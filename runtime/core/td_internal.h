@@ -58,7 +58,9 @@ td_status td_error(td_status status, const char *fmt, ...)
 #endif
     ;
 td_status td_err_null(const char *op, const char *arg);
-td_status td_err_unsupported(const char *op, td_backend backend);
+/* TD_E_UNSUPPORTED for op on backend; implementers lists the backends whose specs implement
+ * it ("cpu, vulkan"), and the message marks those this build lacks. */
+td_status td_err_unsupported(const char *op, td_backend backend, const char *implementers);
 void td_clear_error(void);
 
 #define TD_TRY(expr)                       \
