@@ -139,4 +139,6 @@ TD_API_END
 #ifdef __cplusplus
 }
 #endif
+
+#include "td_devices.h" /* device enumeration */
 #endif

@@ -1,6 +1,7 @@
 # CPU backend: kernel sources, OpenMP threads and CBLAS sgemm when found (portable otherwise).
 target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_device.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_info.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_elementwise.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_reduce.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_layout.c

@@ -31,6 +31,7 @@ set_source_files_properties(${td_vk_out}/vk_spirv.c PROPERTIES OBJECT_DEPENDS "$
 
 target_sources(${TD_TARGET} PRIVATE
   ${td_vk_dir}/vk_device.c
+  ${td_vk_dir}/vk_info.c
   ${td_vk_dir}/vk_buffer.c
   ${td_vk_dir}/vk_dispatch.c
   ${td_vk_dir}/vk_kernels_create.c
