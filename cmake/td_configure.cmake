@@ -156,3 +156,19 @@ function(td_link_closure target out_libs out_packages)
   set(${out_libs} ${libs} PARENT_SCOPE)
   set(${out_packages} ${packages} PARENT_SCOPE)
 endfunction()
+
+# td_expect_test(NAME ok|fail REGEX COMMAND...): a test that runs COMMAND and wants it to
+# succeed (ok) or fail (fail) with output matching REGEX (tests/cli/expect.cmake).
+function(td_expect_test name expect regex)
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -DEXPECT=${expect} "-DMATCH=${regex}"
+                                -P ${PROJECT_SOURCE_DIR}/tests/cli/expect.cmake -- ${ARGN})
+endfunction()
+
+# td_cli_tests(TARGET [ARGS...]): the command-line contract of an example, benchmark or tool:
+# --help prints the usage and exits 0; an unknown option and a stray argument each fail with
+# a message saying so. ARGS go before the tested arguments (e.g. a launcher).
+function(td_cli_tests target)
+  td_expect_test(${target}_help ok "usage: " ${ARGN} $<TARGET_FILE:${target}> --help)
+  td_expect_test(${target}_unknown_option fail "unknown option '--bogus'" ${ARGN} $<TARGET_FILE:${target}> --bogus)
+  td_expect_test(${target}_stray_argument fail "unexpected argument 'stray'" ${ARGN} $<TARGET_FILE:${target}> stray)
+endfunction()

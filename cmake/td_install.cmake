@@ -1,12 +1,16 @@
 # Install rules: the library, its public headers (the generated ones included) under
 # include/tdispatch, the CMake package (tdispatch::tdispatch, with a version file) and
-# tdispatch.pc. Both package files are relocatable: cmake --install --prefix P works.
+# tdispatch.pc, and tdinfo when built. Both package files are relocatable: cmake --install
+# --prefix P works.
 include(CMakePackageConfigHelpers)
 
 set(TD_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tdispatch)
 install(TARGETS tdispatch EXPORT tdispatchTargets
         FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tdispatch)
 install(EXPORT tdispatchTargets NAMESPACE tdispatch:: DESTINATION ${TD_CMAKE_DIR})
+if(TARGET tdinfo)
+  install(TARGETS tdinfo)
+endif()
 # Said again for users with CMake < 3.23, which ignores the installed header set.
 target_include_directories(tdispatch INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/tdispatch>)
 

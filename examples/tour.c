@@ -100,10 +100,14 @@ int main(void)
             continue;
         td_device *dev, *ad;
         td_status st = td_device_open(be, 0, &dev);
-        if (st != TD_OK) {
+        if (st != TD_OK) { /* the message names the index (TD_<BACKEND>_DEVICE may have picked it) */
             printf("%s: no device (%s)\n", td_backend_name(be), td_last_error());
             continue;
         }
+        td_device_info info;
+        CHECK(td_device_info_of(dev, &info));
+        printf("%s:%d is %s (%s)%s\n", td_backend_name(be), info.index, info.name, info.type,
+               info.software ? ", a software implementation: slow" : "");
         char label[64];
         snprintf(label, sizeof label, "backend %s", td_backend_name(be));
         tour(dev, label);

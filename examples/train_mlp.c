@@ -180,8 +180,8 @@ static td_status open_backend(const char *name, td_device **out)
             return TD_E_DEVICE;
         }
         td_status st = td_device_open(be, 0, out);
-        if (st != TD_OK)
-            fprintf(stderr, "train_mlp: cannot open %s device 0: %s (%s)\n", name, td_status_name(st), td_last_error());
+        if (st != TD_OK) /* the message names the device index (TD_<BACKEND>_DEVICE may have picked it) */
+            fprintf(stderr, "train_mlp: cannot open a %s device: %s (%s)\n", name, td_status_name(st), td_last_error());
         return st;
     }
     fprintf(stderr, "train_mlp: no backend called %s\n", name);
@@ -521,10 +521,16 @@ int main(int argc, char **argv)
     if (open_backend(o.device, &inner) != TD_OK) /* says why */
         goto done;
     TRY(td_device_autodiff(inner, o.strategy, &ad));
-    if (rank == 0)
-        printf("device: autodiff(%s:0), checkpointing %s%s\n", o.device,
-               o.strategy == TD_CHECKPOINT_BALANCED ? "balanced" : "none",
-               o.distributed ? ", data parallel" : "");
+    td_device_info info;
+    TRY(td_device_info_of(inner, &info));
+    if (rank == 0) {
+        printf("device: autodiff(%s:%d), checkpointing %s%s\n", o.device, info.index,
+               o.strategy == TD_CHECKPOINT_BALANCED ? "balanced" : "none", o.distributed ? ", data parallel" : "");
+        printf("        %s (%s; %s)\n", info.name, info.type, info.driver);
+        if (info.software)
+            printf("        a software implementation: correct but slow; TD_%s_DEVICE=<index> selects another "
+                   "device (tdinfo lists them)\n", info.backend == TD_BACKEND_VULKAN ? "VULKAN" : "<BACKEND>");
+    }
     if (o.distributed && rank == 0)
         printf("ranks: %d, %d points each; gradients all-reduced (mean) every step\n", ranks, shard);
     if (rank == 0)
