@@ -5,15 +5,16 @@
  *  (b) one training step of an MLP, batch 64, 64 -> 32 (relu) -> 10, MSE loss: forward,
  *      backward, every gradient fetched and released, with and without the SGD update, under
  *      checkpointing NONE and BALANCED.
- * Best of several rounds. Usage: bench_autodiff [SCALE] (SCALE multiplies the iterations). */
+ * Every round times all the variants compared, one after the other; figures are medians over
+ * rounds with their range, and a target's verdict is printed only when all rounds agree.
+ *   bench_autodiff [--scale=X] [--rounds=N] [--help] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_common.h"
 #include "td_ops.h"
-
-#define ROUNDS 7
 
 static double now_ns(void)
 {
@@ -34,11 +35,6 @@ static void check(td_status st, const char *what)
         die(what);
 }
 
-static double min2(double a, double b)
-{
-    return a < b ? a : b;
-}
-
 /* ---- (a) recording cost of a 1-element add ---- */
 
 static double time_adds(const td_tensor *a, const td_tensor *b, long iters)
@@ -53,7 +49,13 @@ static double time_adds(const td_tensor *a, const td_tensor *b, long iters)
     return (now_ns() - t0) / (double)iters;
 }
 
-static void bench_recording(td_device *cpu, td_device *ad, double scale)
+static void line(const char *what, const bench_rounds *r)
+{
+    char buf[96];
+    printf("    %-40s %s\n", what, bench_fmt(r, buf, sizeof buf));
+}
+
+static void bench_recording(td_device *cpu, td_device *ad, double scale, int rounds)
 {
     static const float one = 1.5f, two = 2.25f;
     const int64_t s1[] = { 1 };
@@ -66,21 +68,32 @@ static void bench_recording(td_device *cpu, td_device *ad, double scale)
     check(td_require_grad(ta), "require_grad");
 
     long iters = (long)(1000000 * scale) + 1;
-    double plain = 1e300, untracked = 1e300, tracked = 1e300;
+    bench_rounds plain = { 0 }, untracked = { 0 }, tracked = { 0 }, wrap = { 0 }, rec = { 0 };
     time_adds(ca, cb, iters / 10 + 1);
     time_adds(ua, ub, iters / 10 + 1);
     time_adds(ta, ub, iters / 10 + 1);
-    for (int r = 0; r < ROUNDS; r++) { /* alternating, so drift hits all alike */
-        plain = min2(plain, time_adds(ca, cb, iters));
-        untracked = min2(untracked, time_adds(ua, ub, iters));
-        tracked = min2(tracked, time_adds(ta, ub, iters));
+    int met = 0;
+    for (int r = 0; r < rounds; r++) { /* the three variants in every round, in turn first */
+        double t[3];
+        for (int k = 0; k < 3; k++) {
+            const int v = (k + r) % 3;
+            t[v] = v == 0 ? time_adds(ca, cb, iters) : v == 1 ? time_adds(ua, ub, iters) : time_adds(ta, ub, iters);
+        }
+        bench_add(&plain, t[0]);
+        bench_add(&untracked, t[1]);
+        bench_add(&tracked, t[2]);
+        bench_add(&wrap, t[1] - t[0]);
+        bench_add(&rec, t[2] - t[0]);
+        met += t[2] - t[0] < 150.0;
     }
-    printf("(a) 1-element float_add, ns per op, best of %d rounds of %ld\n", ROUNDS, iters);
-    printf("    %-40s %10.1f\n", "cpu", plain);
-    printf("    %-40s %10.1f   (+%.1f wrapping)\n", "autodiff(cpu), untracked inputs", untracked, untracked - plain);
-    printf("    %-40s %10.1f   (+%.1f vs cpu: recording adds)\n", "autodiff(cpu), tracked input (recorded)",
-           tracked, tracked - plain);
-    printf("    target: recording adds < 150 ns per op -> %s\n", tracked - plain < 150.0 ? "met" : "NOT met");
+    printf("(a) 1-element float_add, ns per op: median [min-max] of %d rounds of %ld\n", rounds, iters);
+    line("cpu", &plain);
+    line("autodiff(cpu), untracked inputs", &untracked);
+    line("autodiff(cpu), tracked input (recorded)", &tracked);
+    line("  wrapping adds (untracked - cpu)", &wrap);
+    line("  recording adds (tracked - cpu)", &rec);
+    char v[96];
+    printf("    target: recording adds < 150 ns per op: %s\n", bench_verdict(met, rounds, v, sizeof v));
     td_tensor *all[] = { ca, cb, ua, ub, ta };
     for (int i = 0; i < 5; i++)
         td_tensor_release(all[i]);
@@ -173,46 +186,58 @@ static double time_steps(mlp *m, int update, long iters)
     return (now_ns() - t0) / (double)iters / 1e3;
 }
 
-static void bench_mlp(td_device *cpu, td_device *ad_none, td_device *ad_bal, double scale)
+static void bench_mlp(td_device *cpu, td_device *ad_none, td_device *ad_bal, double scale, int rounds)
 {
     mlp none, bal;
     mlp_init(&none, cpu, ad_none);
     mlp_init(&bal, cpu, ad_bal);
     long iters = (long)(2000 * scale) + 1;
-    double best[2][2] = { { 1e300, 1e300 }, { 1e300, 1e300 } }; /* [strategy][update] */
+    bench_rounds t[2][2]; /* [strategy][update] */
+    memset(t, 0, sizeof t);
     mlp *ms[2] = { &none, &bal };
     for (int s = 0; s < 2; s++)
         for (int u = 0; u < 2; u++)
             time_steps(ms[s], u, iters / 10 + 1);
-    for (int r = 0; r < ROUNDS; r++)
-        for (int s = 0; s < 2; s++)
-            for (int u = 0; u < 2; u++)
-                best[s][u] = min2(best[s][u], time_steps(ms[s], u, iters));
-    printf("(b) MLP step, batch %d, %d -> %d (relu) -> %d, MSE loss; us per step, best of %d rounds of %ld\n",
-           BATCH, IN, HID, OUT, ROUNDS, iters);
-    printf("    %-40s %10s %10s\n", "", "NONE", "BALANCED");
-    printf("    %-40s %10.1f %10.1f\n", "forward + backward + grads", best[0][0], best[1][0]);
-    printf("    %-40s %10.1f %10.1f\n", "  + SGD update (fresh leaves)", best[0][1], best[1][1]);
-    printf("    target: MLP step (forward + backward + grads) < 40 us -> %s under NONE, %s under BALANCED\n",
-           best[0][0] < 40.0 ? "met" : "NOT met", best[1][0] < 40.0 ? "met" : "NOT met");
+    int met[2] = { 0, 0 };
+    for (int r = 0; r < rounds; r++) { /* the four variants in every round, in turn first */
+        for (int k = 0; k < 4; k++) {
+            const int v = (k + r) % 4, s = v / 2, u = v % 2;
+            const double us = time_steps(ms[s], u, iters);
+            bench_add(&t[s][u], us);
+            if (u == 0)
+                met[s] += us < 40.0;
+        }
+    }
+    printf("(b) MLP step, batch %d, %d -> %d (relu) -> %d, MSE loss; us per step: median [min-max] of %d rounds "
+           "of %ld\n",
+           BATCH, IN, HID, OUT, rounds, iters);
+    line("forward + backward + grads, NONE", &t[0][0]);
+    line("forward + backward + grads, BALANCED", &t[1][0]);
+    line("  + SGD update (fresh leaves), NONE", &t[0][1]);
+    line("  + SGD update (fresh leaves), BALANCED", &t[1][1]);
+    char v0[96], v1[96];
+    printf("    target: MLP step (forward + backward + grads) < 40 us: NONE %s; BALANCED %s\n",
+           bench_verdict(met[0], rounds, v0, sizeof v0), bench_verdict(met[1], rounds, v1, sizeof v1));
     mlp_release(&none);
     mlp_release(&bal);
 }
 
 int main(int argc, char **argv)
 {
-    double scale = argc > 1 ? atof(argv[1]) : 1.0;
-    if (!(scale > 0.0)) {
-        fprintf(stderr, "usage: bench_autodiff [SCALE > 0]\n");
-        return 2;
-    }
+    bench_opts o = { .scale = 1.0, .rounds = 7 };
+    const int parsed = bench_parse(argc, argv, "bench_autodiff",
+                                   "Times what autodiff adds: recording one op, and one MLP training step.", false,
+                                   &o);
+    if (parsed != 0)
+        return parsed > 0 ? 0 : 2;
     td_device *cpu, *ad_none, *ad_bal;
     check(td_device_open(TD_BACKEND_CPU, 0, &cpu), "device_open");
     check(td_device_autodiff(cpu, TD_CHECKPOINT_NONE, &ad_none), "device_autodiff");
     check(td_device_autodiff(cpu, TD_CHECKPOINT_BALANCED, &ad_bal), "device_autodiff");
 
-    bench_recording(cpu, ad_none, scale);
-    bench_mlp(cpu, ad_none, ad_bal, scale);
+    printf("\"noisy\" marks a figure whose rounds spread over %.0f%% of its median\n", BENCH_NOISE * 100.0);
+    bench_recording(cpu, ad_none, o.scale, o.rounds);
+    bench_mlp(cpu, ad_none, ad_bal, o.scale, o.rounds);
     printf("for scale, reference figures (given constants, not measured here):\n"
            "    PyTorch 1.13: ~1.7 us recorded 1-element add, ~83 us MLP step\n");
 

@@ -1,11 +1,13 @@
 /* bench/dispatch: cost of the generated dispatch against calling the CPU kernel directly.
  * "direct" does the same allocation and kernel call as the cpu arm, minus the entry
- * function's checks, shape rule and switch; the difference is what dispatch adds. */
+ * function's checks, shape rule and switch; the difference is what dispatch adds.
+ *   bench_dispatch [--scale=X] [--rounds=N] [--help] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_common.h"
 #include "td_backend_cpu.h"
 #include "td_ops.h"
 
@@ -52,18 +54,50 @@ static double run_direct(case_ *c, long iters)
     return (now_ns() - t0) / (double)iters;
 }
 
-/* Best of several rounds, alternating the two variants so drift hits both alike. */
-static void measure(const char *label, case_ *c, long iters, int rounds)
+typedef struct result {
+    bench_rounds api, direct, added, ratio;
+} result;
+
+/* rounds x (both variants, in alternating order): drift and load hit both alike, and each
+ * round gives one paired difference. */
+static void measure(case_ *c, long iters, int rounds, result *res)
 {
-    double api = 1e300, direct = 1e300;
+    memset(res, 0, sizeof *res);
     run_api(c, iters / 10 + 1);
     run_direct(c, iters / 10 + 1);
     for (int r = 0; r < rounds; r++) {
-        double x = run_api(c, iters), y = run_direct(c, iters);
-        api = x < api ? x : api;
-        direct = y < direct ? y : direct;
+        double x, y;
+        if (r % 2 == 0) {
+            x = run_api(c, iters);
+            y = run_direct(c, iters);
+        } else {
+            y = run_direct(c, iters);
+            x = run_api(c, iters);
+        }
+        bench_add(&res->api, x);
+        bench_add(&res->direct, y);
+        bench_add(&res->added, x - y);
+        bench_add(&res->ratio, x / y);
     }
-    printf("%-28s %12.1f %12.1f %10.1f %8.3f\n", label, api, direct, api - direct, api / direct);
+}
+
+static void print_line(const char *what, const bench_rounds *r, double unit)
+{
+    bench_rounds scaled = *r;
+    for (int i = 0; i < scaled.n; i++)
+        scaled.v[i] /= unit;
+    char buf[96];
+    printf("  %-10s %s\n", what, bench_fmt(&scaled, buf, sizeof buf));
+}
+
+static void print_result(const char *label, const result *r, double unit, const char *unit_name)
+{
+    printf("%s, %s per op: median [min-max]\n", label, unit_name);
+    print_line("dispatch", &r->api, unit);
+    print_line("direct", &r->direct, unit);
+    print_line("added", &r->added, unit);
+    printf("  %-10s %.3f [%.3f-%.3f]%s\n", "ratio", bench_median(&r->ratio), bench_min(&r->ratio),
+           bench_max(&r->ratio), bench_noisy(&r->ratio) ? " noisy" : "");
 }
 
 static case_ make_case(td_device *dev, int64_t n)
@@ -82,20 +116,36 @@ static case_ make_case(td_device *dev, int64_t n)
 
 int main(int argc, char **argv)
 {
-    double scale = argc > 1 ? atof(argv[1]) : 1.0;
+    bench_opts o = { .scale = 1.0, .rounds = 9 };
+    const int parsed = bench_parse(argc, argv, "bench_dispatch",
+                                   "Times float_add through the API against the direct cpu kernel call.", false, &o);
+    if (parsed != 0)
+        return parsed > 0 ? 0 : 2;
     td_device *dev;
     if (td_device_open(TD_BACKEND_CPU, 0, &dev) != TD_OK)
         die("device_open");
-    printf("float_add on cpu: ns per op, best of 7 rounds\n");
-    printf("%-28s %12s %12s %10s %8s\n", "case", "dispatch", "direct", "added", "ratio");
+    printf("float_add on cpu through the API (dispatch) and by a direct kernel call: %d rounds, each\n"
+           "timing both; \"noisy\" marks a figure whose rounds spread over %.0f%% of its median\n",
+           o.rounds, BENCH_NOISE * 100.0);
     case_ small = make_case(dev, 1), big = make_case(dev, 1 << 20);
-    measure("1 element", &small, (long)(2000000 * scale) + 1, 7);
-    measure("1M elements (1048576)", &big, (long)(200 * scale) + 1, 7);
+    result r1, rbig;
+    measure(&small, (long)(2000000 * o.scale) + 1, o.rounds, &r1);
+    print_result("1 element", &r1, 1.0, "ns");
+    measure(&big, (long)(200 * o.scale) + 1, o.rounds, &rbig);
+    print_result("1M elements (1048576)", &rbig, 1e3, "us");
     td_tensor_release(small.a);
     td_tensor_release(small.b);
     td_tensor_release(big.a);
     td_tensor_release(big.b);
     td_device_release(dev);
-    printf("targets: 1-element dispatch < 150 ns; added < 10 ns\n");
+
+    int fast = 0, cheap = 0;
+    for (int i = 0; i < r1.api.n; i++) {
+        fast += r1.api.v[i] < 150.0;
+        cheap += r1.added.v[i] < 10.0;
+    }
+    char v1[96], v2[96];
+    printf("target: 1-element dispatch < 150 ns: %s\n", bench_verdict(fast, r1.api.n, v1, sizeof v1));
+    printf("target: dispatch adds < 10 ns: %s\n", bench_verdict(cheap, r1.added.n, v2, sizeof v2));
     return 0;
 }

@@ -1,11 +1,14 @@
 /* bench/vulkan: elementwise add and matmul on Vulkan against the CPU, and how many queue
  * submits a chain of elementwise ops costs, in one run. On lavapipe (software Vulkan) the
- * figures show overheads only; on a GPU the same program measures the GPU. */
+ * figures show overheads only; on a GPU the same program measures the GPU. Every round times
+ * the CPU and then the Vulkan run of an op; figures are medians over rounds with their range.
+ *   bench_vulkan [--scale=X] [--rounds=N] [--help] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_common.h"
 #include "td_ops.h"
 #include "td_vulkan.h"
 
@@ -32,35 +35,40 @@ static td_tensor *random_on(td_device *d, const int64_t *shape, int ndim, uint64
 
 typedef td_status (*binary_fn)(const td_tensor *, const td_tensor *, td_tensor **);
 
-/* Seconds per op, best of rounds; each round ends with a sync so queued work counts. */
+/* Seconds per op over iters calls, ending with a sync so queued work counts. */
 static double time_op(td_device *d, binary_fn f, const td_tensor *a, const td_tensor *b, int iters)
 {
-    double best = 1e300;
-    for (int round = 0; round < 5; round++) {
-        double t0 = now_s();
-        for (int i = 0; i < iters; i++) {
-            td_tensor *r = NULL;
-            if (f(a, b, &r) != TD_OK)
-                die("op");
-            td_tensor_release(r);
-        }
-        if (td_sync(d) != TD_OK)
-            die("sync");
-        double t = (now_s() - t0) / iters;
-        best = t < best ? t : best;
+    double t0 = now_s();
+    for (int i = 0; i < iters; i++) {
+        td_tensor *r = NULL;
+        if (f(a, b, &r) != TD_OK)
+            die("op");
+        td_tensor_release(r);
     }
-    return best;
+    if (td_sync(d) != TD_OK)
+        die("sync");
+    return (now_s() - t0) / iters;
 }
 
 static void compare(const char *label, td_device *cpu, td_device *vk, binary_fn f, const int64_t *sa,
-                    const int64_t *sb, int ndim, int iters, double flops)
+                    const int64_t *sb, int ndim, int iters, double flops, int rounds)
 {
     td_tensor *ca = random_on(cpu, sa, ndim, 1), *cb = random_on(cpu, sb, ndim, 2);
     td_tensor *va = random_on(vk, sa, ndim, 1), *vb = random_on(vk, sb, ndim, 2);
-    double tc = time_op(cpu, f, ca, cb, iters), tv = time_op(vk, f, va, vb, iters);
-    printf("%-22s %12.1f %12.1f %10.2f", label, tc * 1e6, tv * 1e6, tv / tc);
+    bench_rounds tc = { 0 }, tv = { 0 }, ratio = { 0 };
+    time_op(cpu, f, ca, cb, 1); /* warm up: pools, pipelines */
+    time_op(vk, f, va, vb, 1);
+    for (int r = 0; r < rounds; r++) {
+        const double c = time_op(cpu, f, ca, cb, iters) * 1e6, v = time_op(vk, f, va, vb, iters) * 1e6;
+        bench_add(&tc, c);
+        bench_add(&tv, v);
+        bench_add(&ratio, v / c);
+    }
+    char bc[96], bv[96];
+    printf("%-18s %34s %34s %8.2f%-6s", label, bench_fmt(&tc, bc, sizeof bc), bench_fmt(&tv, bv, sizeof bv),
+           bench_median(&ratio), bench_noisy(&ratio) ? " noisy" : "");
     if (flops > 0)
-        printf("   %7.2f %7.2f", flops / tc / 1e9, flops / tv / 1e9);
+        printf("   %7.2f %7.2f", flops / bench_median(&tc) / 1e3, flops / bench_median(&tv) / 1e3);
     printf("\n");
     td_tensor_release(ca);
     td_tensor_release(cb);
@@ -68,8 +76,14 @@ static void compare(const char *label, td_device *cpu, td_device *vk, binary_fn 
     td_tensor_release(vb);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    bench_opts o = { .scale = 1.0, .rounds = 5 };
+    const int parsed = bench_parse(argc, argv, "bench_vulkan",
+                                   "Times add and matmul on Vulkan against the CPU, and the submits of a chain of ops.",
+                                   false, &o);
+    if (parsed != 0)
+        return parsed > 0 ? 0 : 2;
     td_device *cpu = NULL, *vk = NULL;
     if (td_device_open(TD_BACKEND_CPU, 0, &cpu) != TD_OK)
         die("cpu");
@@ -78,14 +92,22 @@ int main(void)
         td_device_release(cpu);
         return 0;
     }
-    printf("%-22s %12s %12s %10s   %7s %7s\n", "op", "cpu us", "vulkan us", "vk/cpu", "cpu GF", "vk GF");
+    td_device_info info;
+    if (td_device_info_of(vk, &info) == TD_OK)
+        printf("vulkan:%d is %s (%s)%s\n", info.index, info.name, info.type,
+               info.software ? ": a software implementation, so these are overheads, not a GPU's speed" : "");
+    printf("us per op: median [min-max] of %d rounds, each timing cpu then vulkan; \"noisy\": rounds spread over "
+           "%.0f%%\n",
+           o.rounds, BENCH_NOISE * 100.0);
+    printf("%-18s %34s %34s %8s%-6s   %7s %7s\n", "op", "cpu us", "vulkan us", "vk/cpu", "", "cpu GF", "vk GF");
     const int64_t n1[] = { 1 << 20 };
-    compare("add 1M elements", cpu, vk, td_float_add, n1, n1, 1, 50, 0);
+    compare("add 1M elements", cpu, vk, td_float_add, n1, n1, 1, (int)(50 * o.scale) + 1, 0, o.rounds);
     for (int64_t n = 256; n <= 1024; n *= 2) {
         const int64_t s[] = { n, n };
         char label[64];
         snprintf(label, sizeof label, "matmul %lldx%lld", (long long)n, (long long)n);
-        compare(label, cpu, vk, td_float_matmul, s, s, 2, n >= 1024 ? 2 : 10, 2.0 * (double)(n * n * n));
+        compare(label, cpu, vk, td_float_matmul, s, s, 2, (int)((n >= 1024 ? 2 : 10) * o.scale) + 1,
+                2.0 * (double)(n * n * n), o.rounds);
     }
 
     /* Submits for a chain of 100 elementwise ops, read back at the end. */

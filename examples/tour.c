@@ -1,7 +1,10 @@
 /* A tour of tdispatch: runs a few ops of every family on each enabled backend (and
- * on autodiff wrapping it), prints what it did, and shows what an error looks like. */
+ * on autodiff wrapping it), prints what it did, and shows what an error looks like.
+ *   tour [--backend=NAME] [--help] */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "td_ops.h"
 
@@ -91,19 +94,71 @@ static void tour(td_device *dev, const char *name)
         td_tensor_release(all[i]);
 }
 
-int main(void)
+static void usage(FILE *f)
 {
-    printf("tdispatch tour\n");
+    fprintf(f, "usage: tour [--backend=NAME] [--help]\n"
+               "  Runs ops of every family on each backend of this build with a device, and on\n"
+               "  autodiff over it, printing each result and one error.\n"
+               "  --backend=NAME  only this backend (");
+    for (int k = 0; k < TD_BACKEND_AUTODIFF; k++)
+        fprintf(f, "%s%s%s", k ? ", " : "", td_backend_name((td_backend)k),
+                td_backend_enabled((td_backend)k) ? "" : " (not built)");
+    fprintf(f, ")\n  --help          this text\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "backend", required_argument, NULL, 'b' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *only = NULL;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b': only = optarg; break;
+        case 'h': usage(stdout); return 0;
+        case ':': fprintf(stderr, "tour: option '%s' needs a value\n", argv[optind - 1]); return 2;
+        default:
+            fprintf(stderr, "tour: unknown option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tour: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return 2;
+    }
+    int known = only == NULL;
+    for (int k = 0; k < TD_BACKEND_AUTODIFF && !known; k++)
+        known = strcmp(only, td_backend_name((td_backend)k)) == 0;
+    if (!known) {
+        fprintf(stderr, "tour: no backend called '%s'\n", only);
+        usage(stderr);
+        return 2;
+    }
+
+    printf("tdispatch %s tour\n", td_version());
     for (int k = 0; k < TD_BACKEND_AUTODIFF; k++) {
         td_backend be = (td_backend)k;
-        if (!td_backend_enabled(be))
+        if (only != NULL && strcmp(only, td_backend_name(be)) != 0)
             continue;
+        if (!td_backend_enabled(be)) {
+            printf("%s: not in this build\n", td_backend_name(be));
+            continue;
+        }
         td_device *dev, *ad;
         td_status st = td_device_open(be, 0, &dev);
-        if (st != TD_OK) {
+        if (st != TD_OK) { /* the message names the index (TD_<BACKEND>_DEVICE may have picked it) */
             printf("%s: no device (%s)\n", td_backend_name(be), td_last_error());
             continue;
         }
+        td_device_info info;
+        CHECK(td_device_info_of(dev, &info));
+        printf("%s:%d is %s (%s)%s\n", td_backend_name(be), info.index, info.name, info.type,
+               info.software ? ", a software implementation: slow" : "");
         char label[64];
         snprintf(label, sizeof label, "backend %s", td_backend_name(be));
         tour(dev, label);

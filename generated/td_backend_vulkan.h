@@ -11,6 +11,10 @@ extern const td_backend_vtable td_vulkan_vtable;
 /* Hooks: device lifetime, storage, and whole-tensor host transfers. */
 td_status td_vulkan_device_open(td_device *device);
 void td_vulkan_device_close(td_device *device);
+/* Enumeration: how many devices there are; what one is (device, when not NULL, is an open
+ * device of this backend to describe; otherwise device `index`, which is in range). */
+td_status td_vulkan_device_count(int *count);
+td_status td_vulkan_device_info(const td_device *device, int index, td_device_info *out);
 td_status td_vulkan_alloc(td_tensor *t);
 void td_vulkan_free(td_tensor *t);
 td_status td_vulkan_read(const td_tensor *t, void *host);

@@ -10899,7 +10899,7 @@ static td_status arm_vulkan_float_all_reduce(const td_tensor *a, td_group *group
     (void)td_shape_out;
     (void)td_ctx;
     (void)out;
-    return td_err_unsupported("float_all_reduce", TD_BACKEND_VULKAN);
+    return td_err_unsupported("float_all_reduce", TD_BACKEND_VULKAN, "cpu");
 }
 #endif
 
@@ -11051,7 +11051,7 @@ static td_status arm_vulkan_float_broadcast(const td_tensor *a, td_group *group,
     (void)td_shape_out;
     (void)td_ctx;
     (void)out;
-    return td_err_unsupported("float_broadcast", TD_BACKEND_VULKAN);
+    return td_err_unsupported("float_broadcast", TD_BACKEND_VULKAN, "cpu");
 }
 #endif
 
@@ -11200,7 +11200,7 @@ static td_status arm_vulkan_float_all_gather(const td_tensor *a, td_group *group
     (void)td_shape_out;
     (void)td_ctx;
     (void)out;
-    return td_err_unsupported("float_all_gather", TD_BACKEND_VULKAN);
+    return td_err_unsupported("float_all_gather", TD_BACKEND_VULKAN, "cpu");
 }
 #endif
 
@@ -11350,7 +11350,7 @@ static td_status arm_vulkan_int_all_reduce(const td_tensor *a, td_group *group, 
     (void)td_shape_out;
     (void)td_ctx;
     (void)out;
-    return td_err_unsupported("int_all_reduce", TD_BACKEND_VULKAN);
+    return td_err_unsupported("int_all_reduce", TD_BACKEND_VULKAN, "cpu");
 }
 #endif
 

@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+TD_API_BEGIN
 
 /* Creates a float tensor of the given shape from row-major host data.
  * Family creation; implemented by: cpu, vulkan.
@@ -512,6 +513,7 @@ td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op
  */
 td_status td_sync(td_device *device);
 
+TD_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -108,6 +108,7 @@ function M.ops_header(model, specs_note)
   b:put("#ifdef __cplusplus")
   b:put("extern \"C\" {")
   b:put("#endif")
+  b:put("TD_API_BEGIN")
   for _, op in ipairs(model.ops) do
     b:put("")
     b:put("/* %s", op.doc)
@@ -119,6 +120,7 @@ function M.ops_header(model, specs_note)
     b:put("td_status td_%s(%s);", op.name, table.concat(entry_params(op), ", "))
   end
   b:put("")
+  b:put("TD_API_END")
   b:put("#ifdef __cplusplus")
   b:put("}")
   b:put("#endif")
@@ -140,6 +142,10 @@ function M.backend_header(model, be, specs_note)
   b:put("/* Hooks: device lifetime, storage, and whole-tensor host transfers. */")
   b:put("td_status %sdevice_open(td_device *device);", P)
   b:put("void %sdevice_close(td_device *device);", P)
+  b:put("/* Enumeration: how many devices there are; what one is (device, when not NULL, is an open")
+  b:put(" * device of this backend to describe; otherwise device `index`, which is in range). */")
+  b:put("td_status %sdevice_count(int *count);", P)
+  b:put("td_status %sdevice_info(const td_device *device, int index, td_device_info *out);", P)
   b:put("td_status %salloc(td_tensor *t);", P)
   b:put("void %sfree(td_tensor *t);", P)
   b:put("td_status %sread(const td_tensor *t, void *host);", P)
@@ -177,7 +183,7 @@ function M.backend_table(model, be, specs_note)
   b:put("const td_backend_vtable td_%s_vtable = {", be.name)
   b:put("    .name = %s,", util.c_string(be.name))
   b:put("    .dtypes = %s,", table.concat(dts, " | "))
-  for _, h in ipairs({ "device_open", "device_close", "alloc", "free", "read", "write" }) do
+  for _, h in ipairs({ "device_open", "device_close", "device_count", "device_info", "alloc", "free", "read", "write" }) do
     b:put("    .%s = %s%s,", h, P, h)
   end
   b:put("    .kernels = kernels,")
@@ -389,7 +395,8 @@ emit_backend_arm_body = function(b, model, op, be, impl)
       b:put("    return td_error(TD_E_UNSUPPORTED, \"%s: backend '%s' has collectives, but this build has no MPI\");",
         op.name, be.name)
     else
-      b:put("    return td_err_unsupported(%s, TD_BACKEND_%s);", util.c_string(op.name), U(be.name))
+      b:put("    return td_err_unsupported(%s, TD_BACKEND_%s, %s);", util.c_string(op.name), U(be.name),
+        util.c_string(table.concat(op.backends, ", ")))
     end
     b:put("}")
     return

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "td_internal.h"
 
@@ -31,9 +32,31 @@ td_status td_err_null(const char *op, const char *arg)
     return td_error(TD_E_NULL, "%s: %s is NULL", op, arg);
 }
 
-td_status td_err_unsupported(const char *op, td_backend backend)
+td_status td_err_unsupported(const char *op, td_backend backend, const char *implementers)
 {
-    return td_error(TD_E_UNSUPPORTED, "%s: not implemented by backend '%s'", op, td_backend_name(backend));
+    if (implementers == NULL || implementers[0] == '\0')
+        return td_error(TD_E_UNSUPPORTED, "%s: not implemented by backend '%s' (no backend implements it)", op,
+                        td_backend_name(backend));
+    /* "cpu, vulkan" -> "cpu, vulkan (not in this build)" where a backend is not compiled in */
+    char list[256] = "";
+    size_t used = 0;
+    for (const char *p = implementers; *p != '\0' && used < sizeof list;) {
+        const size_t len = strcspn(p, ",");
+        bool built = false;
+        for (int b = 0; b < TD_BACKEND_AUTODIFF; b++) {
+            const char *name = td_backend_name((td_backend)b);
+            if (strlen(name) == len && strncmp(name, p, len) == 0)
+                built = td_backend_enabled((td_backend)b);
+        }
+        const int n = snprintf(list + used, sizeof list - used, "%s%.*s%s", used ? ", " : "", (int)len, p,
+                               built ? "" : " (not in this build)");
+        used += n > 0 ? (size_t)n : 0;
+        p += len;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    return td_error(TD_E_UNSUPPORTED, "%s: not implemented by backend '%s' (implemented by: %s)", op,
+                    td_backend_name(backend), list);
 }
 
 const char *td_status_name(td_status status)

@@ -53,6 +53,9 @@ typedef struct td_backend_vtable {
     unsigned dtypes; /* bit (1u << td_dtype) per supported dtype */
     td_status (*device_open)(td_device *device);
     void (*device_close)(td_device *device);
+    td_status (*device_count)(int *count);
+    /* device: an open device to describe, or NULL for device `index` (in range) */
+    td_status (*device_info)(const td_device *device, int index, td_device_info *out);
     td_status (*alloc)(td_tensor *t); /* storage for t->shape.numel elements of t->dtype */
     void (*free)(td_tensor *t);
     td_status (*read)(const td_tensor *t, void *host);  /* whole tensor, row-major */
@@ -70,7 +73,9 @@ td_status td_error(td_status status, const char *fmt, ...)
 #endif
     ;
 td_status td_err_null(const char *op, const char *arg);
-td_status td_err_unsupported(const char *op, td_backend backend);
+/* TD_E_UNSUPPORTED for op on backend; implementers lists the backends whose specs implement
+ * it ("cpu, vulkan"), and the message marks those this build lacks. */
+td_status td_err_unsupported(const char *op, td_backend backend, const char *implementers);
 void td_clear_error(void);
 
 #define TD_TRY(expr)                       \

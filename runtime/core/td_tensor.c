@@ -409,20 +409,21 @@ td_status td_tensor_set_autodiff_context(td_tensor *t, td_autodiff_context ctx)
 
 /* ---- boundary checks ---- */
 
+/* The primitive class with its article: "a float", "an int", "a bool". */
 static const char *class_name(td_dtype d)
 {
     switch (d) {
-    case TD_F32: return "float";
-    case TD_I32: return "int";
-    case TD_BOOL: return "bool";
+    case TD_F32: return "a float";
+    case TD_I32: return "an int";
+    case TD_BOOL: return "a bool";
     }
-    return "unknown";
+    return "an unknown";
 }
 
 td_status td_check_class_slow(const char *op, const char *arg, const td_tensor *t, td_dtype want)
 {
     if (t->dtype != want)
-        return td_error(TD_E_KIND, "%s: %s: expected a %s tensor, got a %s tensor", op, arg, class_name(want),
+        return td_error(TD_E_KIND, "%s: %s: expected %s tensor, got %s tensor", op, arg, class_name(want),
                         class_name(t->dtype));
     return TD_OK;
 }

@@ -1,18 +1,23 @@
 # CPU backend: kernel sources, OpenMP threads and CBLAS sgemm when found (portable otherwise).
 target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_device.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_info.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_elementwise.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_reduce.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_layout.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_matmul.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_dist.c)
 
-find_package(OpenMP COMPONENTS C)
-if(OpenMP_C_FOUND)
+# TD_OPENMP and TD_BLAS are AUTO, ON or OFF (td_use_dependency); this file is included once
+# per library built, and its configure lines are printed once.
+if(NOT TD_OPENMP STREQUAL "OFF")
+  find_package(OpenMP COMPONENTS C QUIET)
+endif()
+td_use_dependency(TD_OPENMP "${OpenMP_C_FOUND}" "cpu: OpenMP threads" "OpenMP was not found, kernels run on one thread"
+                  "a compiler with OpenMP support")
+if(TD_OPENMP)
   target_link_libraries(${TD_TARGET} PRIVATE OpenMP::OpenMP_C)
-  message(STATUS "tdispatch cpu: OpenMP threads enabled")
-else()
-  message(STATUS "tdispatch cpu: OpenMP not found, kernels run on one thread")
+  td_summary("cpu: OpenMP ${OpenMP_C_VERSION} threads")
 endif()
 
 # BLAS for sgemm. We choose OpenBLAS's OpenMP build on purpose: the CPU kernels run on
@@ -26,36 +31,42 @@ endif()
 # library loaded at run time is the one chosen here whatever the alternatives say.
 # Without OpenMP the pthread build is the right one; failing both, any CBLAS (reference
 # libblas3 has the cblas_ symbols); failing that, the portable kernel.
-if(OpenMP_C_FOUND)
-  set(td_blas_variants openblas-openmp openblas-pthread)
-else()
-  set(td_blas_variants openblas-pthread openblas-serial openblas-openmp)
-endif()
-set(td_blas_dirs)
-foreach(arch IN ITEMS ${CMAKE_LIBRARY_ARCHITECTURE} x86_64-linux-gnu aarch64-linux-gnu)
-  foreach(v IN LISTS td_blas_variants)
-    list(APPEND td_blas_dirs /usr/lib/${arch}/${v})
+set(td_cblas_found FALSE)
+if(NOT TD_BLAS STREQUAL "OFF")
+  if(TD_OPENMP)
+    set(td_blas_variants openblas-openmp openblas-pthread)
+  else()
+    set(td_blas_variants openblas-pthread openblas-serial openblas-openmp)
+  endif()
+  set(td_blas_dirs)
+  foreach(arch IN ITEMS ${CMAKE_LIBRARY_ARCHITECTURE} x86_64-linux-gnu aarch64-linux-gnu)
+    foreach(v IN LISTS td_blas_variants)
+      list(APPEND td_blas_dirs /usr/lib/${arch}/${v})
+    endforeach()
   endforeach()
-endforeach()
-find_library(TD_BLAS_LIBRARY NAMES openblas PATHS ${td_blas_dirs} NO_DEFAULT_PATH
-             DOC "The BLAS library that provides cblas_sgemm")
-if(TD_BLAS_LIBRARY)
-  get_filename_component(td_blas_variant ${TD_BLAS_LIBRARY} DIRECTORY)
-  get_filename_component(td_blas_variant ${td_blas_variant} NAME)
-  find_path(TD_BLAS_INCLUDE_DIR cblas.h NO_DEFAULT_PATH
-            PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/${td_blas_variant}
-                  /usr/include/x86_64-linux-gnu/${td_blas_variant} /usr/include/aarch64-linux-gnu/${td_blas_variant})
-else()
-  find_library(TD_BLAS_LIBRARY NAMES openblas cblas blas DOC "The BLAS library that provides cblas_sgemm")
-  find_path(TD_BLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas x86_64-linux-gnu aarch64-linux-gnu)
+  find_library(TD_BLAS_LIBRARY NAMES openblas PATHS ${td_blas_dirs} NO_DEFAULT_PATH
+               DOC "The BLAS library that provides cblas_sgemm")
+  if(TD_BLAS_LIBRARY)
+    get_filename_component(td_blas_variant ${TD_BLAS_LIBRARY} DIRECTORY)
+    get_filename_component(td_blas_variant ${td_blas_variant} NAME)
+    find_path(TD_BLAS_INCLUDE_DIR cblas.h NO_DEFAULT_PATH
+              PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/${td_blas_variant}
+                    /usr/include/x86_64-linux-gnu/${td_blas_variant} /usr/include/aarch64-linux-gnu/${td_blas_variant})
+  else()
+    find_library(TD_BLAS_LIBRARY NAMES openblas cblas blas DOC "The BLAS library that provides cblas_sgemm")
+    find_path(TD_BLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas x86_64-linux-gnu aarch64-linux-gnu)
+  endif()
+  if(TD_BLAS_INCLUDE_DIR AND TD_BLAS_LIBRARY)
+    set(td_cblas_found TRUE)
+  endif()
 endif()
-if(TD_BLAS_INCLUDE_DIR AND TD_BLAS_LIBRARY)
+td_use_dependency(TD_BLAS "${td_cblas_found}" "cpu: CBLAS sgemm" "CBLAS was not found, matmul uses the portable kernel"
+                  "apt-get install libopenblas-openmp-dev")
+if(TD_BLAS)
   target_compile_definitions(${TD_TARGET} PRIVATE TD_HAVE_CBLAS=1)
   target_include_directories(${TD_TARGET} PRIVATE ${TD_BLAS_INCLUDE_DIR})
   target_link_libraries(${TD_TARGET} PRIVATE ${TD_BLAS_LIBRARY})
-  message(STATUS "tdispatch cpu: matmul uses CBLAS sgemm (${TD_BLAS_LIBRARY})")
-else()
-  message(STATUS "tdispatch cpu: CBLAS not found, matmul uses the portable kernel")
+  td_summary("cpu: matmul uses CBLAS sgemm (${TD_BLAS_LIBRARY})")
 endif()
 
 # The math functions (expf, erff, ...) live in libm on Unix.

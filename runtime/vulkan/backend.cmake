@@ -1,6 +1,5 @@
 # Vulkan backend: sources, the loader, and the GLSL shaders compiled to SPIR-V and embedded in C.
-find_package(Vulkan)
-find_program(TD_GLSLC NAMES glslc HINTS $ENV{VULKAN_SDK}/bin DOC "glslc, the GLSL to SPIR-V compiler")
+# find.cmake has looked for the loader and glslc (once, at configure).
 if(NOT Vulkan_FOUND OR NOT TD_GLSLC)
   message(FATAL_ERROR "tdispatch vulkan backend: the Vulkan loader/headers or glslc were not found "
                       "(apt-get install libvulkan-dev glslc), or configure with -DTD_BACKEND_VULKAN=OFF")
@@ -8,7 +7,7 @@ endif()
 
 # Included once per library built: every output and variable is suffixed with the target.
 set(td_vk_dir ${CMAKE_CURRENT_LIST_DIR})
-set(td_vk_out ${CMAKE_BINARY_DIR}/vulkan_spirv_${TD_TARGET})
+set(td_vk_out ${PROJECT_BINARY_DIR}/vulkan_spirv_${TD_TARGET})
 file(GLOB td_vk_shaders CONFIGURE_DEPENDS ${td_vk_dir}/shaders/*.comp)
 list(SORT td_vk_shaders)
 # Code the shaders #include (every shader is rebuilt when one changes).
@@ -34,6 +33,7 @@ set_source_files_properties(${td_vk_out}/vk_spirv.c PROPERTIES OBJECT_DEPENDS "$
 
 target_sources(${TD_TARGET} PRIVATE
   ${td_vk_dir}/vk_device.c
+  ${td_vk_dir}/vk_info.c
   ${td_vk_dir}/vk_buffer.c
   ${td_vk_dir}/vk_dispatch.c
   ${td_vk_dir}/vk_kernels_create.c
@@ -42,5 +42,6 @@ target_sources(${TD_TARGET} PRIVATE
   ${td_vk_dir}/vk_kernels_layout.c
   ${td_vk_out}/vk_spirv.c
   ${td_vk_incs})
-target_include_directories(${TD_TARGET} PUBLIC ${td_vk_dir} PRIVATE ${td_vk_out})
-target_link_libraries(${TD_TARGET} PUBLIC Vulkan::Vulkan)
+target_sources(${TD_TARGET} PUBLIC FILE_SET HEADERS BASE_DIRS ${td_vk_dir} FILES ${td_vk_dir}/td_vulkan.h)
+target_include_directories(${TD_TARGET} PRIVATE ${td_vk_out})
+target_link_libraries(${TD_TARGET} PRIVATE Vulkan::Vulkan)

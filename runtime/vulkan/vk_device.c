@@ -293,3 +293,16 @@ td_status td_vulkan_stats(const td_device *d, long *submits, long *dispatches)
         *dispatches = v->dispatches;
     return TD_OK;
 }
+
+/* The shared instance for enumerating devices without opening one (vk_info.c). */
+td_status vk_instance_get(VkInstance *out)
+{
+    const td_status st = instance_acquire();
+    *out = st == TD_OK ? instance : VK_NULL_HANDLE;
+    return st;
+}
+
+void vk_instance_put(void)
+{
+    instance_release();
+}

@@ -80,6 +80,9 @@ static inline vk_buf *vk_buf_of(const td_tensor *t)
 
 const char *vk_result_name(VkResult r);
 td_status vk_fail(const char *op, const char *what, VkResult r);
+/* A reference to the shared VkInstance (created with the first), and its release. */
+td_status vk_instance_get(VkInstance *out);
+void vk_instance_put(void);
 
 /* Buffers (vk_buffer.c). */
 td_status vk_buf_get(vk_dev *d, const char *op, VkDeviceSize bytes, vk_buf **out);

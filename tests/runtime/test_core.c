@@ -1,5 +1,5 @@
-/* Core API: reference counting, tensor queries, backend/op names, and the autodiff device
- * (tensor kinds and contexts, conversions and to_device both ways). */
+/* Core API: reference counting, tensor queries, backend/op names, the autodiff device
+ * (tensor kinds and contexts, conversions and to_device both ways), version and devices. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -488,6 +488,55 @@ static void test_to_device_between_cpu_and_autodiff(void **state)
     td_tensor_release(bc);
     td_tensor_release(fbal);
 }
+/* ---- version and device enumeration ---- */
+
+static void test_version(void **state)
+{
+    (void)state;
+    assert_string_equal(td_version(), TD_VERSION_STRING);
+    assert_true(TD_VERSION_MAJOR >= 1);
+    assert_int_equal(TD_VERSION, TD_VERSION_MAJOR * 10000 + TD_VERSION_MINOR * 100 + TD_VERSION_PATCH);
+}
+
+static void test_cpu_device_enumeration(void **state)
+{
+    (void)state;
+    int n = -1;
+    tdt_check(td_device_count(TD_BACKEND_CPU, &n), "device_count");
+    assert_int_equal(n, 1);
+    td_device_info info;
+    tdt_check(td_device_info_get(TD_BACKEND_CPU, 0, &info), "device_info_get");
+    assert_int_equal(info.backend, TD_BACKEND_CPU);
+    assert_int_equal(info.index, 0);
+    assert_true(info.name[0] != '\0');
+    assert_non_null(strstr(info.driver, "tdispatch cpu kernels"));
+    assert_string_equal(info.type, "cpu");
+    assert_false(info.software);
+    assert_true(info.memory_bytes > 0);
+    /* an open device, plain or wrapped by autodiff, is described the same way */
+    td_device_info of;
+    tdt_check(td_device_info_of(ad_dev, &of), "device_info_of");
+    assert_int_equal(of.backend, TD_BACKEND_CPU);
+    assert_string_equal(of.name, info.name);
+}
+
+static void test_device_enumeration_errors(void **state)
+{
+    (void)state;
+    int n = -1;
+    td_device_info info;
+    tdt_expect_error(td_device_count(TD_BACKEND_CPU, NULL), TD_E_NULL, "device_count");
+    tdt_expect_error(td_device_count(TD_BACKEND_AUTODIFF, &n), TD_E_INVALID, "device_count");
+    assert_int_equal(n, 0);
+    tdt_expect_error(td_device_count((td_backend)99, &n), TD_E_INVALID, "device_count");
+    tdt_expect_error(td_device_info_get(TD_BACKEND_CPU, 1, &info), TD_E_DEVICE, "device_info_get");
+    assert_non_null(strstr(td_last_error(), "no device 1 (1 cpu device found)"));
+    assert_int_equal(info.name[0], '\0');
+    tdt_expect_error(td_device_info_get(TD_BACKEND_CPU, -1, &info), TD_E_DEVICE, "device_info_get");
+    tdt_expect_error(td_device_info_get(TD_BACKEND_CPU, 0, NULL), TD_E_NULL, "device_info_get");
+    tdt_expect_error(td_device_info_of(NULL, &info), TD_E_NULL, "device_info_of");
+    tdt_expect_error(td_device_info_of(dev, NULL), TD_E_NULL, "device_info_of");
+}
 
 static int group_setup(void **state)
 {
@@ -526,6 +575,9 @@ int main(void)
         TDT_TEST(test_int_into_float_on_autodiff_device_gives_autodiff_float),
         TDT_TEST(test_float_ops_on_autodiff_device),
         TDT_TEST(test_to_device_between_cpu_and_autodiff),
+        TDT_TEST(test_version),
+        TDT_TEST(test_cpu_device_enumeration),
+        TDT_TEST(test_device_enumeration_errors),
     };
     const int failed = cmocka_run_group_tests_name("device_lifetimes", lifetimes, NULL, NULL);
     return failed + cmocka_run_group_tests_name("core", tests, group_setup, group_teardown);

@@ -200,10 +200,10 @@ static void test_wrong_primitive_kind(void **state)
     td_tensor *m = mkb(dev, s, 2);
     td_tensor *out = (td_tensor *)&out;
 
-    EXPECT_ERR(td_float_exp(i, &out), TD_E_KIND, "float_exp", "expected a float tensor, got a int tensor");
+    EXPECT_ERR(td_float_exp(i, &out), TD_E_KIND, "float_exp", "expected a float tensor, got an int tensor");
     assert_null(out);
     EXPECT_ERR(td_float_add(f, i, &out), TD_E_KIND, "float_add", "b: expected a float tensor");
-    EXPECT_ERR(td_int_add(f, i, &out), TD_E_KIND, "int_add", "a: expected a int tensor, got a float tensor");
+    EXPECT_ERR(td_int_add(f, i, &out), TD_E_KIND, "int_add", "a: expected an int tensor, got a float tensor");
     assert_null(out);
     EXPECT_ERR(td_float_mask_where(f, f, f, &out), TD_E_KIND, "float_mask_where",
                "mask: expected a bool tensor, got a float tensor");
@@ -212,9 +212,9 @@ static void test_wrong_primitive_kind(void **state)
     EXPECT_ERR(td_bool_not(f, &out), TD_E_KIND, "bool_not", "expected a bool tensor");
     EXPECT_ERR(td_float_sum(m, &out), TD_E_KIND, "float_sum", "got a bool tensor");
     const td_tensor *xs[] = { f, i };
-    EXPECT_ERR(td_float_cat(xs, 2, 0, &out), TD_E_KIND, "float_cat", "expected a float tensor, got a int");
+    EXPECT_ERR(td_float_cat(xs, 2, 0, &out), TD_E_KIND, "float_cat", "expected a float tensor, got an int");
     int32_t idst[4];
-    EXPECT_ERR(td_int_into_data(f, idst, 4), TD_E_KIND, "int_into_data", "expected a int tensor");
+    EXPECT_ERR(td_int_into_data(f, idst, 4), TD_E_KIND, "int_into_data", "expected an int tensor");
     EXPECT_ERR(td_int_to_device(f, dev, &out), TD_E_KIND, "int_to_device");
     assert_null(out);
     td_tensor_release(f);

@@ -63,13 +63,49 @@ static void test_device_selection(void **state)
     unsetenv("TD_VULKAN_DEVICE");
 }
 
-/* Child mode: the loader is first used with the driver list already overridden. */
+/* Child mode: the loader is first used with the driver list already overridden. Without
+ * a driver there are no devices to count, and opening one fails. */
 static int child_no_driver(void)
 {
+    int n = -1;
+    const td_status cst = td_device_count(TD_BACKEND_VULKAN, &n);
+    printf("no-driver child: device_count: %s, %d devices\n", td_status_name(cst), n);
     td_device *d = NULL;
     const td_status st = td_device_open(TD_BACKEND_VULKAN, 0, &d);
     printf("no-driver child: %s: %s\n", td_status_name(st), td_last_error());
-    return st == TD_E_DEVICE && d == NULL ? 0 : 1;
+    return cst == TD_OK && n == 0 && st == TD_E_DEVICE && d == NULL ? 0 : 1;
+}
+
+/* Enumeration: every device described; the open device (TD_VULKAN_DEVICE=0 included) is
+ * the one its index names; a software device (lavapipe) says so. */
+static void test_device_enumeration(void **state)
+{
+    (void)state;
+    int n = 0;
+    tdt_check(td_device_count(TD_BACKEND_VULKAN, &n), "device_count");
+    assert_true(n >= 1);
+    for (int i = 0; i < n; i++) {
+        td_device_info info;
+        tdt_check(td_device_info_get(TD_BACKEND_VULKAN, i, &info), "device_info_get");
+        assert_int_equal(info.backend, TD_BACKEND_VULKAN);
+        assert_int_equal(info.index, i);
+        assert_true(info.name[0] != '\0' && info.driver[0] != '\0' && info.type[0] != '\0');
+        assert_true(info.memory_bytes > 0);
+        assert_int_equal(info.software, strcmp(info.type, "software (CPU)") == 0);
+        if (strstr(info.name, "llvmpipe") != NULL)
+            assert_true(info.software);
+    }
+    td_device_info first, of;
+    tdt_check(td_device_info_get(TD_BACKEND_VULKAN, 0, &first), "device_info_get 0");
+    setenv("TD_VULKAN_DEVICE", "0", 1);
+    td_device *d = NULL;
+    tdt_check(td_device_open(TD_BACKEND_VULKAN, 0, &d), "device_open");
+    unsetenv("TD_VULKAN_DEVICE");
+    tdt_check(td_device_info_of(d, &of), "device_info_of");
+    assert_int_equal(of.index, 0);
+    assert_string_equal(of.name, first.name);
+    td_device_release(d);
+    tdt_expect_error(td_device_info_get(TD_BACKEND_VULKAN, n, &of), TD_E_DEVICE, "device_info_get");
 }
 
 static void run_child(const char *driver_files)
@@ -364,6 +400,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_selection),
         cmocka_unit_test(test_no_driver),
+        cmocka_unit_test(test_device_enumeration),
         cmocka_unit_test(test_to_device),
         cmocka_unit_test(test_to_other_vulkan_device),
         cmocka_unit_test(test_two_opens_share_a_device),

@@ -1,0 +1,162 @@
+/* Shared by the benchmarks: command-line options, and the statistics of timing rounds
+ * (median, range, and whether the rounds agree enough for a verdict). Each benchmark times
+ * the variants it compares inside every round, one after the other, so a load that comes
+ * and goes hits them alike; it reports medians over rounds and the range, calls a figure
+ * "noisy" when its rounds spread too far, and prints a target's verdict only when every
+ * round agrees on it. */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BENCH_MAX_ROUNDS 101
+/* Rounds whose range exceeds this fraction of their median are noisy. */
+#define BENCH_NOISE 0.25
+
+typedef struct bench_opts {
+    double scale;  /* multiplies the iterations of a round */
+    int rounds;
+    long max_mib;  /* bench_dist_allreduce: the largest buffer */
+} bench_opts;
+
+/* Parses --scale=X, --rounds=N, --max-mib=N (when max_mib is wanted) and --help. Returns 0
+ * to run, 1 after --help, -1 after a usage error (said on stderr). */
+static inline int bench_parse(int argc, char **argv, const char *prog, const char *what, bool max_mib,
+                              bench_opts *o)
+{
+    static const struct option longopts[] = {
+        { "scale", required_argument, NULL, 's' },
+        { "rounds", required_argument, NULL, 'r' },
+        { "max-mib", required_argument, NULL, 'm' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case 's':
+            o->scale = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(o->scale > 0.0) || o->scale > 1e6)
+                goto bad;
+            break;
+        case 'r':
+            o->rounds = (int)strtol(optarg, &end, 10);
+            if (end == optarg || *end != '\0' || o->rounds < 3 || o->rounds > BENCH_MAX_ROUNDS)
+                goto bad;
+            break;
+        case 'm':
+            if (!max_mib)
+                goto unknown;
+            o->max_mib = strtol(optarg, &end, 10);
+            if (end == optarg || *end != '\0' || o->max_mib < 1 || o->max_mib > 4096)
+                goto bad;
+            break;
+        case 'h':
+            printf("usage: %s [--scale=X] [--rounds=N]%s [--help]\n  %s\n"
+                   "  --scale=X    multiply the iterations of each round by X (default 1)\n"
+                   "  --rounds=N   timing rounds, 3 to %d (default %d); figures are medians over them\n"
+                   "%s"
+                   "  --help       this text\n",
+                   prog, max_mib ? " [--max-mib=N]" : "", what, BENCH_MAX_ROUNDS, o->rounds,
+                   max_mib ? "  --max-mib=N  the largest buffer, in MiB (default 64)\n" : "");
+            return 1;
+        case ':':
+            fprintf(stderr, "%s: option '%s' needs a value (see --help)\n", prog, argv[optind - 1]);
+            return -1;
+        default:
+        unknown:
+            fprintf(stderr, "%s: unknown option '%s' (see --help)\n", prog, argv[optind - 1]);
+            return -1;
+        }
+        continue;
+    bad:
+        fprintf(stderr, "%s: bad value for '%s': '%s' (see --help)\n", prog, argv[optind - 1], optarg);
+        return -1;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s' (options start with --; see --help)\n", prog, argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+/* The values of one figure, one per round. */
+typedef struct bench_rounds {
+    int n;
+    double v[BENCH_MAX_ROUNDS];
+} bench_rounds;
+
+static inline void bench_add(bench_rounds *r, double x)
+{
+    if (r->n < BENCH_MAX_ROUNDS)
+        r->v[r->n++] = x;
+}
+
+static inline int bench_cmp(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static inline double bench_median(const bench_rounds *r)
+{
+    double s[BENCH_MAX_ROUNDS];
+    memcpy(s, r->v, sizeof(double) * (size_t)r->n);
+    qsort(s, (size_t)r->n, sizeof s[0], bench_cmp);
+    return r->n % 2 ? s[r->n / 2] : 0.5 * (s[r->n / 2 - 1] + s[r->n / 2]);
+}
+
+static inline double bench_min(const bench_rounds *r)
+{
+    double m = r->v[0];
+    for (int i = 1; i < r->n; i++)
+        m = r->v[i] < m ? r->v[i] : m;
+    return m;
+}
+
+static inline double bench_max(const bench_rounds *r)
+{
+    double m = r->v[0];
+    for (int i = 1; i < r->n; i++)
+        m = r->v[i] > m ? r->v[i] : m;
+    return m;
+}
+
+/* Whether the rounds spread over more than BENCH_NOISE of their median (or change sign). */
+static inline bool bench_noisy(const bench_rounds *r)
+{
+    const double lo = bench_min(r), hi = bench_max(r), med = bench_median(r);
+    if (lo < 0.0 && hi > 0.0)
+        return true;
+    return hi - lo > BENCH_NOISE * fabs(med);
+}
+
+/* "53.1 [52.0-60.3]" (median [min-max]), with " noisy" when the rounds disagree. */
+static inline const char *bench_fmt(const bench_rounds *r, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%.1f [%.1f-%.1f]%s", bench_median(r), bench_min(r), bench_max(r),
+             bench_noisy(r) ? " noisy" : "");
+    return buf;
+}
+
+/* A target's verdict from the rounds that met it: "met" or "NOT met" when every round
+ * agrees, otherwise "noisy: k of n rounds met it (a busy machine? run again)". */
+static inline const char *bench_verdict(int met, int n, char *buf, size_t cap)
+{
+    if (met == n)
+        snprintf(buf, cap, "met (all %d rounds)", n);
+    else if (met == 0)
+        snprintf(buf, cap, "NOT met (all %d rounds)", n);
+    else
+        snprintf(buf, cap, "noisy: %d of %d rounds met it (a busy machine? run again)", met, n);
+    return buf;
+}
+
+#endif

@@ -1,0 +1,16 @@
+# Vulkan backend: what it needs to build, looked for once at configure (unless
+# TD_BACKEND_VULKAN is OFF): the Vulkan loader and headers, and glslc for the shaders.
+find_package(Vulkan QUIET)
+find_program(TD_GLSLC NAMES glslc HINTS $ENV{VULKAN_SDK}/bin DOC "glslc, the GLSL to SPIR-V compiler")
+if(Vulkan_FOUND AND TD_GLSLC)
+  set(TD_BACKEND_FOUND TRUE)
+  td_summary("vulkan: Vulkan ${Vulkan_VERSION} (${Vulkan_LIBRARY}), glslc ${TD_GLSLC}")
+else()
+  set(TD_BACKEND_FOUND FALSE)
+  if(NOT Vulkan_FOUND)
+    set(TD_BACKEND_MISSING "the Vulkan loader and headers were not found")
+  else()
+    set(TD_BACKEND_MISSING "glslc (the GLSL to SPIR-V compiler) was not found")
+  endif()
+  set(TD_BACKEND_HINT "apt-get install libvulkan-dev glslc")
+endif()

@@ -1,0 +1,116 @@
+/* tdinfo: what this tdispatch build has: its backends, their devices, and how many ops each
+ * implements (like `vulkaninfo --summary`). --ops adds the op x backend list. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "td_ops.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tdinfo [--ops] [--help]\n"
+               "  Prints the version, the backends built in, each backend's devices (name, type,\n"
+               "  memory, driver) and how many ops each backend implements.\n"
+               "  --ops   also list every op with the backends that implement it\n"
+               "  --help  this text\n");
+}
+
+static void print_device(const td_device_info *d)
+{
+    printf("  %s:%d  %s\n", td_backend_name(d->backend), d->index, d->name);
+    printf("      type %s, %.1f GiB, %s\n", d->type, (double)d->memory_bytes / (1024.0 * 1024.0 * 1024.0),
+           d->driver);
+    if (d->software)
+        printf("      a software implementation: correct, but slow (select another device with "
+               "TD_%s_DEVICE=<index>)\n",
+               d->backend == TD_BACKEND_VULKAN ? "VULKAN" : "<BACKEND>");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "ops", no_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int list_ops = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': list_ops = 1; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "tdinfo: unknown option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tdinfo: unexpected argument '%s' (tdinfo takes options only)\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+
+    printf("tdispatch %s\n", td_version());
+    printf("backends built in:");
+    for (int b = 0; b < TD_BACKEND_AUTODIFF; b++)
+        if (td_backend_enabled((td_backend)b))
+            printf(" %s", td_backend_name((td_backend)b));
+    printf(" (autodiff wraps each)\n");
+    printf("distributed ops: %s\n", td_dist_available() ? "MPI" : "not in this build (no MPI)");
+
+    int rc = 0;
+    for (int b = 0; b < TD_BACKEND_AUTODIFF; b++) {
+        const td_backend be = (td_backend)b;
+        if (!td_backend_enabled(be))
+            continue;
+        int n = 0;
+        td_status st = td_device_count(be, &n);
+        if (st != TD_OK) {
+            printf("%s: cannot count devices: %s (%s)\n", td_backend_name(be), td_status_name(st), td_last_error());
+            rc = 1;
+            continue;
+        }
+        if (n == 0) {
+            /* opening device 0 says why there is none */
+            td_device *d = NULL;
+            st = td_device_open(be, 0, &d);
+            td_device_release(d);
+            printf("%s: no devices (%s)\n", td_backend_name(be), st != TD_OK ? td_last_error() : "none found");
+            continue;
+        }
+        printf("%s: %d device%s\n", td_backend_name(be), n, n == 1 ? "" : "s");
+        for (int i = 0; i < n; i++) {
+            td_device_info info;
+            st = td_device_info_get(be, i, &info);
+            if (st == TD_OK) {
+                print_device(&info);
+            } else {
+                printf("  %s:%d  %s (%s)\n", td_backend_name(be), i, td_status_name(st), td_last_error());
+                rc = 1;
+            }
+        }
+    }
+
+    printf("ops: %d in the specs; implemented by", (int)TD_OP_COUNT);
+    for (int b = 0; b <= TD_BACKEND_AUTODIFF; b++) {
+        const td_backend be = (td_backend)b;
+        if (!td_backend_enabled(be))
+            continue;
+        int k = 0;
+        for (int op = 0; op < TD_OP_COUNT; op++)
+            k += td_backend_supports(be, (td_op)op);
+        printf("%s %s %d", b ? "," : "", td_backend_name(be), k);
+    }
+    printf("\n");
+    if (list_ops) {
+        for (int op = 0; op < TD_OP_COUNT; op++) {
+            printf("  %-24s", td_op_name((td_op)op));
+            for (int b = 0; b < TD_BACKEND_AUTODIFF; b++)
+                if (td_backend_supports((td_backend)b, (td_op)op))
+                    printf(" %s", td_backend_name((td_backend)b));
+            printf("\n");
+        }
+    }
+    return rc;
+}
