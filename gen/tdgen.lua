@@ -21,6 +21,8 @@ usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check D
   --check DIR    compare DIR with what would be generated; exit 1 and name each
                  file that differs or is missing
   --list         print one line per op: name, family, backends that implement it
+  --ops LIST     a selective build: only these ops (comma-separated), plus what their
+                 gradients and the engine and tests need; says what it added
   --backends     print one line per backend: name|option|default|kernel folder
                  (the folder joined to its spec directory; read by CMake)
   --help         this text
@@ -51,6 +53,7 @@ while i <= #arg do
   elseif a == "--check" then opts.check = value()
   elseif a == "--list" then opts.list = true
   elseif a == "--backends" then opts.backends = true
+  elseif a == "--ops" then opts.ops = value()
   else fail("unknown argument '" .. a .. "' (see --help)") end
   i = i + 1
 end
@@ -95,6 +98,21 @@ if #errors > 0 then
 end
 
 needs.analyze(model)
+
+if opts.ops then
+  local names = {}
+  for n in opts.ops:gmatch("[^,%s]+") do names[#names + 1] = n end
+  local set, added, unknown = needs.closure(model, names)
+  if #unknown > 0 or #names == 0 then
+    fail("--ops: " .. (#names == 0 and "no op named" or ("unknown op" .. (#unknown > 1 and "s" or "") .. " " ..
+      table.concat(unknown, ", "))) .. " (see --list)")
+  end
+  local kept = {}
+  for _, op in ipairs(model.ops) do if set[op.name] then kept[#kept + 1] = op end end
+  model.all_ops, model.ops, model.selected = model.ops, kept, set
+  io.stderr:write(string.format("tdgen: selective build: %d ops asked, %d added for gradients, the engine and the tests%s\n",
+    #names, #added, #added > 0 and (": " .. table.concat(added, ", ")) or ""))
+end
 
 if opts.list then
   -- name, family, backends that implement it, and for a differentiable op the backends

@@ -87,11 +87,19 @@ function M.kinds_header(model, specs_note)
   b:put("/* Ops, by the specs' ids (stable; gaps are allowed). */")
   b:put("typedef enum td_op {")
   local by_id, max_id = {}, -1
-  for _, op in ipairs(model.ops) do by_id[#by_id + 1] = op; if op.id > max_id then max_id = op.id end end
+  for _, op in ipairs(model.all_ops or model.ops) do
+    by_id[#by_id + 1] = op
+    if op.id > max_id then max_id = op.id end
+  end
   table.sort(by_id, function(x, y) return x.id < y.id end)
   for _, op in ipairs(by_id) do b:put("    TD_OP_%s = %d,", U(op.name), op.id) end
   b:put("    TD_OP_COUNT = %d /* bound of the id space: one more than the largest id */", max_id + 1)
   b:put("} td_op;")
+  b:put("")
+  b:put("/* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */")
+  for _, op in ipairs(by_id) do
+    if not model.all_ops or model.selected[op.name] then b:put("#define TD_HAVE_OP_%s 1", U(op.name)) end
+  end
   b:put("")
   b:put("#endif")
   return b:text()
@@ -153,7 +161,7 @@ function M.backend_header(model, be, specs_note)
   b:put("")
   b:put("/* Kernels. Arguments were validated by the entry function; `out`, when present,")
   b:put(" * is allocated with the result's shape and dtype on the inputs' device. */")
-  for _, op in ipairs(model.ops) do
+  for _, op in ipairs(model.all_ops or model.ops) do -- every kernel, so a selective build compiles them all
     if be.ops[op.name] then
       b:put("td_status %s%s(%s); /* %s */", P, op.name, table.concat(kernel_params(op), ", "), op.doc)
     end
@@ -728,7 +736,7 @@ function M.dispatch_source(model, specs_note)
   b:put("_Static_assert(sizeof backend_names / sizeof backend_names[0] == TD_BACKEND_COUNT, \"one name per backend\");")
   b:put("")
   b:put("static const char *const op_names[TD_OP_COUNT] = {")
-  for _, op in ipairs(model.ops) do b:put("    [TD_OP_%s] = %s,", U(op.name), util.c_string(op.name)) end
+  for _, op in ipairs(model.all_ops or model.ops) do b:put("    [TD_OP_%s] = %s,", U(op.name), util.c_string(op.name)) end
   b:put("};")
   b:put("_Static_assert(sizeof op_names / sizeof op_names[0] == TD_OP_COUNT, \"one name per op\");")
   b:put("")

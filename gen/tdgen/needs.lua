@@ -87,4 +87,39 @@ function M.warnings(model)
   return lines
 end
 
+-- Ops every build keeps: the engine's, and what the test helpers (tests/common/tdt.c)
+-- and the generated tests use to make and read tensors of each dtype.
+M.ALWAYS = { "float_from_data", "int_from_data", "bool_from_data", "float_into_data", "int_into_data",
+  "bool_into_data", "float_to_device", "int_to_device", "bool_to_device", "float_mul", "float_sum" }
+
+-- A selective build: the named ops, plus what their gradients need, plus the engine's and
+-- the tests' ops, to a fixed point. Returns the set, the sorted list of ops added, and the
+-- unknown names.
+function M.closure(model, names)
+  local set, queue, unknown = {}, {}, {}
+  local function add(n)
+    if not set[n] then set[n] = true; queue[#queue + 1] = n end
+  end
+  for _, n in ipairs(names) do
+    if model.op_by_name[n] and not model.op_by_name[n].broken then add(n) else unknown[#unknown + 1] = n end
+  end
+  local asked = {}
+  for n in pairs(set) do asked[n] = true end
+  add_all(set, {})
+  for _, n in ipairs(M.ENGINE) do add(n) end
+  for _, n in ipairs(M.ALWAYS) do add(n) end
+  local i = 1
+  while i <= #queue do
+    local op = model.op_by_name[queue[i]]
+    if op and op.backward then
+      for n in pairs(backward_needs(op)) do add(n) end
+    end
+    i = i + 1
+  end
+  local added = {}
+  for n in pairs(set) do if not asked[n] then added[#added + 1] = n end end
+  table.sort(added)
+  return set, added, unknown
+end
+
 return M

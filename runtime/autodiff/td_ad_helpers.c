@@ -2,8 +2,17 @@
 #include "td_autodiff.h"
 #include "td_ops.h"
 
+/* Each helper is compiled when the ops it calls are in the build (TD_HAVE_OP_*, from
+ * td_kinds.h): a selective build (TD_OPS) has only the helpers its formulas name. */
+#if defined(__GNUC__)
+#define TD_AD_MAYBE_UNUSED __attribute__((unused))
+#else
+#define TD_AD_MAYBE_UNUSED
+#endif
+
 /* Runs a comparison against a scalar broadcast as a 0-dim tensor, as a float 0/1 mask. */
-static td_status compare_scalar(const td_tensor *x, float v,
+#if defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_FULL)
+TD_AD_MAYBE_UNUSED static td_status compare_scalar(const td_tensor *x, float v,
                                 td_status (*cmp)(const td_tensor *, const td_tensor *, td_tensor **),
                                 td_tensor **out)
 {
@@ -17,12 +26,16 @@ static td_status compare_scalar(const td_tensor *x, float v,
     td_tensor_release(m);
     return st;
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_GREATER)
 td_status td_ad_positive(const td_tensor *x, td_tensor **out)
 {
     return compare_scalar(x, 0.0f, td_float_greater, out);
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_GREATER) && defined(TD_HAVE_OP_FLOAT_LOWER) && defined(TD_HAVE_OP_FLOAT_SUB)
 td_status td_ad_sign(const td_tensor *x, td_tensor **out)
 {
     td_tensor *p = NULL, *n = NULL;
@@ -35,8 +48,10 @@ td_status td_ad_sign(const td_tensor *x, td_tensor **out)
     td_tensor_release(n);
     return st;
 }
+#endif
 
-static td_status mask_of(td_status (*cmp)(const td_tensor *, const td_tensor *, td_tensor **), const td_tensor *x,
+#if defined(TD_HAVE_OP_BOOL_INTO_FLOAT)
+TD_AD_MAYBE_UNUSED static td_status mask_of(td_status (*cmp)(const td_tensor *, const td_tensor *, td_tensor **), const td_tensor *x,
                          const td_tensor *y, td_tensor **out)
 {
     td_tensor *m = NULL;
@@ -46,17 +61,23 @@ static td_status mask_of(td_status (*cmp)(const td_tensor *, const td_tensor *, 
     td_tensor_release(m);
     return st;
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL)
 td_status td_ad_ge(const td_tensor *x, const td_tensor *y, td_tensor **out)
 {
     return mask_of(td_float_greater_equal, x, y, out);
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_GREATER)
 td_status td_ad_gt(const td_tensor *x, const td_tensor *y, td_tensor **out)
 {
     return mask_of(td_float_greater, x, y, out);
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL) && defined(TD_HAVE_OP_FLOAT_LOWER_EQUAL) && defined(TD_HAVE_OP_FLOAT_MUL)
 td_status td_ad_inside(const td_tensor *x, float lo, float hi, td_tensor **out)
 {
     td_tensor *a = NULL, *b = NULL;
@@ -69,9 +90,11 @@ td_status td_ad_inside(const td_tensor *x, float lo, float hi, td_tensor **out)
     td_tensor_release(b);
     return st;
 }
+#endif
 
 /* gelu'(x) = Phi(x) + x phi(x). erf is not an op, so Phi(x) is recovered as gelu(x) / x
  * (1/2 at x = 0) and phi(x) = exp(-x^2 / 2) / sqrt(2 pi). */
+#if defined(TD_HAVE_OP_FLOAT_ADD) && defined(TD_HAVE_OP_FLOAT_DIV) && defined(TD_HAVE_OP_FLOAT_EQUAL) && defined(TD_HAVE_OP_FLOAT_EXP) && defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_GELU) && defined(TD_HAVE_OP_FLOAT_MASK_FILL) && defined(TD_HAVE_OP_FLOAT_MUL) && defined(TD_HAVE_OP_FLOAT_MUL_SCALAR)
 td_status td_ad_gelu_grad(const td_tensor *x, td_tensor **out)
 {
     td_tensor *g = NULL, *safe = NULL, *phi_big = NULL, *x2 = NULL, *e = NULL, *xe = NULL, *zero = NULL, *isz = NULL;
@@ -106,12 +129,16 @@ td_status td_ad_gelu_grad(const td_tensor *x, td_tensor **out)
         td_tensor_release(all[i]);
     return st;
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_ZEROS)
 td_status td_ad_zeros_as(const td_tensor *like_device, const td_shape *shape, td_tensor **out)
 {
     return td_float_zeros(like_device->device, shape->dims, shape->ndim, out);
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_EXPAND) && defined(TD_HAVE_OP_FLOAT_MUL_SCALAR)
 td_status td_ad_mean_grad(const td_tensor *g, const td_shape *shape, int64_t dim, td_tensor **out)
 {
     td_tensor *e = NULL;
@@ -121,17 +148,23 @@ td_status td_ad_mean_grad(const td_tensor *g, const td_shape *shape, int64_t dim
     td_tensor_release(e);
     return st;
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_EXPAND)
 td_status td_ad_expand_as(const td_tensor *g, const td_shape *shape, td_tensor **out)
 {
     return td_float_expand(g, shape->dims, shape->ndim, out);
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_RESHAPE)
 td_status td_ad_reshape_as(const td_tensor *g, const td_shape *shape, td_tensor **out)
 {
     return td_float_reshape(g, shape->dims, shape->ndim, out);
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_PERMUTE)
 td_status td_ad_inverse_permute(const td_tensor *g, const int64_t *perm, int perm_len, td_tensor **out)
 {
     int64_t inv[TD_MAX_DIMS];
@@ -139,7 +172,9 @@ td_status td_ad_inverse_permute(const td_tensor *g, const int64_t *perm, int per
         inv[perm[i]] = i;
     return td_float_permute(g, inv, perm_len, out);
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_SLICE_ASSIGN) && defined(TD_HAVE_OP_FLOAT_ZEROS)
 td_status td_ad_slice_grad(const td_tensor *g, const td_shape *shape, const int64_t *starts, int starts_len,
                            const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -150,8 +185,10 @@ td_status td_ad_slice_grad(const td_tensor *g, const td_shape *shape, const int6
     td_tensor_release(z);
     return st;
 }
+#endif
 
 /* max_dim / min_dim: the gradient goes to the elements equal to the extreme. */
+#if defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_EQUAL) && defined(TD_HAVE_OP_FLOAT_MUL)
 td_status td_ad_extreme_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_tensor **out)
 {
     td_tensor *eq = NULL, *m = NULL;
@@ -164,7 +201,9 @@ td_status td_ad_extreme_grad(const td_tensor *g, const td_tensor *a, const td_te
     td_tensor_release(m);
     return st;
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_SLICE)
 td_status td_ad_cat_slice(const td_ad_node *n, int i, const td_tensor *g, int64_t dim, td_tensor **out)
 {
     int64_t starts[TD_MAX_DIMS] = { 0 }, ends[TD_MAX_DIMS];
@@ -177,15 +216,19 @@ td_status td_ad_cat_slice(const td_ad_node *n, int i, const td_tensor *g, int64_
     ends[dim] = off + n->in_shapes[i].dims[dim];
     return td_float_slice(g, starts, (int)dim + 1, ends, (int)dim + 1, out);
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_TO_DEVICE)
 td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, td_tensor **out)
 {
     return td_float_to_device(g, n->in_devices[i], out);
 }
+#endif
 
 /* Every rank's loss depends on the reduced result, so a rank's input collects the sum of
  * all ranks' gradients: as is for sum, over the group size for mean, and only where the
  * input held the extreme for max and min. */
+#if defined(TD_HAVE_OP_FLOAT_ALL_REDUCE)
 td_status td_ad_all_reduce_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_group *group,
                                 td_reduce_op op, td_tensor **out)
 {
@@ -198,7 +241,9 @@ td_status td_ad_all_reduce_grad(const td_tensor *g, const td_tensor *a, const td
     td_tensor_release(s);
     return st;
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_ALL_REDUCE) && defined(TD_HAVE_OP_FLOAT_MUL_SCALAR)
 td_status td_ad_broadcast_grad(const td_tensor *g, td_group *group, int64_t root, td_tensor **out)
 {
     td_tensor *s = NULL;
@@ -208,7 +253,9 @@ td_status td_ad_broadcast_grad(const td_tensor *g, td_group *group, int64_t root
     td_tensor_release(s);
     return st;
 }
+#endif
 
+#if defined(TD_HAVE_OP_FLOAT_ALL_REDUCE) && defined(TD_HAVE_OP_FLOAT_SLICE)
 td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor **out)
 {
     td_tensor *s = NULL;
@@ -220,3 +267,4 @@ td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor *
     td_tensor_release(s);
     return st;
 }
+#endif
