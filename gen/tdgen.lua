@@ -97,8 +97,6 @@ if #errors > 0 then
   os.exit(1)
 end
 
-needs.analyze(model)
-
 if opts.ops then
   local names = {}
   for n in opts.ops:gmatch("[^,%s]+") do names[#names + 1] = n end

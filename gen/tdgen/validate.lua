@@ -3,6 +3,7 @@
 local schema = require("tdgen.schema")
 local formula = require("tdgen.formula")
 local examples = require("tdgen.examples")
+local needs = require("tdgen.needs")
 local util = require("tdgen.util")
 
 local show = util.show
@@ -570,6 +571,8 @@ function M.validate(entries)
       if b.ops[op.name] then op.backends[#op.backends + 1] = b.name end
     end
   end
+  -- What each backend can run of autodiff, for every emitter (gen/tdgen/needs.lua).
+  if #queries == 0 then needs.analyze(model) end
   resolve_lines(queries)
   local errors = {}
   for i, q in ipairs(queries) do

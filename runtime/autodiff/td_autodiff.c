@@ -200,22 +200,69 @@ static td_status materialize_vals(const td_ad_node *n, td_tensor *vals[TD_AD_MAX
             st = materialize(n->saved_nodes[k], &vals[k]);
         }
     }
-    if (st != TD_OK)
-        for (int k = 0; k < TD_AD_MAX_SAVED; k++)
+    if (st != TD_OK) {
+        for (int k = 0; k < TD_AD_MAX_SAVED; k++) {
             td_tensor_release(vals[k]);
+            vals[k] = NULL; /* the caller releases vals too: nothing twice */
+        }
+    }
     return st;
 }
 
+/* Re-runs the op of one node whose saved nodes all have their values. */
+static td_status recompute(td_ad_node *n)
+{
+    if (n->forward == NULL)
+        return td_error(TD_E_INTERNAL, "backward: %s neither kept nor can recompute its result", n->op);
+    td_tensor *vals[TD_AD_MAX_SAVED];
+    TD_TRY(materialize_vals(n, vals));
+    td_status st = n->forward(n, (const td_tensor *const *)vals, &n->output);
+    for (int k = 0; k < TD_AD_MAX_SAVED; k++)
+        td_tensor_release(vals[k]);
+    return st;
+}
+
+/* A chain of recomputed (BALANCED, memory-bound) nodes can be as long as the graph: the
+ * nodes whose values are missing are walked with an explicit stack, deepest first, so no
+ * recursion depth grows with it. */
 static td_status materialize(td_ad_node *n, td_tensor **out)
 {
     if (n->output == NULL) {
-        if (n->forward == NULL)
-            return td_error(TD_E_INTERNAL, "backward: %s neither kept nor can recompute its result", n->op);
-        td_tensor *vals[TD_AD_MAX_SAVED];
-        TD_TRY(materialize_vals(n, vals));
-        td_status st = n->forward(n, (const td_tensor *const *)vals, &n->output);
-        for (int k = 0; k < TD_AD_MAX_SAVED; k++)
-            td_tensor_release(vals[k]);
+        td_ad_node *local[64], **stack = local;
+        int top = 0, cap = 64;
+        td_status st = TD_OK;
+        stack[top++] = n;
+        while (top > 0 && st == TD_OK) {
+            td_ad_node *x = stack[top - 1];
+            if (x->output != NULL) {
+                top--;
+                continue;
+            }
+            td_ad_node *missing = NULL;
+            for (int k = 0; k < TD_AD_MAX_SAVED && missing == NULL; k++)
+                if (x->saved_nodes[k] != NULL && x->saved_nodes[k]->output == NULL)
+                    missing = x->saved_nodes[k];
+            if (missing == NULL) {
+                st = recompute(x);
+                top--;
+                continue;
+            }
+            if (top == cap) {
+                td_ad_node **grown = td_malloc(sizeof *grown * (size_t)cap * 2);
+                if (grown == NULL) {
+                    st = td_error(TD_E_NOMEM, "backward: out of memory");
+                    break;
+                }
+                memcpy(grown, stack, sizeof *grown * (size_t)cap);
+                if (stack != local)
+                    td_free(stack);
+                stack = grown;
+                cap *= 2;
+            }
+            stack[top++] = missing;
+        }
+        if (stack != local)
+            td_free(stack);
         TD_TRY(st);
     }
     td_tensor_retain(n->output);

@@ -149,12 +149,19 @@ td_status td_rule_arange(const char *op, int64_t start, int64_t end, int64_t ste
     if ((step > 0 && start >= end) || (step < 0 && start <= end))
         return td_error(TD_E_SHAPE, "%s: range [%lld, %lld) with step %lld is empty", op, (long long)start,
                         (long long)end, (long long)step);
-    if (start < INT32_MIN || start > INT32_MAX || end < INT32_MIN - INT64_C(1) || end > INT32_MAX + INT64_C(1))
-        return td_error(TD_E_RANGE, "%s: range [%lld, %lld) leaves the int32 range", op, (long long)start,
-                        (long long)end);
-    int64_t span = step > 0 ? end - start : start - end; /* both in the int32 range: no overflow */
-    int64_t mag = step > 0 ? step : (step == INT64_MIN ? INT64_MAX : -step);
-    int64_t n = mag >= span ? 1 : (span - 1) / mag + 1;
+    /* The elements are int32: start and the last element start + (n - 1) * step must be in
+     * range; end need not be (arange(0, 2^40, 2^40) is [0]). Unsigned arithmetic: end - start
+     * and (n - 1) * |step| are below 2^64 whatever the int64 arguments. */
+    if (start < INT32_MIN || start > INT32_MAX)
+        return td_error(TD_E_RANGE, "%s: start %lld is outside the int32 range", op, (long long)start);
+    const uint64_t span = step > 0 ? (uint64_t)end - (uint64_t)start : (uint64_t)start - (uint64_t)end;
+    const uint64_t mag = step > 0 ? (uint64_t)step : 0u - (uint64_t)step;
+    const uint64_t steps = (span - 1) / mag; /* n - 1 */
+    const uint64_t room = step > 0 ? (uint64_t)(INT32_MAX - start) : (uint64_t)(start - INT32_MIN);
+    if (steps > room / mag)
+        return td_error(TD_E_RANGE, "%s: range [%lld, %lld) with step %lld leaves the int32 range", op,
+                        (long long)start, (long long)end, (long long)step);
+    int64_t n = (int64_t)steps + 1;
     return td_shape_from(op, &n, 1, out);
 }
 

@@ -237,6 +237,117 @@ static void test_random_rejects_bad_parameters(void **state)
     td_tensor_release(out);
 }
 
+/* ---- found by the API fuzzer (tests/fuzz/fuzz_api.c) ---- */
+
+/* arange checks its elements against int32, not end: arange(0, 2^40, 2^40) is [0]. */
+static void test_arange_end_outside_int32(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { 1 };
+    td_tensor *t = NULL;
+    tdt_check(td_int_arange(cpu, 0, INT64_C(1) << 40, INT64_C(1) << 40, &t), "arange(0, 2^40, 2^40)");
+    static const int32_t zero[] = { 0 };
+    tdt_expect(t, TD_I32, s1, 1, zero, 1, 0.0f);
+    td_tensor_release(t);
+    t = NULL;
+    tdt_check(td_int_arange(cpu, -12, -(INT64_C(1) << 62), -(INT64_C(1) << 62), &t), "arange(-12, -2^62, -2^62)");
+    static const int32_t m12[] = { -12 };
+    tdt_expect(t, TD_I32, s1, 1, m12, 1, 0.0f);
+    td_tensor_release(t);
+    t = (td_tensor *)&t;
+    /* elements that leave int32 are still an error */
+    tdt_expect_error(td_int_arange(cpu, 0, INT64_C(1) << 40, 1, &t), TD_E_RANGE, "int_arange");
+    assert_null(t);
+    tdt_expect_error(td_int_arange(cpu, INT32_MAX, INT64_MAX, INT32_MAX, &t), TD_E_RANGE, "int_arange");
+    tdt_expect_error(td_int_arange(cpu, INT64_C(1) << 33, INT64_C(1) << 34, 1, &t), TD_E_RANGE, "int_arange");
+    static const int32_t two[] = { INT32_MAX - 1, INT32_MAX };
+    static const int64_t s2[] = { 2 };
+    tdt_expect_error(td_int_arange(cpu, INT32_MAX - 1, INT64_MAX, 1, &t), TD_E_RANGE, "int_arange");
+    tdt_expect_error(td_int_arange(cpu, INT32_MAX - 1, INT64_C(1) << 40, 1, &t), TD_E_RANGE, "int_arange");
+    assert_null(t);
+    tdt_check(td_int_arange(cpu, INT32_MAX - 1, (int64_t)INT32_MAX + 1, 1, &t), "the last two int32 values");
+    tdt_expect(t, TD_I32, s2, 1, two, 2, 0.0f);
+    td_tensor_release(t);
+}
+
+/* BALANCED recomputes memory-bound results in backward; a long chain of them used to
+ * recurse once per node (a stack overflow past ~40,000 nodes under ASan). y = sin^n(x):
+ * dy/dx = prod cos(x_k), computed here along the same chain in float. */
+static void test_balanced_backward_long_recompute_chain(void **state)
+{
+    (void)state;
+    enum { CHAIN = 200000 };
+    static const int64_t s1[] = { 1 };
+    const float x0 = 0.5f;
+    td_tensor *x = NULL, *cur = NULL;
+    tdt_check(td_float_from_data(ad_bal, &x0, s1, 0, &x), "x");
+    tdt_check(td_require_grad(x), "require_grad");
+    td_tensor_retain(x);
+    cur = x;
+    float v = x0, want = 1.0f;
+    for (int i = 0; i < CHAIN; i++) {
+        td_tensor *next = NULL;
+        tdt_check(td_float_sin(cur, &next), "sin");
+        td_tensor_release(cur);
+        cur = next;
+        want *= cosf(v);
+        v = sinf(v);
+    }
+    td_grads *g = NULL;
+    tdt_check(td_backward(cur, &g), "backward over the chain");
+    td_tensor *gx = NULL;
+    tdt_check(td_grads_get(g, x, &gx), "grad");
+    float got = NAN;
+    tdt_check(td_float_into_data(gx, &got, 1), "read");
+    assert_true(fabsf(got - want) <= 1e-3f * fabsf(want) + 1e-12f);
+    td_tensor_release(gx);
+    td_grads_release(g);
+    td_tensor_release(cur);
+    td_tensor_release(x);
+}
+
+/* Out of memory at each allocation of a BALANCED backward: every failure is a clean
+ * TD_E_NOMEM, nothing is released twice (it used to free a cached value or a tensor the
+ * caller held: heap-use-after-free under ASan), and nothing leaks. */
+static void test_balanced_backward_out_of_memory_everywhere(void **state)
+{
+    (void)state;
+    static const float xs[] = { 1.5f };
+    static const int64_t s1[] = { 1 };
+    int failures = 0;
+    for (long k = 0; k < 400; k++) {
+        td_tensor *x = NULL, *gl = NULL, *n = NULL, *p = NULL, *l = NULL;
+        tdt_check(td_float_from_data(ad_bal, xs, s1, 1, &x), "x");
+        tdt_check(td_require_grad(x), "require_grad");
+        tdt_check(td_float_gelu(x, &gl), "gelu");
+        tdt_check(td_float_neg(gl, &n), "neg");
+        tdt_check(td_float_powf(gl, n, &p), "powf");
+        tdt_check(td_tensor_retain(p), "p");
+        l = p; /* backward from p itself, a one-element tensor */
+        td_grads *g = NULL;
+        td_testing_fail_allocations_after(k);
+        const td_status st = td_backward(l, &g);
+        td_testing_fail_allocations_after(-1);
+        if (st != TD_OK) {
+            assert_int_equal(st, TD_E_NOMEM);
+            assert_null(g);
+            failures++;
+        }
+        td_grads_release(g);
+        /* the caller's tensors are intact */
+        float keep[3];
+        tdt_check(td_float_into_data(gl, keep, 1), "gelu(x) still readable");
+        td_tensor_release(l);
+        td_tensor_release(p);
+        td_tensor_release(n);
+        td_tensor_release(gl);
+        td_tensor_release(x);
+        if (st == TD_OK)
+            break;
+    }
+    assert_true(failures > 5);
+}
+
 /* ---- devices ---- */
 
 /* Two opens of one device are one handle, so an op may combine their tensors (before the
@@ -287,6 +398,9 @@ int main(int argc, char **argv)
         TDT_TEST(test_broadcast_overflow_is_a_shape_error),
         TDT_TEST(test_negative_array_lengths),
         TDT_TEST(test_random_rejects_bad_parameters),
+        TDT_TEST(test_arange_end_outside_int32),
+        TDT_TEST(test_balanced_backward_long_recompute_chain),
+        TDT_TEST(test_balanced_backward_out_of_memory_everywhere),
         TDT_TEST(test_two_opens_share_a_device),
     };
     return cmocka_run_group_tests_name("hardening", tests, setup, teardown);
