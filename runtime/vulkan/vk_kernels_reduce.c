@@ -118,7 +118,12 @@ td_status td_vulkan_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out
     return reduce_dim("float_argmin", VK_R_ARGMIN, a, dim, out);
 }
 
-/* matmul.comp parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset. */
+/* The longest k range of one matmul dispatch: its loop runs K / 16 times, and lavapipe ends a
+ * shader's loops after 65535 iterations in all (a longer K was silently cut at 1048544). */
+#define VK_MATMUL_KCHUNK 32768
+
+/* matmul.comp parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset,
+ * k begin, k end, accumulate. */
 td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     td_matmul_geometry g;
@@ -127,7 +132,7 @@ td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tens
     const int64_t m = g.m, n = g.n, k = g.k;
     const td_shape ob = g.batch;
     const int64_t *ast = g.a_stride, *bst = g.b_stride;
-    uint32_t p[29] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
+    uint32_t p[32] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
     for (int d = 0; d < nb; d++) {
         p[4 + d] = (uint32_t)ob.dims[d];
         p[12 + d] = (uint32_t)ast[d];
@@ -143,7 +148,12 @@ td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tens
         const int64_t left = ob.numel - b0;
         const uint32_t gz = left < dev->max_groups[2] ? (uint32_t)left : dev->max_groups[2];
         p[28] = (uint32_t)b0;
-        TD_TRY(vk_dispatch(dev, "float_matmul", VK_SH_MATMUL, p, 29, bufs, (uint32_t)gx, (uint32_t)gy, gz));
+        for (int64_t k0 = 0; k0 < k; k0 += VK_MATMUL_KCHUNK) {
+            p[29] = (uint32_t)k0;
+            p[30] = (uint32_t)(k - k0 < VK_MATMUL_KCHUNK ? k : k0 + VK_MATMUL_KCHUNK);
+            p[31] = k0 > 0;
+            TD_TRY(vk_dispatch(dev, "float_matmul", VK_SH_MATMUL, p, 32, bufs, (uint32_t)gx, (uint32_t)gy, gz));
+        }
     }
     return TD_OK;
 }
