@@ -158,7 +158,12 @@ M.op_fields = {
   -- autodiff (differentiable float ops only)
   backward = "table", bound = "string", differentiable = "boolean", why = "string",
   gradcheck = "table", -- input name -> "positive": the generated gradient check's domain
+  -- the generated many-shape comparisons with the CPU (gen/tdgen/emit_compare.lua)
+  nmse = "number",     -- float results: the largest normalized mean squared error accepted
+  domain = "table",    -- input name -> "positive" | "nonzero": where its random values lie
 }
+-- Domains of the comparisons' inputs, and the primitive classes each one applies to.
+M.domains = { positive = { float = true }, nonzero = { float = true, int = true } }
 M.op_required = { "name", "id", "family", "doc", "args", "returns" }
 M.differentiable_fields = { "backward", "bound", "differentiable", "why", "gradcheck" }
 

@@ -262,6 +262,9 @@ function M.validate(entries)
       if type(f.tolerance) == "number" and not (f.tolerance >= 0 and f.tolerance <= F32_MAX) then
         err(e, "tolerance", "expected a finite number, 0 or more, got " .. show(f.tolerance))
       end
+      if type(f.nmse) == "number" and not (f.nmse >= 0 and f.nmse <= F32_MAX) then
+        err(e, "nmse", "expected a finite number, 0 or more, got " .. show(f.nmse))
+      end
       if type(f.name) == "string" and not f.name:match("^[a-z][a-z0-9_]*$") then
         err(e, "name", "'" .. show(f.name) .. "' is not a lower-case identifier")
         ok = false
@@ -402,6 +405,30 @@ function M.validate(entries)
         ok = false
       elseif ok and f.examples then
         for _, m in ipairs(examples.check(op, f.examples)) do err(e, "examples", m); ok = false end
+      end
+      if ok then
+        -- The comparisons with the CPU: an NMSE for float results, a domain per tensor input.
+        local float_out = op.returns == "float"
+        for _, a in ipairs(op.args) do float_out = float_out or a.t.host_out == "f32" end
+        if f.nmse ~= nil and not float_out then
+          err(e, "nmse", "the result is not float; int and bool results are compared exactly")
+        end
+        if type(f.domain) == "table" then
+          for _, k in ipairs(sorted_keys(f.domain)) do
+            local v = f.domain[k]
+            local a = type(k) == "string" and op.arg_by_name[k] or nil
+            local cls = a and (a.t.tensor or a.t.list)
+            local classes = type(v) == "string" and schema.domains[v] or nil
+            if not cls then
+              err(e, "domain", string.format("'%s' is not a tensor input of %s", show(k), op.name))
+            elseif not classes then
+              err(e, "domain", string.format("%s: expected \"positive\" or \"nonzero\", got '%s'%s", k, show(v),
+                suggest(v, { "nonzero", "positive" })))
+            elseif not classes[cls] then
+              err(e, "domain", string.format("%s: \"%s\" does not apply to %s tensors", k, v, cls))
+            end
+          end
+        end
       end
       if ok then
         model.ops[#model.ops + 1] = op

@@ -22,7 +22,8 @@ enum {
     VK_B_FLT, VK_B_FLE, VK_B_IADD, VK_B_ISUB, VK_B_IMUL, VK_B_IDIV, VK_B_IREM, VK_B_IEQ, VK_B_IGT, VK_B_ILT,
     VK_B_AND, VK_B_OR, VK_B_WHERE, VK_B_FILL
 };
-enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_ISUM };
+enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_ISUM,
+       VK_R_ARGMAX_GATHER, VK_R_ARGMIN_GATHER }; /* the gathers: later passes of argmax/argmin */
 
 #define VK_MAX_PARAMS 64u        /* 32-bit words of parameters per dispatch (256 bytes) */
 #define VK_BATCH_MAX 256u        /* dispatches per command buffer before it is submitted */

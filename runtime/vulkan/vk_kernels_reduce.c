@@ -1,32 +1,74 @@
 /* Vulkan backend: reductions (whole-tensor and per-dim) and batched matmul. */
+#include <string.h>
+
 #include "vk_internal.h"
 
-static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, vk_buf *dst, int64_t outer,
-                        int64_t size, int64_t inner, int64_t n)
+/* The most elements one thread reduces. Lavapipe ends a shader's loops after 65535
+ * iterations in all (silently: the rest of a longer slab was left out), so a long dim is
+ * reduced in passes: chunks into partial results, then the partials, until one is left. */
+#define VK_REDUCE_CHUNK 4096
+
+/* One pass: a as [outer, size, inner] into [outer, ceil(size / chunk), inner]. */
+static td_status reduce_pass(vk_dev *d, const char *op, uint32_t code, vk_buf *src, vk_buf *idx, vk_buf *dst,
+                             int64_t outer, int64_t size, int64_t inner, int64_t chunk, float divisor)
 {
-    const uint32_t p[5] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, code, (uint32_t)n };
-    vk_buf *const bufs[4] = { src, NULL, NULL, dst };
-    return vk_dispatch_n(d, op, VK_SH_REDUCE, p, 5, bufs, outer * inner);
+    const int64_t parts = (size + chunk - 1) / chunk;
+    uint32_t div_bits;
+    memcpy(&div_bits, &divisor, sizeof div_bits);
+    const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, code,
+                            (uint32_t)chunk, (uint32_t)parts, div_bits };
+    vk_buf *const bufs[4] = { src, idx, NULL, dst };
+    return vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, outer * parts * inner);
 }
 
-/* Two passes when large: chunk partials into a scratch buffer, then one thread sums them. */
+/* a as [outer, size, inner] reduced over size into out ([outer, inner]). A long size takes
+ * several passes through scratch buffers; a slab of size <= 4096 is one thread's, a longer
+ * one is cut into up to ~1024 chunks of at least 64 (so a whole-tensor sum runs wide). */
+static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, vk_buf *dst, int64_t outer,
+                        int64_t size, int64_t inner)
+{
+    const bool arg = code == VK_R_ARGMAX || code == VK_R_ARGMIN;
+    const float divisor = (float)size;
+    vk_buf *vals = src, *idx = NULL; /* the current level: values, and (arg ops) their indices */
+    td_status st = TD_OK;
+    while (st == TD_OK && size > VK_REDUCE_CHUNK) {
+        int64_t chunk = (size + 1023) / 1024;
+        chunk = chunk < 64 ? 64 : chunk > VK_REDUCE_CHUNK ? VK_REDUCE_CHUNK : chunk;
+        const int64_t parts = (size + chunk - 1) / chunk;
+        const VkDeviceSize bytes = (VkDeviceSize)(outer * parts * inner) * 4u;
+        vk_buf *nv = NULL, *ni = NULL;
+        /* sums and means add partial sums; extremes keep partial extremes (and where they are) */
+        const uint32_t vcode = code == VK_R_MEAN ? VK_R_SUM : arg ? (code == VK_R_ARGMAX ? VK_R_MAX : VK_R_MIN) : code;
+        st = vk_buf_get(d, op, bytes, &nv);
+        if (st == TD_OK && arg)
+            st = vk_buf_get(d, op, bytes, &ni);
+        if (st == TD_OK)
+            st = reduce_pass(d, op, vcode, vals, NULL, nv, outer, size, inner, chunk, divisor);
+        if (st == TD_OK && arg)
+            st = reduce_pass(d, op, idx ? code + (VK_R_ARGMAX_GATHER - VK_R_ARGMAX) : code, vals, idx, ni, outer, size,
+                             inner, chunk, divisor);
+        if (vals != src)
+            vk_buf_put(d, vals); /* deferred until the batch is submitted */
+        if (idx != NULL)
+            vk_buf_put(d, idx);
+        vals = nv;
+        idx = ni;
+        size = parts;
+    }
+    if (st == TD_OK) {
+        const uint32_t fcode = arg && idx ? code + (VK_R_ARGMAX_GATHER - VK_R_ARGMAX) : code;
+        st = reduce_pass(d, op, fcode, vals, idx, dst, outer, size, inner, size, divisor);
+    }
+    if (vals != src && vals != NULL)
+        vk_buf_put(d, vals);
+    if (idx != NULL)
+        vk_buf_put(d, idx);
+    return st;
+}
+
 static td_status sum_all(const char *op, uint32_t code, const td_tensor *a, td_tensor *out)
 {
-    vk_dev *d = vk_of(a->device);
-    const int64_t n = a->shape.numel;
-    if (n <= 4096)
-        return reduce(d, op, code, vk_buf_of(a), vk_buf_of(out), 1, n, 1, n);
-    int64_t chunk = (n + 1023) / 1024;
-    if (chunk < 64)
-        chunk = 64;
-    const int64_t parts = (n + chunk - 1) / chunk;
-    vk_buf *tmp = NULL;
-    TD_TRY(vk_buf_get(d, op, (VkDeviceSize)parts * 4u, &tmp));
-    td_status st = reduce(d, op, code, vk_buf_of(a), tmp, parts, chunk, 1, n);
-    if (st == TD_OK)
-        st = reduce(d, op, code, tmp, vk_buf_of(out), 1, parts, 1, parts);
-    vk_buf_put(d, tmp); /* deferred until the batch is submitted */
-    return st;
+    return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), 1, a->shape.numel, 1);
 }
 
 td_status td_vulkan_float_sum(const td_tensor *a, td_tensor *out)
@@ -43,7 +85,7 @@ static td_status reduce_dim(const char *op, uint32_t code, const td_tensor *a, i
 {
     int64_t outer, size, inner;
     td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
-    return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), outer, size, inner, a->shape.numel);
+    return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
 }
 
 td_status td_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out)
@@ -76,7 +118,12 @@ td_status td_vulkan_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out
     return reduce_dim("float_argmin", VK_R_ARGMIN, a, dim, out);
 }
 
-/* matmul.comp parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset. */
+/* The longest k range of one matmul dispatch: its loop runs K / 16 times, and lavapipe ends a
+ * shader's loops after 65535 iterations in all (a longer K was silently cut at 1048544). */
+#define VK_MATMUL_KCHUNK 32768
+
+/* matmul.comp parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset,
+ * k begin, k end, accumulate. */
 td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     td_matmul_geometry g;
@@ -85,7 +132,7 @@ td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tens
     const int64_t m = g.m, n = g.n, k = g.k;
     const td_shape ob = g.batch;
     const int64_t *ast = g.a_stride, *bst = g.b_stride;
-    uint32_t p[29] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
+    uint32_t p[32] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
     for (int d = 0; d < nb; d++) {
         p[4 + d] = (uint32_t)ob.dims[d];
         p[12 + d] = (uint32_t)ast[d];
@@ -101,7 +148,12 @@ td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tens
         const int64_t left = ob.numel - b0;
         const uint32_t gz = left < dev->max_groups[2] ? (uint32_t)left : dev->max_groups[2];
         p[28] = (uint32_t)b0;
-        TD_TRY(vk_dispatch(dev, "float_matmul", VK_SH_MATMUL, p, 29, bufs, (uint32_t)gx, (uint32_t)gy, gz));
+        for (int64_t k0 = 0; k0 < k; k0 += VK_MATMUL_KCHUNK) {
+            p[29] = (uint32_t)k0;
+            p[30] = (uint32_t)(k - k0 < VK_MATMUL_KCHUNK ? k : k0 + VK_MATMUL_KCHUNK);
+            p[31] = k0 > 0;
+            TD_TRY(vk_dispatch(dev, "float_matmul", VK_SH_MATMUL, p, 32, bufs, (uint32_t)gx, (uint32_t)gy, gz));
+        }
     }
     return TD_OK;
 }

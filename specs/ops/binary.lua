@@ -69,6 +69,7 @@ op {
     { a = { shape = { 2 }, data = { -2147483648, 6 } }, b = { shape = {}, data = { -1 } },
       out = { shape = { 2 }, data = { -2147483648, -6 } } },
   },
+  domain = { b = "nonzero" }, -- a zero divisor is an error
 }
 
 op {
@@ -85,6 +86,7 @@ op {
     { a = { shape = { 2, 3 }, data = { 5, -5, 6, -6, 0, 1 } }, b = { shape = { 2, 1 }, data = { 3, -4 } },
       out = { shape = { 2, 3 }, data = { 2, 1, 0, -2, 0, -3 } } },
   },
+  domain = { b = "nonzero" },
 }
 
 op {

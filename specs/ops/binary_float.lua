@@ -94,6 +94,7 @@ op {
   backward = { a = "grad * b * powf(a, b - 1)", b = "grad * result * log(a)" },
   bound = "memory",
   gradcheck = { a = "positive" },
+  domain = { a = "positive" },
 }
 
 op {

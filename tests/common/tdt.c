@@ -456,3 +456,408 @@ void tdt_gradcheck_impl(td_device *inner, td_device *ad_none, td_device *ad_bal,
         _fail(file, line);
     }
 }
+
+/* ---- many-shape comparisons with the CPU ---- */
+
+/* A 32-bit generator per input: splitmix32-style mixing of the seed, then an LCG. */
+static unsigned mix(unsigned x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+static void fill_values(td_dtype dt, int domain, int fill, void *buf, int64_t n, unsigned seed)
+{
+    static const float fedge[] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f, -1.0f };
+    static const float fties[] = { -1.0f, 0.0f, 0.5f, 1.0f, 2.0f };
+    static const float fties_pos[] = { 0.5f, 1.0f, 2.0f, 4.0f };
+    static const float fties_nz[] = { -1.0f, 0.5f, 1.0f, 2.0f };
+    static const int32_t iedge[] = { INT32_MIN, INT32_MAX, -1, 1, 0 };
+    static const int32_t ities[] = { -1, 1, 0 };
+    unsigned state = mix(seed);
+    const bool pos = domain == TDT_DOMAIN_POSITIVE, nonzero = domain == TDT_DOMAIN_NONZERO;
+    for (int64_t i = 0; i < n; i++) {
+        float u = next_uniform(&state), v = next_uniform(&state);
+        bool edge = fill == TDT_FILL_EDGES && next_uniform(&state) < 1.0f / 16.0f;
+        if (dt == TD_F32) {
+            float x;
+            if (edge)
+                x = fedge[(int)(v * (pos ? 6.0f : nonzero ? 3.0f : 5.0f))];
+            else if (fill == TDT_FILL_TIES && pos)
+                x = fties_pos[(int)(v * 4.0f)];
+            else if (fill == TDT_FILL_TIES && nonzero)
+                x = fties_nz[(int)(v * 4.0f)];
+            else if (fill == TDT_FILL_TIES)
+                x = fties[(int)(v * 5.0f)];
+            else if (pos)
+                x = 0.125f + 3.875f * u;
+            else
+                x = (0.125f + 1.875f * u) * (v < 0.5f ? -1.0f : 1.0f);
+            ((float *)buf)[i] = x;
+        } else if (dt == TD_I32) {
+            int32_t x;
+            if (edge)
+                x = iedge[(int)(v * (nonzero ? 4.0f : 5.0f))];
+            else if (fill == TDT_FILL_TIES)
+                x = ities[(int)(v * (nonzero ? 2.0f : 3.0f))];
+            else if (nonzero)
+                x = (1 + (int32_t)(u * 9.0f)) * (v < 0.5f ? -1 : 1);
+            else
+                x = (int32_t)(u * 19.0f) - 9;
+            ((int32_t *)buf)[i] = x;
+        } else {
+            ((bool *)buf)[i] = u < (fill == TDT_FILL_TIES ? 0.9f : 0.5f);
+        }
+    }
+}
+
+static td_status read_into(const td_tensor *t, td_dtype dt, void *buf, int64_t n)
+{
+    switch (dt) {
+    case TD_F32: return td_float_into_data(t, buf, n);
+    case TD_I32: return td_int_into_data(t, buf, n);
+    case TD_BOOL: return td_bool_into_data(t, buf, n);
+    }
+    return TD_E_INVALID;
+}
+
+/* from_data on d, else staged through the CPU (a backend without from_data). */
+static td_status make_quiet(td_device *d, td_device *cpu, td_dtype dt, const void *data, const int64_t *dims, int nd,
+                            td_tensor **out)
+{
+    td_status st = from_data(d, dt, data, dims, nd, out);
+    if (st != TD_E_UNSUPPORTED)
+        return st;
+    td_tensor *host = NULL;
+    st = from_data(cpu, dt, data, dims, nd, &host);
+    if (st == TD_OK)
+        st = to_device(host, d, out);
+    td_tensor_release(host);
+    return st;
+}
+
+/* into_data, else staged through the CPU (a backend without into_data). */
+static td_status read_quiet(const td_tensor *t, td_device *cpu, td_dtype dt, void *buf, int64_t n)
+{
+    td_status st = read_into(t, dt, buf, n);
+    if (st != TD_E_UNSUPPORTED)
+        return st;
+    td_tensor *host = NULL;
+    st = to_device(t, cpu, &host);
+    if (st == TD_OK)
+        st = read_into(host, dt, buf, n);
+    td_tensor_release(host);
+    return st;
+}
+
+/* One side's result: what failed (stage), or the result's dtype, shape and values. */
+typedef struct side {
+    td_status st;
+    const char *stage; /* "making input", "running", "reading the result" */
+    int stage_index;
+    char msg[256];
+    td_dtype dtype;
+    int ndim;
+    int64_t dims[TD_MAX_DIMS];
+    int64_t n;
+    void *data;
+} side;
+
+static int64_t case_numel(const tdt_case *cs, int k)
+{
+    return numel_of(cs->t[k].dims, cs->t[k].ndim);
+}
+
+static void side_fail(side *s, td_status st, const char *stage, int index)
+{
+    s->st = st;
+    s->stage = stage;
+    s->stage_index = index;
+    snprintf(s->msg, sizeof s->msg, "%s", td_last_error());
+}
+
+/* Calls the op with the inputs ins, the result on target, and reads the result back. */
+static void call_and_read(const tdt_op_desc *op, const tdt_case *cs, td_device *target, td_device *cpu,
+                          td_tensor *const *ins, const void *host_in, side *s)
+{
+    td_tensor *out = NULL;
+    const int64_t cap = cs->nt > 0 ? case_numel(cs, 0) : 1;
+    void *host_out = op->out_host ? calloc((size_t)cap, 4) : NULL;
+    const tdt_call call = { .cs = cs, .dev = target, .ins = (const td_tensor *const *)ins, .nins = cs->nt,
+                            .host_in = host_in, .host_out = host_out, .host_out_len = cap, .out = &out };
+    td_status st = op->run(&call);
+    if (st != TD_OK) {
+        free(host_out);
+        side_fail(s, st, "running", 0);
+        return;
+    }
+    if (op->out_host) {
+        s->dtype = op->out_dtype;
+        s->ndim = cs->t[0].ndim;
+        memcpy(s->dims, cs->t[0].dims, sizeof s->dims);
+        s->n = cap;
+        s->data = host_out;
+        return;
+    }
+    td_tensor_dtype(out, &s->dtype);
+    td_tensor_shape(out, s->dims, &s->ndim);
+    td_tensor_numel(out, &s->n);
+    s->data = calloc((size_t)s->n, 4);
+    st = read_quiet(out, cpu, s->dtype, s->data, s->n);
+    if (st != TD_OK)
+        side_fail(s, st, "reading the result", 0);
+    td_tensor_release(out);
+}
+
+/* Runs the op once: inputs on in_dev made from host[k], the result on target. */
+static void run_side(const tdt_op_desc *op, const tdt_case *cs, td_device *in_dev, td_device *target,
+                     td_device *cpu, void *const *host, const void *host_in, side *s)
+{
+    td_tensor *ins[TDT_CASE_TENSORS] = { NULL };
+    td_status st = TD_OK;
+    memset(s, 0, sizeof *s);
+    for (int k = 0; k < cs->nt && st == TD_OK; k++) {
+        st = make_quiet(in_dev, cpu, op->dtype[k], host[k], cs->t[k].dims, cs->t[k].ndim, &ins[k]);
+        if (st != TD_OK)
+            side_fail(s, st, "making input", k);
+    }
+    if (st == TD_OK)
+        call_and_read(op, cs, target, cpu, ins, host_in, s);
+    for (int k = 0; k < cs->nt; k++)
+        td_tensor_release(ins[k]);
+}
+
+static const char *dtype_name(td_dtype dt)
+{
+    return dt == TD_F32 ? "f32" : dt == TD_I32 ? "i32" : "bool";
+}
+
+/* Appends printf-style text to buf (size bytes) at *w, never past its end. */
+static void put(char *buf, size_t size, size_t *w, const char *fmt, ...)
+{
+    if (*w >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *w, size - *w, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *w = *w + (size_t)k < size ? *w + (size_t)k : size;
+}
+
+static void put_dims(char *buf, size_t size, size_t *w, const int64_t *dims, int nd)
+{
+    put(buf, size, w, "[");
+    for (int d = 0; d < nd; d++)
+        put(buf, size, w, "%s%lld", d ? "," : "", (long long)dims[d]);
+    put(buf, size, w, "]");
+}
+
+/* "a f32[3,1], b f32[1,4], dim 0, value 0.5; fill edges" (a list's items: "xs[0] f32[2]") */
+static void describe(const tdt_op_desc *op, const tdt_case *cs, char *buf, size_t size)
+{
+    static const char *const fills[] = { "clean", "edges", "ties" };
+    static const char *const routes[] = { "", "; to the cpu", "; from the cpu" };
+    size_t w = 0;
+    buf[0] = '\0';
+    const bool list = cs->nt > 1 && op->input_names[1] == NULL;
+    for (int k = 0; k < cs->nt; k++) {
+        const char *sep = k ? ", " : "";
+        if (list)
+            put(buf, size, &w, "%s%s[%d] %s", sep, op->input_names[0], k, dtype_name(op->dtype[k]));
+        else
+            put(buf, size, &w, "%s%s %s", sep, op->input_names[k], dtype_name(op->dtype[k]));
+        put_dims(buf, size, &w, cs->t[k].dims, cs->t[k].ndim);
+    }
+    for (int k = 0; k < TDT_CASE_ARRAYS && op->array_names[k]; k++) {
+        put(buf, size, &w, "%s%s ", w ? ", " : "", op->array_names[k]);
+        put_dims(buf, size, &w, cs->a[k], cs->alen[k]);
+    }
+    for (int k = 0; k < TDT_CASE_INTS && op->int_names[k]; k++)
+        put(buf, size, &w, "%s%s %lld", w ? ", " : "", op->int_names[k], (long long)cs->i[k]);
+    for (int k = 0; k < TDT_CASE_FLOATS && op->float_names[k]; k++)
+        put(buf, size, &w, "%s%s %.9g", w ? ", " : "", op->float_names[k], (double)cs->f[k]);
+    put(buf, size, &w, "; fill %s%s", fills[cs->fill], routes[cs->route]);
+}
+
+double tdt_nmse(const float *got, const float *want, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(want[i]) || !isfinite(got[i]))
+            continue;
+        double d = (double)got[i] - (double)want[i];
+        num += d * d;
+        den += (double)want[i] * (double)want[i];
+    }
+    if (num == 0)
+        return 0;
+    return den > 0 ? num / den : INFINITY;
+}
+
+/* The row-major index of element i of a tensor of shape dims, as "[i0,i1,...]". */
+static void index_text(int64_t i, const int64_t *dims, int nd, char *buf, size_t size)
+{
+    int64_t idx[TD_MAX_DIMS];
+    size_t w = 0;
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = i % dims[d];
+        i /= dims[d];
+    }
+    buf[0] = '\0';
+    put_dims(buf, size, &w, idx, nd);
+}
+
+/* Compares got with want; on a difference writes why into msg and returns false. */
+static bool same_values(const tdt_op_desc *op, const side *got, const side *want, double *nmse, char *msg,
+                        size_t size)
+{
+    *nmse = 0;
+    if (got->dtype != want->dtype) {
+        snprintf(msg, size, "dtype %s, want %s", dtype_name(got->dtype), dtype_name(want->dtype));
+        return false;
+    }
+    bool shape = got->ndim == want->ndim;
+    for (int d = 0; shape && d < want->ndim; d++)
+        shape = got->dims[d] == want->dims[d];
+    if (!shape) {
+        size_t w = 0;
+        put(msg, size, &w, "shape ");
+        put_dims(msg, size, &w, got->dims, got->ndim);
+        put(msg, size, &w, ", want ");
+        put_dims(msg, size, &w, want->dims, want->ndim);
+        return false;
+    }
+    const int64_t n = want->n;
+    int64_t special = 0, first_special = -1, off = 0, first_off = -1;
+    if (want->dtype == TD_F32) {
+        const float *g = got->data, *w = want->data;
+        for (int64_t i = 0; i < n; i++) {
+            bool gn = isnan(g[i]), wn = isnan(w[i]);
+            bool bad = gn != wn || (!wn && (isinf(g[i]) || isinf(w[i])) && g[i] != w[i]);
+            if (bad) {
+                special++;
+                first_special = first_special < 0 ? i : first_special;
+            } else if (!wn && !isinf(w[i]) && !tdt_close(g[i], w[i], 1e-5f)) {
+                off++;
+                first_off = first_off < 0 ? i : first_off;
+            }
+        }
+        *nmse = tdt_nmse(g, w, n);
+        if (special == 0 && *nmse <= op->nmse)
+            return true;
+        int64_t at = special > 0 ? first_special : first_off;
+        char where[128] = "";
+        if (at >= 0) {
+            char idx[96];
+            index_text(at, want->dims, want->ndim, idx, sizeof idx);
+            snprintf(where, sizeof where, "; first at element %lld %s: got %.9g, want %.9g", (long long)at, idx,
+                     (double)g[at], (double)w[at]);
+        }
+        if (special > 0)
+            snprintf(msg, size, "%lld of %lld elements differ in NaN or infinity%s (NMSE of the rest %.3g)",
+                     (long long)special, (long long)n, where, *nmse);
+        else
+            snprintf(msg, size, "NMSE %.3g > %.3g; %lld of %lld elements off by more than 1e-5 relative%s", *nmse,
+                     op->nmse, (long long)off, (long long)n, where);
+        return false;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        bool eq = want->dtype == TD_I32 ? ((const int32_t *)got->data)[i] == ((const int32_t *)want->data)[i]
+                                         : ((const bool *)got->data)[i] == ((const bool *)want->data)[i];
+        if (!eq) {
+            off++;
+            first_off = first_off < 0 ? i : first_off;
+        }
+    }
+    if (off == 0)
+        return true;
+    char idx[96];
+    index_text(first_off, want->dims, want->ndim, idx, sizeof idx);
+    double g = want->dtype == TD_I32 ? ((const int32_t *)got->data)[first_off] : ((const bool *)got->data)[first_off];
+    double w = want->dtype == TD_I32 ? ((const int32_t *)want->data)[first_off]
+                                     : ((const bool *)want->data)[first_off];
+    snprintf(msg, size, "%lld of %lld elements differ; first at element %lld %s: got %.0f, want %.0f", (long long)off,
+             (long long)n, (long long)first_off, idx, g, w);
+    return false;
+}
+
+void tdt_compare_skip(const char *op, const char *why)
+{
+    print_message("%s vs cpu: skipped: %s\n", op, why);
+    skip();
+}
+
+void tdt_compare_impl(td_device *dev, td_device *cpu, const tdt_op_desc *op, const tdt_case *cases, int ncases,
+                      const char *file, int line)
+{
+    td_backend be = TD_BACKEND_CPU;
+    td_device_backend(dev, &be);
+    const char *bname = td_backend_name(be);
+    int failed = 0;
+    int64_t elements = 0;
+    double worst = 0;
+    char skip_why[512] = "";
+    for (int k = 0; k < ncases && !skip_why[0]; k++) {
+        const tdt_case *cs = &cases[k];
+        const unsigned seed = op->seed + 7919u * (unsigned)k;
+        void *host[TDT_CASE_TENSORS] = { NULL }, *host_in = NULL;
+        for (int j = 0; j < cs->nt; j++) {
+            int64_t n = case_numel(cs, j);
+            host[j] = calloc((size_t)n, 4);
+            fill_values(op->dtype[j], op->domain[j], cs->fill, host[j], n, seed + 31u * (unsigned)j);
+        }
+        if (op->host_in) {
+            host_in = calloc((size_t)(cs->hn > 0 ? cs->hn : 1), 4);
+            fill_values(op->host_dtype, TDT_DOMAIN_ANY, cs->fill, host_in, cs->hn, seed + 97u);
+        }
+        side want, got;
+        run_side(op, cs, cpu, cpu, cpu, host, host_in, &want);
+        td_device *in_dev = cs->route == TDT_ROUTE_FROM_CPU ? cpu : dev;
+        td_device *target = cs->route == TDT_ROUTE_TO_CPU ? cpu : dev;
+        run_side(op, cs, in_dev, target, cpu, host, host_in, &got);
+        char what[512], why[640] = "";
+        describe(op, cs, what, sizeof what);
+        double nmse = 0;
+        if ((got.st == TD_E_UNSUPPORTED || got.st == TD_E_DTYPE) && strcmp(got.stage, "making input") == 0) {
+            snprintf(skip_why, sizeof skip_why, "%s cannot make its %s inputs: %s", bname,
+                     dtype_name(op->dtype[got.stage_index]), got.msg);
+        } else if (got.st == TD_E_UNSUPPORTED && strcmp(got.stage, "reading the result") == 0) {
+            snprintf(skip_why, sizeof skip_why, "%s cannot read its %s results back: %s", bname, dtype_name(got.dtype),
+                     got.msg);
+        } else if (want.st != TD_OK) {
+            snprintf(why, sizeof why, "the reference failed %s: %s: %s (an invalid generated case)", want.stage,
+                     td_status_name(want.st), want.msg);
+        } else if (got.st != TD_OK) {
+            snprintf(why, sizeof why, "%s %s: %s", got.stage, td_status_name(got.st), got.msg);
+        } else if (!same_values(op, &got, &want, &nmse, why, sizeof why)) {
+            /* why says how */
+        } else {
+            worst = nmse > worst ? nmse : worst;
+            elements += want.n;
+        }
+        if (why[0]) {
+            failed++;
+            print_error("%s on %s vs cpu: case %d of %d (%s): %s\n", op->name, bname, k + 1, ncases, what, why);
+        }
+        free(want.data);
+        free(got.data);
+        for (int j = 0; j < cs->nt; j++)
+            free(host[j]);
+        free(host_in);
+    }
+    if (skip_why[0]) {
+        print_message("%s on %s vs cpu: skipped: %s\n", op->name, bname, skip_why);
+        skip();
+    }
+    if (failed > 0) {
+        print_error("%s on %s vs cpu: %d of %d cases differ\n", op->name, bname, failed, ncases);
+        _fail(file, line);
+    }
+    print_message("%s on %s vs cpu: %d cases, %lld result elements, all match (worst NMSE %.3g, tolerance %.3g)\n",
+                  op->name, bname, ncases, (long long)elements, worst, op->nmse);
+}

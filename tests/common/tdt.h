@@ -65,6 +65,93 @@ td_tensor *tdt_random(td_device *d, td_dtype dtype, const int64_t *shape, int nd
 void tdt_expect_same_impl(const td_tensor *a, const td_tensor *b, float tol, const char *file, int line);
 #define tdt_expect_same(a, b, tol) tdt_expect_same_impl((a), (b), (tol), __FILE__, __LINE__)
 
+/* ---- many-shape comparisons with the CPU (the generated test_<op>_vs_cpu) ---- */
+
+/* How a case's inputs are filled (from a seed, the same values on both backends):
+ * CLEAN: floats of magnitude [1/8, 2) (domain POSITIVE: [1/8, 4)), random signs; ints in
+ *        [-9, 9]; bools either way.
+ * EDGES: CLEAN with one element in 16 replaced by an edge value: NaN, +inf, -inf, -0, +0
+ *        (POSITIVE: and -1); INT32_MIN, INT32_MAX, -1, 0, 1.
+ * TIES:  a handful of repeated values: floats in {-1, 0, 0.5, 1, 2} (POSITIVE: {0.5, 1, 2, 4}),
+ *        ints in {-1, 0, 1}, bools mostly true.
+ * Domain NONZERO keeps 0 (and -0) out of int inputs (divisors) and of float ones. */
+enum { TDT_FILL_CLEAN, TDT_FILL_EDGES, TDT_FILL_TIES };
+enum { TDT_DOMAIN_ANY, TDT_DOMAIN_POSITIVE, TDT_DOMAIN_NONZERO };
+/* to_device: inputs on the device under test and the result there too, or on the CPU;
+ * or inputs on the CPU and the result on the device under test. */
+enum { TDT_ROUTE_SAME, TDT_ROUTE_TO_CPU, TDT_ROUTE_FROM_CPU };
+
+#define TDT_CASE_TENSORS 4
+#define TDT_CASE_ARRAYS 2
+#define TDT_CASE_INTS 4
+#define TDT_CASE_FLOATS 4
+
+/* One case: the shapes of the tensor inputs (list items in order) and the other arguments
+ * by kind, in argument order. */
+typedef struct tdt_case {
+    int fill;
+    int route;
+    int nt;
+    struct {
+        int ndim;
+        int64_t dims[TD_MAX_DIMS];
+    } t[TDT_CASE_TENSORS];
+    int alen[TDT_CASE_ARRAYS];                  /* dims and shape arguments */
+    int64_t a[TDT_CASE_ARRAYS][TD_MAX_DIMS];
+    int64_t i[TDT_CASE_INTS];                   /* dim, i32, i64, u64 and distribution arguments */
+    float f[TDT_CASE_FLOATS];                   /* f32 arguments */
+    int64_t hn;                                 /* elements of the host input (from_data) */
+} tdt_case;
+
+/* What the generated call of the op receives. */
+typedef struct tdt_call {
+    const tdt_case *cs;
+    td_device *dev;                /* where a creation op makes its result; to_device's target */
+    const td_tensor *const *ins;   /* the tensor inputs */
+    int nins;
+    const void *host_in;           /* host input data (hn elements) */
+    void *host_out;                /* host output, host_out_len elements */
+    int64_t host_out_len;
+    td_tensor **out;
+} tdt_call;
+
+typedef struct tdt_op_desc {
+    const char *name;
+    td_status (*run)(const tdt_call *c);
+    td_dtype dtype[TDT_CASE_TENSORS];  /* of the tensor inputs */
+    int domain[TDT_CASE_TENSORS];
+    bool host_in;                      /* takes host data of host_dtype */
+    td_dtype host_dtype;
+    td_dtype out_dtype;                /* of the result tensor, or of the host output */
+    bool out_host;                     /* the result is host data (into_data) */
+    /* Argument names, for messages (NULL past the last): the tensor inputs (a list's items
+     * are all named after the list), then those of tdt_case's a, i and f. */
+    const char *input_names[TDT_CASE_TENSORS];
+    const char *array_names[TDT_CASE_ARRAYS];
+    const char *int_names[TDT_CASE_INTS];
+    const char *float_names[TDT_CASE_FLOATS];
+    double nmse;                       /* float results: the largest NMSE accepted */
+    unsigned seed;
+} tdt_op_desc;
+
+/* Runs every case on dev and on cpu with the same inputs and compares the results: the
+ * status (TD_OK on both), dtype and shape; ints and bools exactly; floats by NaN and
+ * infinity positions exactly, the rest by NMSE = sum((got - want)^2) / sum(want^2)
+ * <= op->nmse. Prints each differing case (shapes, attributes, fill, where it differs),
+ * then a summary line; fails when a case differs. A backend that cannot make the inputs
+ * (TD_E_UNSUPPORTED, or TD_E_DTYPE: it cannot hold their dtype) or read the result back
+ * (TD_E_UNSUPPORTED) makes the test skipped, with the reason printed. */
+void tdt_compare_impl(td_device *dev, td_device *cpu, const tdt_op_desc *op, const tdt_case *cases, int n,
+                      const char *file, int line);
+#define tdt_compare(dev, cpu, op, cases, n) tdt_compare_impl((dev), (cpu), (op), (cases), (n), __FILE__, __LINE__)
+
+/* Prints why the comparison of op cannot run, and marks the test skipped (cmocka's skip()). */
+void tdt_compare_skip(const char *op, const char *why);
+
+/* NMSE of got against want (n floats) over the elements where both are finite; 0 when
+ * they agree there (all zeros included), infinite when want is all zeros there and got not. */
+double tdt_nmse(const float *got, const float *want, int64_t n);
+
 /* ---- gradient checks ---- */
 
 /* Runs the op under test on device d with the float inputs ins (other arguments fixed). */

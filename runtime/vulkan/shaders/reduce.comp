@@ -1,22 +1,28 @@
-// Reductions of a viewed as [outer, size, inner] into [outer, inner]: sum, mean, max, min, argmax, argmin.
+// Reductions of a viewed as [outer, size, inner], one chunk of the size dim per thread, into
+// [outer, parts, inner] (parts = ceil(size / chunk)): sum, mean, max, min, argmax, argmin.
+// The host chains passes until one part is left, so that no thread loops more than a chunk:
+// lavapipe stops a shader's loops after 65535 iterations in all.
 #version 450
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
 layout(std430, binding = 1) readonly buffer A { uint a[]; };
+layout(std430, binding = 2) readonly buffer B { uint b[]; };  // the previous pass's indices (gathers)
 layout(std430, binding = 4) writeonly buffer O { uint o[]; };
 
-// p: outer, size, inner, op, n (elements of a; a partial last slab is cut there)
+// p: outer, size, inner, op, chunk, parts, divisor (float bits, mean)
+// op: 0 sum, 1 mean, 2 max, 3 min, 4 argmax, 5 argmin, 6 int sum (wrapping), 7 argmax and
+// 8 argmin of partial extremes whose indices are b's (the result gathers them)
 void main()
 {
     uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
-    uint outer = p[0], size = p[1], inner = p[2], op = p[3], n = p[4];
-    if (t >= outer * inner)
+    uint outer = p[0], size = p[1], inner = p[2], op = p[3], chunk = p[4], parts = p[5];
+    if (t >= outer * parts * inner)
         return;
-    uint base = (t / inner) * size * inner + t % inner;
-    uint cnt = size;
-    if (base + (size - 1u) * inner >= n)
-        cnt = (n - base + inner - 1u) / inner;
-    if (op == 6u) {                                   // int sum, wrapping
+    uint i = t % inner, part = (t / inner) % parts, slab = t / (inner * parts);
+    uint first = part * chunk;
+    uint base = (slab * size + first) * inner + i;
+    uint cnt = min(chunk, size - first);
+    if (op == 6u) {
         uint acc = 0u;
         for (uint k = 0u; k < cnt; k++)
             acc += a[base + k * inner];
@@ -31,12 +37,12 @@ void main()
             c = isinf(u) ? 0.0 : (u - s) - y;  // an infinite sum would turn c into NaN
             s = u;
         }
-        o[t] = floatBitsToUint(op == 1u ? s / float(size) : s);
+        o[t] = floatBitsToUint(op == 1u ? s / uintBitsToFloat(p[6]) : s);
         return;
     }
     float best = uintBitsToFloat(a[base]);
     uint idx = 0u;
-    bool want_max = op == 2u || op == 4u;
+    bool want_max = op == 2u || op == 4u || op == 7u;
     for (uint k = 1u; k < cnt; k++) {
         float v = uintBitsToFloat(a[base + k * inner]);
         bool beats = !isnan(best) && (isnan(v) || (want_max ? v > best : v < best));
@@ -45,5 +51,10 @@ void main()
             idx = k;
         }
     }
-    o[t] = op <= 3u ? floatBitsToUint(best) : idx;
+    if (op <= 3u)
+        o[t] = floatBitsToUint(best);
+    else if (op <= 5u)
+        o[t] = first + idx;
+    else
+        o[t] = b[base + idx * inner];
 }

@@ -1,0 +1,567 @@
+-- Emits the many-shape comparisons of one backend against the CPU (in test_ops_<backend>.c):
+-- for every op, a table of cases derived from its shape rule (0-d to 4-d, 1 to more than
+-- 65,000 elements, odd sizes, every broadcasting pattern the rule allows, attributes
+-- derived from the shapes) that tdt_compare (tests/common/tdt.c) runs on both backends
+-- with random inputs, edge values mixed in, and compares: NMSE for floats, exact for ints
+-- and bools, NaN and infinity positions exactly.
+local util = require("tdgen.util")
+local schema = require("tdgen.schema")
+
+local M = {}
+
+-- The NMSE tolerance of an op whose spec sets no `nmse`: one element off by 100% in
+-- 10,007 gives about 1e-4, a whole tensor off by 0.03% about 1e-7.
+M.DEFAULT_NMSE = 1e-7
+
+-- Input fills (tdt.h): random values bounded away from 0; the same with edge values
+-- mixed in (NaN, +-inf, +-0 for floats; INT32_MIN, INT32_MAX, -1, 0, 1 for ints); ties
+-- (a handful of repeated values).
+local C, E, T = "CLEAN", "EDGES", "TIES"
+
+-- The shapes of one-tensor rules: 0-d to 4-d, sizes 1 to 65,537, odd ones, each with a
+-- fill (the big ones with several); the largest pass the CPU's threading threshold
+-- (TD_CPU_PAR_MIN, 32,768 elements), so the reference runs threaded and not.
+local SHAPES = {
+  { {}, C }, { {}, E }, { { 1 }, T }, { { 7 }, C }, { { 33 }, E }, { { 129 }, C }, { { 1000 }, T },
+  { { 10007 }, C }, { { 10007 }, E }, { { 10007 }, T }, { { 65537 }, C },
+  { { 1, 1 }, C }, { { 3, 1 }, E }, { { 7, 33 }, T }, { { 129, 7 }, C }, { { 100, 101 }, E }, { { 100, 101 }, T },
+  { { 2, 3, 4 }, T }, { { 1, 7, 1 }, C }, { { 3, 7, 33 }, E }, { { 10, 33, 31 }, C }, { { 5, 129, 101 }, E },
+  { { 2, 3, 4, 5 }, C }, { { 1, 7, 1, 33 }, T }, { { 3, 5, 7, 97 }, E }, { { 3, 5, 7, 97 }, C },
+}
+
+-- Two broadcasting tensors: equal shapes, a scalar or one element with a big one (both
+-- ways), [3,1] x [1,4], leading-dim, middle-dim and mixed 4-d broadcasts.
+local PAIRS = {
+  { {}, {}, E }, { { 1 }, { 1 }, C }, { { 7 }, { 7 }, T }, { { 129 }, { 129 }, C }, { { 1000 }, { 1000 }, E },
+  { { 10007 }, { 10007 }, C }, { { 10007 }, { 10007 }, E }, { { 65537 }, { 65537 }, C }, { { 7, 33 }, { 7, 33 }, T },
+  { { 100, 101 }, { 100, 101 }, C }, { { 3, 7, 33 }, { 3, 7, 33 }, E }, { { 2, 3, 4, 5 }, { 2, 3, 4, 5 }, T },
+  { { 3, 5, 7, 97 }, { 3, 5, 7, 97 }, C },
+  { {}, { 10007 }, C }, { { 10007 }, {}, E }, { { 1 }, { 129, 7 }, T }, { { 3, 5, 7, 97 }, { 1 }, C },
+  { { 3, 1 }, { 1, 4 }, C }, { { 1, 4 }, { 3, 1 }, E }, { { 129, 1 }, { 1, 100 }, C }, { { 257, 1 }, { 1, 257 }, E },
+  { { 33 }, { 7, 33 }, T }, { { 7, 33 }, { 3, 7, 33 }, C }, { { 5, 7, 97 }, { 3, 5, 7, 97 }, E },
+  { { 5, 1, 7 }, { 5, 3, 7 }, C }, { { 2, 1, 4, 1 }, { 3, 1, 5 }, E }, { { 1, 7, 1, 33 }, { 3, 1, 5, 1 }, C },
+}
+
+-- Three broadcasting tensors (mask_where: a, mask, value).
+local TRIPLES = {
+  { {}, {}, {}, E }, { { 7 }, { 7 }, { 7 }, C }, { { 10007 }, { 10007 }, { 10007 }, C },
+  { { 10007 }, { 10007 }, { 10007 }, E }, { { 7, 33 }, { 7, 33 }, { 7, 33 }, T },
+  { { 3, 5, 7, 97 }, { 3, 5, 7, 97 }, { 3, 5, 7, 97 }, E },
+  { { 2, 3 }, { 2, 1 }, { 3 }, C }, { { 3 }, { 2, 3 }, {}, T }, { { 129, 100 }, { 129, 1 }, {}, C },
+  { { 100 }, { 129, 1 }, { 1, 100 }, E }, { {}, { 1000 }, { 1 }, C }, { { 1, 7, 1, 33 }, { 3, 1, 5, 1 }, { 33 }, C },
+  { { 10007 }, { 1 }, { 10007 }, T }, { { 3, 1, 33 }, { 7, 1 }, { 3, 1, 1 }, E }, { { 257, 1 }, { 1, 257 }, {}, C },
+}
+
+-- A tensor and a mask that broadcasts to its shape (mask_fill).
+local MASKED = {
+  { {}, {}, E }, { { 7 }, { 7 }, C }, { { 10007 }, { 10007 }, C }, { { 10007 }, { 10007 }, E },
+  { { 7, 33 }, { 7, 1 }, T }, { { 7, 33 }, { 33 }, C }, { { 100, 101 }, { 1 }, E }, { { 100, 101 }, {}, C },
+  { { 3, 7, 33 }, { 7, 1 }, C }, { { 3, 5, 7, 97 }, { 3, 1, 7, 1 }, E }, { { 2, 3, 4, 5 }, { 4, 5 }, T },
+  { { 10, 33, 31 }, { 10, 33, 31 }, C }, { { 1000 }, {}, T },
+  { { 5, 129, 101 }, { 129, 1 }, C },
+}
+
+local function numel(s)
+  local n = 1
+  for _, d in ipairs(s) do n = n * d end
+  return n
+end
+
+local function copy(t)
+  local r = {}
+  for i, x in ipairs(t) do r[i] = x end
+  return r
+end
+
+-- The smallest factor of n above 1 (n itself when prime; 1 for 1).
+local function factor(n)
+  for p = 2, math.floor(math.sqrt(n)) do
+    if n % p == 0 then return p end
+  end
+  return n
+end
+
+-- Case generators per shape rule: P names the rule's arguments (op.rule.args); each case
+-- is { fill = ..., v = { [argument name] = value } }, values as in the spec examples
+-- (a tensor is its shape; a list, an array of shapes).
+local R = {}
+
+local function over_shapes(P, f)
+  local cases = {}
+  for i, s in ipairs(SHAPES) do
+    local list = f(s[1], i) or {}
+    for _, v in ipairs(list) do
+      v[P[1]] = v[P[1]] or s[1]
+      cases[#cases + 1] = { fill = s[2], v = v }
+    end
+  end
+  return cases
+end
+
+function R.same(P) return over_shapes(P, function() return { {} } end) end
+R.reduce_all = R.same
+R.host_out = R.same
+
+function R.broadcast(P)
+  local cases = {}
+  for _, p in ipairs(PAIRS) do cases[#cases + 1] = { fill = p[3], v = { [P[1]] = p[1], [P[2]] = p[2] } } end
+  return cases
+end
+
+function R.broadcast3(P)
+  local cases = {}
+  for _, t in ipairs(TRIPLES) do
+    cases[#cases + 1] = { fill = t[4], v = { [P[1]] = t[1], [P[2]] = t[2], [P[3]] = t[3] } }
+  end
+  return cases
+end
+
+function R.mask_fill(P)
+  local cases = {}
+  for _, m in ipairs(MASKED) do cases[#cases + 1] = { fill = m[3], v = { [P[1]] = m[1], [P[2]] = m[2] } } end
+  return cases
+end
+
+-- Creation: the shapes themselves.
+function R.from_shape(P)
+  local cases = {}
+  for _, s in ipairs(SHAPES) do cases[#cases + 1] = { fill = s[2], v = { [P[1]] = copy(s[1]) } } end
+  return cases
+end
+
+function R.random(P)
+  local cases = {}
+  local params = { { "uniform", -1, 3 }, { "normal", 0.5, 2 }, { "uniform", 0, 1 }, { "normal", -3, 0.25 } }
+  for i, s in ipairs({ {}, { 7 }, { 129 }, { 1000 }, { 10007 }, { 100, 101 }, { 3, 5, 7, 97 }, { 1, 7, 1, 33 } }) do
+    local p = params[(i - 1) % #params + 1]
+    cases[#cases + 1] = { fill = C, v = { [P[1]] = s, [P[2]] = p[1], [P[3]] = p[2], [P[4]] = p[3] } }
+  end
+  return cases
+end
+
+function R.arange(P)
+  local cases = {}
+  for _, r in ipairs({ { 0, 1, 1 }, { 0, 7, 1 }, { -3, 8, 3 }, { 5, -4, -3 }, { 0, 10007, 1 }, { -5000, 5007, 1 },
+    { 1000, -1000, -7 }, { -2147483648, 2147483647, 1048573 }, { 2147483000, 2147483647, 1 },
+    { 7, 8, 1000000 } }) do
+    cases[#cases + 1] = { fill = C, v = { [P[1]] = r[1], [P[2]] = r[2], [P[3]] = r[3] } }
+  end
+  return cases
+end
+
+-- Flatten, and a split in two factors (the second one inferred on every other shape).
+function R.reshape(P)
+  return over_shapes(P, function(s, i)
+    local n = numel(s)
+    local p = factor(n)
+    return { { [P[2]] = { -1 } }, { [P[2]] = i % 2 == 0 and { p, -1 } or { p, n // p } } }
+  end)
+end
+
+-- First and last dims; the two middle ones of 4-d shapes.
+function R.swap_dims(P)
+  return over_shapes(P, function(s, i)
+    if #s == 0 then return nil end
+    local out = { { [P[2]] = i % 2 == 0 and 0 or -1, [P[3]] = i % 2 == 0 and -1 or 0 } }
+    if #s == 4 then out[2] = { [P[2]] = 1, [P[3]] = 2 } end
+    return out
+  end)
+end
+
+-- Reversed dims; a rotation of 3-d and 4-d shapes.
+function R.permute(P)
+  return over_shapes(P, function(s)
+    local rev, rot = {}, {}
+    for d = 1, #s do
+      rev[d] = #s - d
+      rot[d] = d % #s
+    end
+    local out = { { [P[2]] = rev } }
+    if #s >= 3 then out[2] = { [P[2]] = rot } end
+    return out
+  end)
+end
+
+-- A new leading dim with size-1 dims stretched (-1 keeps the others on every other
+-- shape); shapes with size-1 dims also stretch them without a new dim; 0-d to [7, 33].
+function R.expand(P)
+  return over_shapes(P, function(s, i)
+    if #s == 0 then return { { [P[2]] = { 7, 33 } } } end
+    local lead, stretch, ones = { 2 }, {}, false
+    for d, n in ipairs(s) do
+      local keep = i % 2 == 0 and -1 or n
+      lead[d + 1] = n == 1 and 3 or keep
+      stretch[d] = n == 1 and 5 or keep
+      ones = ones or n == 1
+    end
+    local out = { { [P[2]] = lead } }
+    if ones then out[2] = { [P[2]] = stretch } end
+    return out
+  end)
+end
+
+-- An interior range of every dim (sizes 1 and 2: what there is), and of the first dim only.
+local function interior(s, k)
+  local starts, ends = {}, {}
+  for d = 1, k do
+    local n = s[d]
+    starts[d] = n >= 2 and 1 or 0
+    ends[d] = n >= 3 and n - 1 or n
+  end
+  return starts, ends
+end
+
+local function slices(s)
+  local out = { { interior(s, #s) } }
+  if #s >= 2 then out[2] = { interior(s, 1) } end
+  return out
+end
+
+function R.slice(P)
+  return over_shapes(P, function(s)
+    local out = {}
+    for _, r in ipairs(slices(s)) do out[#out + 1] = { [P[2]] = r[1], [P[3]] = r[2] } end
+    return out
+  end)
+end
+
+function R.slice_assign(P)
+  return over_shapes(P, function(s)
+    local out = {}
+    for _, r in ipairs(slices(s)) do
+      local region = copy(s)
+      for d = 1, #r[1] do region[d] = r[2][d] - r[1][d] end
+      out[#out + 1] = { [P[2]] = region, [P[3]] = r[1], [P[4]] = r[2] }
+    end
+    return out
+  end)
+end
+
+-- 2 and 3 pieces along every dim of small shapes, and along the first and last dim of big ones.
+function R.cat(P)
+  local cases = {}
+  local fills = { C, E, T }
+  local bases = { { { 7 }, "all" }, { { 1000 }, "all" }, { { 7, 33 }, "all" }, { { 3, 7, 33 }, "all" },
+    { { 2, 3, 4, 5 }, "all" }, { { 1, 7, 1, 33 }, "all" }, { { 10007 }, "all" }, { { 100, 101 }, "ends" },
+    { { 3, 5, 7, 97 }, "ends" } }
+  for _, b in ipairs(bases) do
+    local s = b[1]
+    for d = 1, #s do
+      if b[2] == "all" or d == 1 or d == #s then
+        local k = #cases
+        local sizes = k % 2 == 0 and { s[d], 1 } or { 1, s[d], 2 }
+        local items = {}
+        for j, n in ipairs(sizes) do
+          items[j] = copy(s)
+          items[j][d] = n
+        end
+        local dim = k % 2 == 0 and d - 1 or d - 1 - #s
+        cases[#cases + 1] = { fill = fills[k % 3 + 1], v = { [P[1]] = items, [P[2]] = dim } }
+      end
+    end
+  end
+  return cases
+end
+
+-- Every dim of every shape (the last one as -1 on every other shape).
+function R.reduce_dim(P)
+  return over_shapes(P, function(s, i)
+    local out = {}
+    for d = 1, #s do out[d] = { [P[2]] = (d == #s and i % 2 == 0) and -1 or d - 1 } end
+    return out
+  end)
+end
+
+-- m, k, n in {1, 7, 64, 129} (each m with each n, k cycling), batched, broadcast batches,
+-- one large enough for the CPU's threaded matmul, and a k of more than 2^20 (more than
+-- 65535 tiles of 16: lavapipe's loop limit; ties, so that the sum is exact in any order).
+function R.matmul(P)
+  local cases = {}
+  local sizes = { 1, 7, 64, 129 }
+  for i, m in ipairs(sizes) do
+    for j, n in ipairs(sizes) do
+      local k = sizes[(i + j) % 4 + 1]
+      cases[#cases + 1] = { fill = (i + j) % 5 == 0 and E or C, v = { [P[1]] = { m, k }, [P[2]] = { k, n } } }
+    end
+  end
+  for _, p in ipairs({
+    { { 2, 7, 64 }, { 2, 64, 33 }, C }, { { 3, 129, 7 }, { 3, 7, 1 }, T }, { { 2, 1, 7, 64 }, { 3, 64, 7 }, C },
+    { { 64, 129 }, { 4, 129, 7 }, E }, { { 5, 7, 1 }, { 1, 64 }, C }, { { 1, 3, 1, 7 }, { 2, 1, 7, 129 }, C },
+    { { 129, 257 }, { 257, 129 }, C }, { { 1, 1048600 }, { 1048600, 1 }, T },
+  }) do
+    cases[#cases + 1] = { fill = p[3], v = { [P[1]] = p[1], [P[2]] = p[2] } }
+  end
+  return cases
+end
+
+-- A case's value for each argument the rule does not name: from the examples (cycling),
+-- a tensor the shape of the first tensor, a seed per case, else a fixed default.
+local function complete(op, cases)
+  local exs = op.examples or {}
+  for ci, c in ipairs(cases) do
+    local first
+    for _, a in ipairs(op.args) do
+      if a.t.tensor and c.v[a.name] then first = first or c.v[a.name] end
+    end
+    for _, a in ipairs(op.args) do
+      local t = a.t
+      if c.v[a.name] == nil and not (t.device or t.host_in or t.host_out) then
+        local ex = #exs > 0 and exs[(ci - 1) % #exs + 1] or {}
+        local v
+        if t.tensor then v = first or {}
+        elseif ex[a.name] ~= nil then v = ex[a.name]
+        elseif a.type == "u64" then v = 1000 + 7919 * ci
+        elseif a.type == "f32" then v = 1.5
+        elseif a.type == "i32" then v = 3
+        elseif a.type == "distribution" then v = "uniform"
+        elseif t.array then v = {}
+        else v = 0 end
+        c.v[a.name] = v
+      end
+    end
+  end
+end
+
+-- Limits of tdt_case (tests/common/tdt.h).
+local LIMITS = { t = 4, a = 2, i = 4, f = 4 }
+local LIMIT_NAMES = { t = "tensors", a = "dims or shape arguments", i = "integer arguments", f = "f32 arguments" }
+
+local FILL = { CLEAN = "TDT_FILL_CLEAN", EDGES = "TDT_FILL_EDGES", TIES = "TDT_FILL_TIES" }
+local DOMAIN = { positive = "TDT_DOMAIN_POSITIVE", nonzero = "TDT_DOMAIN_NONZERO" }
+
+local function ints(list)
+  local parts = {}
+  for i, x in ipairs(list) do parts[i] = string.format("%d", math.tointeger(x) or math.floor(x)) end
+  if #parts == 0 then parts[1] = "0" end
+  return "{ " .. table.concat(parts, ", ") .. " }"
+end
+
+local function c_i64(x)
+  x = math.tointeger(x) or math.floor(x)
+  if x == math.mininteger then return "INT64_MIN" end
+  return string.format("INT64_C(%d)", x)
+end
+
+-- A float (an example may write "nan", "inf" or "-inf").
+local function c_f32(x)
+  if x == "nan" or x ~= x then return "NAN" end
+  if x == "inf" then x = math.huge elseif x == "-inf" then x = -math.huge end
+  if x == math.huge then return "INFINITY" end
+  if x == -math.huge then return "-INFINITY" end
+  local s = string.format("%.9g", x)
+  if not s:find("[%.eEn]") then s = s .. ".0" end
+  return s .. "f"
+end
+
+-- The C row of one case; nil and a reason when it does not fit tdt_case.
+local function case_row(op, c)
+  local ts, as, is, fs, hn = {}, {}, {}, {}, nil
+  local shape_arg
+  for _, a in ipairs(op.args) do
+    local t, v = a.t, c.v[a.name]
+    if t.tensor then ts[#ts + 1] = v
+    elseif t.list then for _, s in ipairs(v) do ts[#ts + 1] = s end
+    elseif t.array then
+      as[#as + 1] = v
+      if a.type == "shape" then shape_arg = shape_arg or v end
+    elseif a.type == "f32" then fs[#fs + 1] = c_f32(v)
+    elseif a.type == "distribution" then is[#is + 1] = v == "normal" and "TD_NORMAL" or "TD_UNIFORM"
+    elseif t.scalar then is[#is + 1] = c_i64(v)
+    end
+  end
+  for _, a in ipairs(op.args) do
+    if a.t.host_in then hn = numel(shape_arg or {}) end
+  end
+  local have = { t = ts, a = as, i = is, f = fs }
+  for _, k in ipairs({ "t", "a", "i", "f" }) do
+    if #have[k] > LIMITS[k] then
+      return nil, string.format("a case needs %d %s; tdt_case holds %d", #have[k], LIMIT_NAMES[k], LIMITS[k])
+    end
+  end
+  local parts = { ".fill = " .. FILL[c.fill] }
+  if c.route then parts[#parts + 1] = ".route = " .. c.route end
+  if #ts > 0 then
+    local tt = {}
+    for i, s in ipairs(ts) do tt[i] = string.format("{ %d, %s }", #s, ints(s)) end
+    parts[#parts + 1] = string.format(".nt = %d, .t = { %s }", #ts, table.concat(tt, ", "))
+  end
+  if #as > 0 then
+    local lens, vals = {}, {}
+    for i, x in ipairs(as) do lens[i] = tostring(#x); vals[i] = ints(x) end
+    parts[#parts + 1] = string.format(".alen = { %s }, .a = { %s }", table.concat(lens, ", "), table.concat(vals, ", "))
+  end
+  if #is > 0 then parts[#parts + 1] = ".i = { " .. table.concat(is, ", ") .. " }" end
+  if #fs > 0 then parts[#parts + 1] = ".f = { " .. table.concat(fs, ", ") .. " }" end
+  if hn then parts[#parts + 1] = ".hn = " .. hn end
+  return "{ " .. table.concat(parts, ", ") .. " }"
+end
+
+-- The call of the op from a tdt_call `c`.
+local function call_exprs(op)
+  local exprs, k, na, ni, nf = {}, 0, 0, 0, 0
+  for _, a in ipairs(op.args) do
+    local t = a.t
+    if t.tensor then
+      exprs[#exprs + 1] = string.format("c->ins[%d]", k)
+      k = k + 1
+    elseif t.list then
+      exprs[#exprs + 1] = "c->ins"
+      exprs[#exprs + 1] = "c->nins"
+    elseif t.device then
+      exprs[#exprs + 1] = "c->dev"
+    elseif t.array then
+      exprs[#exprs + 1] = string.format("c->cs->a[%d], c->cs->alen[%d]", na, na)
+      na = na + 1
+    elseif t.host_in then
+      exprs[#exprs + 1] = "c->host_in"
+    elseif t.host_out then
+      exprs[#exprs + 1] = "c->host_out, c->host_out_len"
+    elseif a.type == "f32" then
+      exprs[#exprs + 1] = string.format("c->cs->f[%d]", nf)
+      nf = nf + 1
+    elseif a.type == "i32" then
+      exprs[#exprs + 1] = string.format("(int32_t)c->cs->i[%d]", ni)
+      ni = ni + 1
+    elseif a.type == "u64" then
+      exprs[#exprs + 1] = string.format("(uint64_t)c->cs->i[%d]", ni)
+      ni = ni + 1
+    elseif a.type == "distribution" then
+      exprs[#exprs + 1] = string.format("(td_distribution)c->cs->i[%d]", ni)
+      ni = ni + 1
+    else
+      exprs[#exprs + 1] = string.format("c->cs->i[%d]", ni)
+      ni = ni + 1
+    end
+  end
+  if schema.classes[op.returns] then exprs[#exprs + 1] = "c->out" end
+  return table.concat(exprs, ", ")
+end
+
+-- FNV-1a of the op's name: its inputs' seed, stable when other ops come and go.
+local function seed_of(name)
+  local h = 2166136261
+  for i = 1, #name do h = ((h ~ name:byte(i)) * 16777619) & 0xffffffff end
+  return h
+end
+
+-- Why the backend cannot run the comparison of op (nil when it can).
+local function why_not(model, be, op)
+  local cpu = model.backend_by_name.cpu
+  if not cpu.ops[op.name] then
+    return string.format("no reference: the cpu backend does not implement %s", op.name)
+  end
+  if not op.rule then return nil end
+  if not R[op.rule.name] then
+    return string.format("no many-shape cases for the shape rule '%s' (gen/tdgen/emit_compare.lua)", op.rule.name)
+  end
+  for _, a in ipairs(op.args) do
+    local cls = a.t.tensor or a.t.list
+    if cls and not be.ops[cls .. "_from_data"] and not cpu.ops[cls .. "_to_device"] then
+      return string.format("%s cannot make %s inputs: it lacks %s_from_data and the cpu backend lacks %s_to_device",
+        be.name, cls, cls, cls)
+    end
+  end
+  local rc = op.returns
+  if schema.classes[rc] and not be.ops[rc .. "_into_data"] and not be.ops[rc .. "_to_device"] then
+    return string.format("%s cannot read its %s results back: it lacks %s_into_data and %s_to_device", be.name, rc,
+      rc, rc)
+  end
+  return nil
+end
+
+-- Whether the comparison of op against the CPU belongs in be's tests: a backend other than
+-- the CPU that implements an op with a result, outside the distributed family.
+function M.applies(model, be, op)
+  return be.name ~= "cpu" and model.backend_by_name.cpu ~= nil and be.ops[op.name] == true
+    and op.family ~= "distributed" and (schema.classes[op.returns] ~= nil or op.returns == "host")
+end
+
+-- Emits test_<op>_vs_cpu into b (test(name) registers it): the op's case table, its call,
+-- and the test that runs them, or a test that reports why it is skipped.
+function M.emit(b, model, be, op, test)
+  local name = "test_" .. op.name .. "_vs_cpu"
+  local why = why_not(model, be, op)
+  local cases, rows = {}, {}
+  if not why then
+    cases = R[op.rule.name](op.rule.args)
+    complete(op, cases)
+    if op.family == "to_device" then
+      for i, c in ipairs(cases) do
+        c.route = ({ "TDT_ROUTE_SAME", "TDT_ROUTE_TO_CPU", "TDT_ROUTE_FROM_CPU" })[(i - 1) % 3 + 1]
+      end
+    end
+    for i, c in ipairs(cases) do
+      local row, err = case_row(op, c)
+      if not row then why = err; break end
+      rows[i] = row
+    end
+  end
+  if why then
+    b:put("")
+    b:put("static void %s(void **state)", test(name))
+    b:put("{")
+    b:put("    (void)state;")
+    b:put("    tdt_compare_skip(%s, %s);", util.c_string(op.name), util.c_string(why))
+    b:put("}")
+    return
+  end
+  b:put("")
+  b:put("static td_status cmp_%s(const tdt_call *c)", op.name)
+  b:put("{")
+  b:put("    return td_%s(%s);", op.name, call_exprs(op))
+  b:put("}")
+  b:put("")
+  b:put("static const tdt_case cases_%s[] = {", op.name)
+  for _, r in ipairs(rows) do b:put("    %s,", r) end
+  b:put("};")
+  local dtypes, domains = {}, {}
+  local dom = op.fields.domain or {}
+  for _, a in ipairs(op.args) do
+    local cls = a.t.tensor or a.t.list
+    if cls then
+      local n = a.t.list and LIMITS.t - #dtypes or 1
+      for _ = 1, n do
+        dtypes[#dtypes + 1] = schema.dtypes[schema.classes[cls]]
+        domains[#domains + 1] = DOMAIN[dom[a.name]] or "TDT_DOMAIN_ANY"
+      end
+    end
+  end
+  local host_in, out_dtype, out_host
+  for _, a in ipairs(op.args) do
+    if a.t.host_in then host_in = schema.dtypes[a.t.host_in] end
+    if a.t.host_out then out_dtype, out_host = schema.dtypes[a.t.host_out], true end
+  end
+  if schema.classes[op.returns] then out_dtype = schema.dtypes[schema.classes[op.returns]] end
+  b:put("")
+  b:put("static void %s(void **state)", test(name))
+  b:put("{")
+  b:put("    (void)state;")
+  b:put("    static const tdt_op_desc desc = {")
+  b:put("        .name = %s,", util.c_string(op.name))
+  b:put("        .run = cmp_%s,", op.name)
+  if #dtypes > 0 then
+    b:put("        .dtype = { %s },", table.concat(dtypes, ", "))
+    b:put("        .domain = { %s },", table.concat(domains, ", "))
+  end
+  if host_in then b:put("        .host_in = true, .host_dtype = %s,", host_in) end
+  b:put("        .out_dtype = %s,%s", out_dtype, out_host and " .out_host = true," or "")
+  local names = { input = {}, array = {}, int = {}, float = {} }
+  for _, a in ipairs(op.args) do
+    local q = util.c_string(a.name)
+    if a.t.tensor or a.t.list then names.input[#names.input + 1] = q
+    elseif a.t.array then names.array[#names.array + 1] = q
+    elseif a.type == "f32" then names.float[#names.float + 1] = q
+    elseif a.t.scalar then names.int[#names.int + 1] = q end
+  end
+  for _, k in ipairs({ "input", "array", "int", "float" }) do
+    if #names[k] > 0 then b:put("        .%s_names = { %s },", k, table.concat(names[k], ", ")) end
+  end
+  b:put("        .nmse = %s,", string.format("%.9g", op.fields.nmse or M.DEFAULT_NMSE))
+  b:put("        .seed = %du,", seed_of(op.name))
+  b:put("    };")
+  b:put("    tdt_compare(dev, cpu_dev, &desc, cases_%s, (int)(sizeof cases_%s / sizeof cases_%s[0]));", op.name,
+    op.name, op.name)
+  b:put("}")
+end
+
+return M
