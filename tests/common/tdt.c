@@ -472,7 +472,10 @@ static unsigned mix(unsigned x)
 
 static void fill_values(td_dtype dt, int domain, int fill, void *buf, int64_t n, unsigned seed)
 {
-    static const float fedge[] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f, -1.0f };
+    /* Edge values: the first 5 are nonzero (subnormals included: lavapipe once read them
+     * as normal numbers in log2), the first 7 hold no -1; positive-domain ops get all 8,
+     * so pow sees -inf and -1 bases with non-integer and infinite exponents. */
+    static const float fedge[] = { NAN, INFINITY, -INFINITY, 1e-39f, -1e-39f, -0.0f, 0.0f, -1.0f };
     static const float fties[] = { -1.0f, 0.0f, 0.5f, 1.0f, 2.0f };
     static const float fties_pos[] = { 0.5f, 1.0f, 2.0f, 4.0f };
     static const float fties_nz[] = { -1.0f, 0.5f, 1.0f, 2.0f };
@@ -486,7 +489,7 @@ static void fill_values(td_dtype dt, int domain, int fill, void *buf, int64_t n,
         if (dt == TD_F32) {
             float x;
             if (edge)
-                x = fedge[(int)(v * (pos ? 6.0f : nonzero ? 3.0f : 5.0f))];
+                x = fedge[(int)(v * (pos ? 8.0f : nonzero ? 5.0f : 7.0f))];
             else if (fill == TDT_FILL_TIES && pos)
                 x = fties_pos[(int)(v * 4.0f)];
             else if (fill == TDT_FILL_TIES && nonzero)
