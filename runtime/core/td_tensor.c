@@ -161,6 +161,12 @@ void td_device_release(td_device *device)
             return;
         td_device_release(device->inner);
     } else {
+        /* Tensors release their device reference on every release: only a reference that
+         * may be the last takes the lock (an open under the lock may revive it). */
+        long rc = atomic_load(&device->rc);
+        while (rc > 1)
+            if (atomic_compare_exchange_weak(&device->rc, &rc, rc - 1))
+                return;
         pthread_mutex_lock(&open_lock);
         const bool last = atomic_fetch_sub(&device->rc, 1) == 1;
         if (last) {
