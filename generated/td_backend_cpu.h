@@ -99,8 +99,8 @@ td_status td_cpu_float_sub(const td_tensor *a, const td_tensor *b, td_tensor *ou
 td_status td_cpu_float_mul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a * b, broadcasting. */
 td_status td_cpu_float_div(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a / b, broadcasting. */
 td_status td_cpu_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting. */
-td_status td_cpu_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting. */
-td_status td_cpu_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting. */
+td_status td_cpu_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
+td_status td_cpu_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
 td_status td_cpu_float_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b as bool, broadcasting. */
 td_status td_cpu_float_greater(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a > b as bool, broadcasting. */
 td_status td_cpu_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a >= b as bool, broadcasting. */

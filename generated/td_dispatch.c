@@ -8882,32 +8882,56 @@ static td_status bw_float_maximum(const td_ad_node *n, const td_tensor *grad, co
         (void)i;
         td_tensor *t1 = NULL;
         td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
         if (st == TD_OK)
             st = td_ad_ge(vals[0], vals[1], &t1);
         if (st == TD_OK)
-            st = td_float_mul(grad, t1, &t2);
+            st = td_ad_gt(vals[0], vals[1], &t2);
+        if (st == TD_OK)
+            st = td_float_add(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t3, &t4);
+        if (st == TD_OK)
+            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t5;
+            t5 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
     }
     if (st == TD_OK && n->parents[1] != NULL) {
         const int i = 1;
         (void)i;
         td_tensor *t1 = NULL;
         td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
         if (st == TD_OK)
-            st = td_ad_gt(vals[1], vals[0], &t1);
+            st = td_ad_ge(vals[1], vals[0], &t1);
         if (st == TD_OK)
-            st = td_float_mul(grad, t1, &t2);
+            st = td_ad_gt(vals[1], vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_add(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t3, &t4);
+        if (st == TD_OK)
+            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t5;
+            t5 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
     }
     return st;
 }
@@ -9047,32 +9071,56 @@ static td_status bw_float_minimum(const td_ad_node *n, const td_tensor *grad, co
         (void)i;
         td_tensor *t1 = NULL;
         td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
         if (st == TD_OK)
             st = td_ad_ge(vals[1], vals[0], &t1);
         if (st == TD_OK)
-            st = td_float_mul(grad, t1, &t2);
+            st = td_ad_gt(vals[1], vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_add(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t3, &t4);
+        if (st == TD_OK)
+            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t5;
+            t5 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
     }
     if (st == TD_OK && n->parents[1] != NULL) {
         const int i = 1;
         (void)i;
         td_tensor *t1 = NULL;
         td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
         if (st == TD_OK)
-            st = td_ad_gt(vals[0], vals[1], &t1);
+            st = td_ad_ge(vals[0], vals[1], &t1);
         if (st == TD_OK)
-            st = td_float_mul(grad, t1, &t2);
+            st = td_ad_gt(vals[0], vals[1], &t2);
+        if (st == TD_OK)
+            st = td_float_add(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t3, &t4);
+        if (st == TD_OK)
+            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t5;
+            t5 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
     }
     return st;
 }

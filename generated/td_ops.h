@@ -405,12 +405,12 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise max(a, b) (NaN wins), broadcasting.
+/* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.
  * Family binary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise min(a, b) (NaN wins), broadcasting.
+/* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.
  * Family binary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out);

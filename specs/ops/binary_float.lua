@@ -101,7 +101,7 @@ op {
   name = "float_maximum",
   id = 77,
   family = "binary_float",
-  doc = "Elementwise max(a, b) (NaN wins), broadcasting.",
+  doc = "Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.",
   args = { "float a", "float b" },
   returns = "float",
   shape = "broadcast(a, b)",
@@ -111,7 +111,8 @@ op {
     { a = { shape = { 2, 1 }, data = { -1, 1 } }, b = { shape = { 1, 2 }, data = { 0, "-inf" } },
       out = { shape = { 2, 2 }, data = { 0, -1, 1, 1 } } },
   },
-  backward = { a = "grad * ge(a, b)", b = "grad * gt(b, a)" },
+  -- ge + gt is 2 where a wins, 1 on a tie, 0 where it loses: halved, the tie splits.
+  backward = { a = "grad * (ge(a, b) + gt(a, b)) * 0.5", b = "grad * (ge(b, a) + gt(b, a)) * 0.5" },
   bound = "memory",
 }
 
@@ -119,7 +120,7 @@ op {
   name = "float_minimum",
   id = 78,
   family = "binary_float",
-  doc = "Elementwise min(a, b) (NaN wins), broadcasting.",
+  doc = "Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.",
   args = { "float a", "float b" },
   returns = "float",
   shape = "broadcast(a, b)",
@@ -129,7 +130,7 @@ op {
     { a = { shape = { 2, 1 }, data = { -1, 1 } }, b = { shape = { 1, 2 }, data = { 0, "inf" } },
       out = { shape = { 2, 2 }, data = { -1, -1, 0, 1 } } },
   },
-  backward = { a = "grad * ge(b, a)", b = "grad * gt(a, b)" },
+  backward = { a = "grad * (ge(b, a) + gt(b, a)) * 0.5", b = "grad * (ge(a, b) + gt(a, b)) * 0.5" },
   bound = "memory",
 }
 
