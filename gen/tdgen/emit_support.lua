@@ -1,5 +1,6 @@
 -- Emits SUPPORT.md: the op x backend matrix.
 local util = require("tdgen.util")
+local needs = require("tdgen.needs")
 
 local M = {}
 
@@ -59,18 +60,10 @@ function M.support(model, specs_note)
   b:put("them can run backward there):")
   b:put("")
   for _, be in ipairs(model.backends) do
-    local n, ok, lack = 0, 0, {}
-    for _, op in ipairs(model.ops) do
-      local g = be.grad[op.name]
-      if g and be.ops[op.name] then
-        n = n + 1
-        if #g.missing == 0 then ok = ok + 1 else for _, m in ipairs(g.missing) do lack[m] = true end end
-      end
-    end
+    local n, bad, lack = needs.tally(model, be)
     local names = {}
-    for k in pairs(lack) do names[#names + 1] = "`" .. k .. "`" end
-    table.sort(names)
-    b:put("- %s: %d of %d%s", be.name, ok, n, #names > 0 and ("; the rest need " .. table.concat(names, ", ")) or "")
+    for i, k in ipairs(lack) do names[i] = "`" .. k .. "`" end
+    b:put("- %s: %d of %d%s", be.name, n - bad, n, #names > 0 and ("; the rest need " .. table.concat(names, ", ")) or "")
   end
   return b:text()
 end

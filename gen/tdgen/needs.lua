@@ -62,26 +62,32 @@ function M.analyze(model)
   end
 end
 
+-- For one backend: how many differentiable ops it implements, how many of them cannot
+-- run backward there, and the ops those need (sorted).
+function M.tally(model, be)
+  local n, bad, names = 0, 0, {}
+  for _, op in ipairs(model.ops) do
+    local g = be.grad[op.name]
+    if g and be.ops[op.name] then
+      n = n + 1
+      if #g.missing > 0 then
+        bad = bad + 1
+        for _, m in ipairs(g.missing) do names[m] = true end
+      end
+    end
+  end
+  return n, bad, sorted(names)
+end
+
 -- One line per backend whose implemented differentiable ops cannot all run backward:
 -- "toy: 3 of 5 implemented differentiable ops cannot run backward (missing: float_expand)".
 function M.warnings(model)
   local lines = {}
   for _, be in ipairs(model.backends) do
-    local n, bad, names = 0, 0, {}
-    for _, op in ipairs(model.ops) do
-      local g = be.grad[op.name]
-      if g and be.ops[op.name] then
-        n = n + 1
-        if #g.missing > 0 then
-          bad = bad + 1
-          for _, m in ipairs(g.missing) do names[m] = true end
-        end
-      end
-    end
+    local n, bad, names = M.tally(model, be)
     if bad > 0 then
       lines[#lines + 1] = string.format("%s: %d of %d implemented differentiable ops cannot run backward " ..
-        "(missing: %s); their gradient checks are generated as skipped", be.name, bad, n,
-        table.concat(sorted(names), ", "))
+        "(missing: %s); their gradient checks are generated as skipped", be.name, bad, n, table.concat(names, ", "))
     end
   end
   return lines
