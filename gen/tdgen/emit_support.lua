@@ -1,6 +1,7 @@
 -- Emits SUPPORT.md: the op x backend matrix.
 local util = require("tdgen.util")
 local needs = require("tdgen.needs")
+local decomp = require("tdgen.decomp")
 
 local M = {}
 
@@ -15,6 +16,7 @@ function M.support(model, specs_note)
   b:put("on any inner backend that runs it. `grad`: how autodiff differentiates the op (by its")
   b:put("formulas, or through the pieces of its decomposition; memory-bound ops are recomputed")
   b:put("in backward under BALANCED checkpointing), or why it does not. A backend cell")
+  b:put("`-; composite needs X`: the op has a decomposition, but the backend does not run X, its pieces.")
   b:put("`native; no gradient: needs X` means the backend runs the op but not its backward,")
   b:put("which calls X on that backend (its generated gradient check is reported as skipped).")
   b:put("")
@@ -33,8 +35,13 @@ function M.support(model, specs_note)
       local g = be.grad[op.name]
       if how and g and #g.missing > 0 then
         row[#row + 1] = how .. "; no gradient: needs " .. table.concat(g.missing, ", ")
+      elseif how then
+        row[#row + 1] = how
+      elseif op.decomp then
+        -- Unavailable although the op has a decomposition: say which pieces are missing.
+        row[#row + 1] = "-; composite needs " .. table.concat(decomp.missing(op, be), ", ")
       else
-        row[#row + 1] = how or "-"
+        row[#row + 1] = "-"
       end
       if how then
         local c = counts[be.name] or { native = 0, composite = 0 }
