@@ -207,7 +207,9 @@ static td_status arm_autodiff_float_from_data(td_device *device, const float *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_from_data[] = "float_from_data";
+
+static inline td_status entry_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_from_data";
     if (out == NULL)
@@ -239,6 +241,17 @@ td_status td_float_from_data(td_device *device, const float *data, const int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_float_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- int_from_data (creation) ---- */
@@ -301,7 +314,9 @@ static td_status arm_autodiff_int_from_data(td_device *device, const int32_t *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_from_data[] = "int_from_data";
+
+static inline td_status entry_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_from_data";
     if (out == NULL)
@@ -333,6 +348,17 @@ td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_int_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- bool_from_data (creation) ---- */
@@ -395,7 +421,9 @@ static td_status arm_autodiff_bool_from_data(td_device *device, const bool *data
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_from_data[] = "bool_from_data";
+
+static inline td_status entry_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_from_data";
     if (out == NULL)
@@ -427,6 +455,17 @@ td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_bool_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- float_zeros (creation) ---- */
@@ -489,7 +528,9 @@ static td_status arm_autodiff_float_zeros(td_device *device, const int64_t *shap
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_zeros[] = "float_zeros";
+
+static inline td_status entry_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_zeros";
     if (out == NULL)
@@ -519,6 +560,17 @@ td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_zeros(device, shape, shape_len, out);
+        td_trace_op(td_opname_float_zeros, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_zeros(device, shape, shape_len, out);
 }
 
 /* ---- int_zeros (creation) ---- */
@@ -581,7 +633,9 @@ static td_status arm_autodiff_int_zeros(td_device *device, const int64_t *shape,
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_zeros[] = "int_zeros";
+
+static inline td_status entry_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_zeros";
     if (out == NULL)
@@ -611,6 +665,17 @@ td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_zeros(device, shape, shape_len, out);
+        td_trace_op(td_opname_int_zeros, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_zeros(device, shape, shape_len, out);
 }
 
 /* ---- float_ones (creation) ---- */
@@ -673,7 +738,9 @@ static td_status arm_autodiff_float_ones(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_ones[] = "float_ones";
+
+static inline td_status entry_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_ones";
     if (out == NULL)
@@ -703,6 +770,17 @@ td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_ones(device, shape, shape_len, out);
+        td_trace_op(td_opname_float_ones, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_ones(device, shape, shape_len, out);
 }
 
 /* ---- int_ones (creation) ---- */
@@ -765,7 +843,9 @@ static td_status arm_autodiff_int_ones(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_ones[] = "int_ones";
+
+static inline td_status entry_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_ones";
     if (out == NULL)
@@ -795,6 +875,17 @@ td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_ones(device, shape, shape_len, out);
+        td_trace_op(td_opname_int_ones, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_ones(device, shape, shape_len, out);
 }
 
 /* ---- float_full (creation) ---- */
@@ -857,7 +948,9 @@ static td_status arm_autodiff_float_full(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
+static const char td_opname_float_full[] = "float_full";
+
+static inline td_status entry_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_full";
     if (out == NULL)
@@ -887,6 +980,17 @@ td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_full(device, shape, shape_len, value, out);
+        td_trace_op(td_opname_float_full, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_full(device, shape, shape_len, value, out);
 }
 
 /* ---- int_full (creation) ---- */
@@ -949,7 +1053,9 @@ static td_status arm_autodiff_int_full(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
+static const char td_opname_int_full[] = "int_full";
+
+static inline td_status entry_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_full";
     if (out == NULL)
@@ -979,6 +1085,17 @@ td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, in
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_full(device, shape, shape_len, value, out);
+        td_trace_op(td_opname_int_full, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_full(device, shape, shape_len, value, out);
 }
 
 /* ---- float_random (creation) ---- */
@@ -1041,7 +1158,9 @@ static td_status arm_autodiff_float_random(td_device *device, const int64_t *sha
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
+static const char td_opname_float_random[] = "float_random";
+
+static inline td_status entry_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
 {
     static const char td_opname[] = "float_random";
     if (out == NULL)
@@ -1073,6 +1192,17 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
+        td_trace_op(td_opname_float_random, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
 }
 
 /* ---- int_arange (creation) ---- */
@@ -1135,7 +1265,9 @@ static td_status arm_autodiff_int_arange(td_device *device, int64_t start, int64
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
+static const char td_opname_int_arange[] = "int_arange";
+
+static inline td_status entry_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
 {
     static const char td_opname[] = "int_arange";
     if (out == NULL)
@@ -1161,6 +1293,17 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_arange(device, start, end, step, out);
+        td_trace_op(td_opname_int_arange, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_arange(device, start, end, step, out);
 }
 
 /* ---- int_reshape (unary) ---- */
@@ -1223,7 +1366,9 @@ static td_status arm_autodiff_int_reshape(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_reshape[] = "int_reshape";
+
+static inline td_status entry_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_reshape";
     if (out == NULL)
@@ -1254,6 +1399,18 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_reshape(a, shape, shape_len, out);
 }
 
 /* ---- int_swap_dims (unary) ---- */
@@ -1316,7 +1473,9 @@ static td_status arm_autodiff_int_swap_dims(const td_tensor *a, int64_t dim0, in
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_int_swap_dims[] = "int_swap_dims";
+
+static inline td_status entry_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "int_swap_dims";
     if (out == NULL)
@@ -1343,6 +1502,18 @@ td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_te
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- int_permute (unary) ---- */
@@ -1405,7 +1576,9 @@ static td_status arm_autodiff_int_permute(const td_tensor *a, const int64_t *per
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_int_permute[] = "int_permute";
+
+static inline td_status entry_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "int_permute";
     if (out == NULL)
@@ -1436,6 +1609,18 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_permute(a, perm, perm_len, out);
 }
 
 /* ---- int_expand (unary) ---- */
@@ -1498,7 +1683,9 @@ static td_status arm_autodiff_int_expand(const td_tensor *a, const int64_t *shap
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_expand[] = "int_expand";
+
+static inline td_status entry_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_expand";
     if (out == NULL)
@@ -1529,6 +1716,18 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_expand(a, shape, shape_len, out);
 }
 
 /* ---- int_slice (unary) ---- */
@@ -1591,7 +1790,9 @@ static td_status arm_autodiff_int_slice(const td_tensor *a, const int64_t *start
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_int_slice[] = "int_slice";
+
+static inline td_status entry_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "int_slice";
     if (out == NULL)
@@ -1626,6 +1827,18 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- bool_reshape (unary) ---- */
@@ -1688,7 +1901,9 @@ static td_status arm_autodiff_bool_reshape(const td_tensor *a, const int64_t *sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_reshape[] = "bool_reshape";
+
+static inline td_status entry_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_reshape";
     if (out == NULL)
@@ -1719,6 +1934,18 @@ td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_reshape(a, shape, shape_len, out);
 }
 
 /* ---- bool_swap_dims (unary) ---- */
@@ -1781,7 +2008,9 @@ static td_status arm_autodiff_bool_swap_dims(const td_tensor *a, int64_t dim0, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_bool_swap_dims[] = "bool_swap_dims";
+
+static inline td_status entry_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "bool_swap_dims";
     if (out == NULL)
@@ -1808,6 +2037,18 @@ td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- bool_permute (unary) ---- */
@@ -1870,7 +2111,9 @@ static td_status arm_autodiff_bool_permute(const td_tensor *a, const int64_t *pe
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_bool_permute[] = "bool_permute";
+
+static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_permute";
     if (out == NULL)
@@ -1901,6 +2144,18 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_permute(a, perm, perm_len, out);
 }
 
 /* ---- bool_expand (unary) ---- */
@@ -1963,7 +2218,9 @@ static td_status arm_autodiff_bool_expand(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_expand[] = "bool_expand";
+
+static inline td_status entry_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_expand";
     if (out == NULL)
@@ -1994,6 +2251,18 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_expand(a, shape, shape_len, out);
 }
 
 /* ---- bool_slice (unary) ---- */
@@ -2056,7 +2325,9 @@ static td_status arm_autodiff_bool_slice(const td_tensor *a, const int64_t *star
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_bool_slice[] = "bool_slice";
+
+static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice";
     if (out == NULL)
@@ -2091,6 +2362,18 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- int_mask_fill (unary) ---- */
@@ -2153,7 +2436,9 @@ static td_status arm_autodiff_int_mask_fill(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+static const char td_opname_int_mask_fill[] = "int_mask_fill";
+
+static inline td_status entry_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_fill";
     if (out == NULL)
@@ -2185,6 +2470,18 @@ td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t va
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_int_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mask_fill(a, mask, value, out);
 }
 
 /* ---- int_sum (unary) ---- */
@@ -2247,7 +2544,9 @@ static td_status arm_autodiff_int_sum(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sum(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_sum[] = "int_sum";
+
+static inline td_status entry_int_sum(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_sum";
     if (out == NULL)
@@ -2274,6 +2573,18 @@ td_status td_int_sum(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sum(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sum(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_sum, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sum(a, out);
 }
 
 /* ---- int_into_float (unary) ---- */
@@ -2336,7 +2647,9 @@ static td_status arm_autodiff_int_into_float(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_into_float(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_into_float[] = "int_into_float";
+
+static inline td_status entry_int_into_float(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_into_float";
     if (out == NULL)
@@ -2363,6 +2676,18 @@ td_status td_int_into_float(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_into_float(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_into_float(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_into_float, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_into_float(a, out);
 }
 
 /* ---- bool_into_float (unary) ---- */
@@ -2425,7 +2750,9 @@ static td_status arm_autodiff_bool_into_float(const td_tensor *a, const td_shape
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_into_float[] = "bool_into_float";
+
+static inline td_status entry_bool_into_float(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_float";
     if (out == NULL)
@@ -2452,6 +2779,18 @@ td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_float(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_float, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_float(a, out);
 }
 
 /* ---- bool_into_int (unary) ---- */
@@ -2514,7 +2853,9 @@ static td_status arm_autodiff_bool_into_int(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_into_int[] = "bool_into_int";
+
+static inline td_status entry_bool_into_int(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_int";
     if (out == NULL)
@@ -2541,6 +2882,18 @@ td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_int(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_int, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_int(a, out);
 }
 
 /* ---- bool_not (unary) ---- */
@@ -2603,7 +2956,9 @@ static td_status arm_autodiff_bool_not(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_not(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_not[] = "bool_not";
+
+static inline td_status entry_bool_not(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_not";
     if (out == NULL)
@@ -2630,6 +2985,18 @@ td_status td_bool_not(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_not(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_not(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_not, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_not(a, out);
 }
 
 /* ---- int_into_data (unary) ---- */
@@ -2678,7 +3045,9 @@ static td_status arm_autodiff_int_into_data(const td_tensor *a, int32_t *dst, in
     return td_st;
 }
 
-td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
+static const char td_opname_int_into_data[] = "int_into_data";
+
+static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 {
     static const char td_opname[] = "int_into_data";
     if (a == NULL)
@@ -2704,6 +3073,18 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_into_data(a, dst, dst_len);
 }
 
 /* ---- bool_into_data (unary) ---- */
@@ -2752,7 +3133,9 @@ static td_status arm_autodiff_bool_into_data(const td_tensor *a, bool *dst, int6
     return td_st;
 }
 
-td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
+static const char td_opname_bool_into_data[] = "bool_into_data";
+
+static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 {
     static const char td_opname[] = "bool_into_data";
     if (a == NULL)
@@ -2778,6 +3161,18 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_data(a, dst, dst_len);
 }
 
 /* ---- float_reshape (unary_float) ---- */
@@ -2891,7 +3286,9 @@ static td_status arm_autodiff_float_reshape(const td_tensor *a, const int64_t *s
     return TD_OK;
 }
 
-td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_reshape[] = "float_reshape";
+
+static inline td_status entry_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_reshape";
     if (out == NULL)
@@ -2922,6 +3319,18 @@ td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_l
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_reshape(a, shape, shape_len, out);
 }
 
 /* ---- float_swap_dims (unary_float) ---- */
@@ -3034,7 +3443,9 @@ static td_status arm_autodiff_float_swap_dims(const td_tensor *a, int64_t dim0, 
     return TD_OK;
 }
 
-td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_float_swap_dims[] = "float_swap_dims";
+
+static inline td_status entry_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "float_swap_dims";
     if (out == NULL)
@@ -3061,6 +3472,18 @@ td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- float_permute (unary_float) ---- */
@@ -3174,7 +3597,9 @@ static td_status arm_autodiff_float_permute(const td_tensor *a, const int64_t *p
     return TD_OK;
 }
 
-td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_float_permute[] = "float_permute";
+
+static inline td_status entry_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "float_permute";
     if (out == NULL)
@@ -3205,6 +3630,18 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_permute(a, perm, perm_len, out);
 }
 
 /* ---- float_expand (unary_float) ---- */
@@ -3312,7 +3749,9 @@ static td_status arm_autodiff_float_expand(const td_tensor *a, const int64_t *sh
     return TD_OK;
 }
 
-td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_expand[] = "float_expand";
+
+static inline td_status entry_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_expand";
     if (out == NULL)
@@ -3343,6 +3782,18 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_expand(a, shape, shape_len, out);
 }
 
 /* ---- float_slice (unary_float) ---- */
@@ -3459,7 +3910,9 @@ static td_status arm_autodiff_float_slice(const td_tensor *a, const int64_t *sta
     return TD_OK;
 }
 
-td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_float_slice[] = "float_slice";
+
+static inline td_status entry_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "float_slice";
     if (out == NULL)
@@ -3494,6 +3947,18 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_neg (unary_float) ---- */
@@ -3605,7 +4070,9 @@ static td_status arm_autodiff_float_neg(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_neg(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_neg[] = "float_neg";
+
+static inline td_status entry_float_neg(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_neg";
     if (out == NULL)
@@ -3632,6 +4099,18 @@ td_status td_float_neg(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_neg(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_neg(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_neg, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_neg(a, out);
 }
 
 /* ---- float_abs (unary_float) ---- */
@@ -3746,7 +4225,9 @@ static td_status arm_autodiff_float_abs(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_abs(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_abs[] = "float_abs";
+
+static inline td_status entry_float_abs(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_abs";
     if (out == NULL)
@@ -3773,6 +4254,18 @@ td_status td_float_abs(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_abs(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_abs(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_abs, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_abs(a, out);
 }
 
 /* ---- float_exp (unary_float) ---- */
@@ -3884,7 +4377,9 @@ static td_status arm_autodiff_float_exp(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_exp(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_exp[] = "float_exp";
+
+static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_exp";
     if (out == NULL)
@@ -3911,6 +4406,18 @@ td_status td_float_exp(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_exp(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_exp(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_exp, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_exp(a, out);
 }
 
 /* ---- float_log (unary_float) ---- */
@@ -4021,7 +4528,9 @@ static td_status arm_autodiff_float_log(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_log(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_log[] = "float_log";
+
+static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_log";
     if (out == NULL)
@@ -4048,6 +4557,18 @@ td_status td_float_log(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_log(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log(a, out);
 }
 
 /* ---- float_sqrt (unary_float) ---- */
@@ -4163,7 +4684,9 @@ static td_status arm_autodiff_float_sqrt(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sqrt[] = "float_sqrt";
+
+static inline td_status entry_float_sqrt(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sqrt";
     if (out == NULL)
@@ -4190,6 +4713,18 @@ td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sqrt(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sqrt, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sqrt(a, out);
 }
 
 /* ---- float_sin (unary_float) ---- */
@@ -4304,7 +4839,9 @@ static td_status arm_autodiff_float_sin(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_sin(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sin[] = "float_sin";
+
+static inline td_status entry_float_sin(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sin";
     if (out == NULL)
@@ -4331,6 +4868,18 @@ td_status td_float_sin(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sin(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sin(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sin(a, out);
 }
 
 /* ---- float_cos (unary_float) ---- */
@@ -4449,7 +4998,9 @@ static td_status arm_autodiff_float_cos(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_cos(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_cos[] = "float_cos";
+
+static inline td_status entry_float_cos(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_cos";
     if (out == NULL)
@@ -4476,6 +5027,18 @@ td_status td_float_cos(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_cos(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cos(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_cos, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cos(a, out);
 }
 
 /* ---- float_tanh (unary_float) ---- */
@@ -4599,7 +5162,9 @@ static td_status arm_autodiff_float_tanh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_tanh(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_tanh[] = "float_tanh";
+
+static inline td_status entry_float_tanh(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_tanh";
     if (out == NULL)
@@ -4626,6 +5191,18 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_tanh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_tanh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_tanh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_tanh(a, out);
 }
 
 /* ---- float_sigmoid (unary_float) ---- */
@@ -4749,7 +5326,9 @@ static td_status arm_autodiff_float_sigmoid(const td_tensor *a, const td_shape *
     return TD_OK;
 }
 
-td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sigmoid[] = "float_sigmoid";
+
+static inline td_status entry_float_sigmoid(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sigmoid";
     if (out == NULL)
@@ -4776,6 +5355,18 @@ td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sigmoid(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sigmoid(a, out);
 }
 
 /* ---- float_relu (unary_float) ---- */
@@ -4890,7 +5481,9 @@ static td_status arm_autodiff_float_relu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_relu(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_relu[] = "float_relu";
+
+static inline td_status entry_float_relu(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_relu";
     if (out == NULL)
@@ -4917,6 +5510,18 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_relu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_relu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_relu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_relu(a, out);
 }
 
 /* ---- float_gelu (unary_float) ---- */
@@ -5031,7 +5636,9 @@ static td_status arm_autodiff_float_gelu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_gelu(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_gelu[] = "float_gelu";
+
+static inline td_status entry_float_gelu(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_gelu";
     if (out == NULL)
@@ -5058,6 +5665,18 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_gelu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_gelu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_gelu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_gelu(a, out);
 }
 
 /* ---- float_powf_scalar (unary_float) ---- */
@@ -5176,7 +5795,9 @@ static td_status arm_autodiff_float_powf_scalar(const td_tensor *a, float expone
     return TD_OK;
 }
 
-td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
+static const char td_opname_float_powf_scalar[] = "float_powf_scalar";
+
+static inline td_status entry_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
 {
     static const char td_opname[] = "float_powf_scalar";
     if (out == NULL)
@@ -5203,6 +5824,18 @@ td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powf_scalar(a, exponent, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_powf_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powf_scalar(a, exponent, out);
 }
 
 /* ---- float_clamp (unary_float) ---- */
@@ -5318,7 +5951,9 @@ static td_status arm_autodiff_float_clamp(const td_tensor *a, float lo, float hi
     return TD_OK;
 }
 
-td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
+static const char td_opname_float_clamp[] = "float_clamp";
+
+static inline td_status entry_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp";
     if (out == NULL)
@@ -5345,6 +5980,18 @@ td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_clamp(a, lo, hi, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_clamp, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_clamp(a, lo, hi, out);
 }
 
 /* ---- float_add_scalar (unary_float) ---- */
@@ -5450,7 +6097,9 @@ static td_status arm_autodiff_float_add_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_add_scalar[] = "float_add_scalar";
+
+static inline td_status entry_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_add_scalar";
     if (out == NULL)
@@ -5477,6 +6126,18 @@ td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_add_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_add_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_add_scalar(a, value, out);
 }
 
 /* ---- float_mul_scalar (unary_float) ---- */
@@ -5588,7 +6249,9 @@ static td_status arm_autodiff_float_mul_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_mul_scalar[] = "float_mul_scalar";
+
+static inline td_status entry_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_mul_scalar";
     if (out == NULL)
@@ -5615,6 +6278,18 @@ td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mul_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mul_scalar(a, value, out);
 }
 
 /* ---- float_mask_fill (unary_float) ---- */
@@ -5727,7 +6402,9 @@ static td_status arm_autodiff_float_mask_fill(const td_tensor *a, const td_tenso
     return TD_OK;
 }
 
-td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
+static const char td_opname_float_mask_fill[] = "float_mask_fill";
+
+static inline td_status entry_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_fill";
     if (out == NULL)
@@ -5759,6 +6436,18 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_float_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mask_fill(a, mask, value, out);
 }
 
 /* ---- float_sum (unary_float) ---- */
@@ -5870,7 +6559,9 @@ static td_status arm_autodiff_float_sum(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_sum(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sum[] = "float_sum";
+
+static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sum";
     if (out == NULL)
@@ -5897,6 +6588,18 @@ td_status td_float_sum(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sum(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sum(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sum, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sum(a, out);
 }
 
 /* ---- float_sum_dim (unary_float) ---- */
@@ -6008,7 +6711,9 @@ static td_status arm_autodiff_float_sum_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_sum_dim[] = "float_sum_dim";
+
+static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_sum_dim";
     if (out == NULL)
@@ -6035,6 +6740,18 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sum_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sum_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sum_dim(a, dim, out);
 }
 
 /* ---- float_mean_dim (unary_float) ---- */
@@ -6174,7 +6891,9 @@ static td_status arm_autodiff_float_mean_dim(const td_tensor *a, int64_t dim, co
     return TD_OK;
 }
 
-td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_mean_dim[] = "float_mean_dim";
+
+static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_mean_dim";
     if (out == NULL)
@@ -6201,6 +6920,18 @@ td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mean_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_mean_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mean_dim(a, dim, out);
 }
 
 /* ---- float_max_dim (unary_float) ---- */
@@ -6311,7 +7042,9 @@ static td_status arm_autodiff_float_max_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_max_dim[] = "float_max_dim";
+
+static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_max_dim";
     if (out == NULL)
@@ -6338,6 +7071,18 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_max_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_dim(a, dim, out);
 }
 
 /* ---- float_min_dim (unary_float) ---- */
@@ -6477,7 +7222,9 @@ static td_status arm_autodiff_float_min_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_min_dim[] = "float_min_dim";
+
+static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_min_dim";
     if (out == NULL)
@@ -6504,6 +7251,18 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_min_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_min_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_min_dim(a, dim, out);
 }
 
 /* ---- float_argmax (unary_float) ---- */
@@ -6567,7 +7326,9 @@ static td_status arm_autodiff_float_argmax(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_argmax[] = "float_argmax";
+
+static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_argmax";
     if (out == NULL)
@@ -6594,6 +7355,18 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_argmax(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_argmax, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_argmax(a, dim, out);
 }
 
 /* ---- float_argmin (unary_float) ---- */
@@ -6657,7 +7430,9 @@ static td_status arm_autodiff_float_argmin(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_argmin[] = "float_argmin";
+
+static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_argmin";
     if (out == NULL)
@@ -6684,6 +7459,18 @@ td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_argmin(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_argmin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_argmin(a, dim, out);
 }
 
 /* ---- float_into_int (unary_float) ---- */
@@ -6747,7 +7534,9 @@ static td_status arm_autodiff_float_into_int(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_into_int(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_into_int[] = "float_into_int";
+
+static inline td_status entry_float_into_int(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_into_int";
     if (out == NULL)
@@ -6774,6 +7563,18 @@ td_status td_float_into_int(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_into_int(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_into_int(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_into_int, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_into_int(a, out);
 }
 
 /* ---- float_into_data (unary_float) ---- */
@@ -6823,7 +7624,9 @@ static td_status arm_autodiff_float_into_data(const td_tensor *a, float *dst, in
     return td_st;
 }
 
-td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
+static const char td_opname_float_into_data[] = "float_into_data";
+
+static inline td_status entry_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
 {
     static const char td_opname[] = "float_into_data";
     if (a == NULL)
@@ -6849,6 +7652,18 @@ td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_into_data(a, dst, dst_len);
 }
 
 /* ---- int_add (binary) ---- */
@@ -6911,7 +7726,9 @@ static td_status arm_autodiff_int_add(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_add[] = "int_add";
+
+static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_add";
     if (out == NULL)
@@ -6943,6 +7760,18 @@ td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_add(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_add, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_add(a, b, out);
 }
 
 /* ---- int_sub (binary) ---- */
@@ -7005,7 +7834,9 @@ static td_status arm_autodiff_int_sub(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_sub[] = "int_sub";
+
+static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_sub";
     if (out == NULL)
@@ -7037,6 +7868,18 @@ td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sub(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_sub, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sub(a, b, out);
 }
 
 /* ---- int_mul (binary) ---- */
@@ -7099,7 +7942,9 @@ static td_status arm_autodiff_int_mul(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_mul[] = "int_mul";
+
+static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_mul";
     if (out == NULL)
@@ -7131,6 +7976,18 @@ td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_mul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mul(a, b, out);
 }
 
 /* ---- int_div (binary) ---- */
@@ -7193,7 +8050,9 @@ static td_status arm_autodiff_int_div(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_div[] = "int_div";
+
+static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_div";
     if (out == NULL)
@@ -7225,6 +8084,18 @@ td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_div(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_div, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_div(a, b, out);
 }
 
 /* ---- int_remainder (binary) ---- */
@@ -7287,7 +8158,9 @@ static td_status arm_autodiff_int_remainder(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_remainder[] = "int_remainder";
+
+static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_remainder";
     if (out == NULL)
@@ -7319,6 +8192,18 @@ td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_remainder(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_remainder, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_remainder(a, b, out);
 }
 
 /* ---- int_equal (binary) ---- */
@@ -7381,7 +8266,9 @@ static td_status arm_autodiff_int_equal(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_equal[] = "int_equal";
+
+static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_equal";
     if (out == NULL)
@@ -7413,6 +8300,18 @@ td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_equal(a, b, out);
 }
 
 /* ---- int_greater (binary) ---- */
@@ -7475,7 +8374,9 @@ static td_status arm_autodiff_int_greater(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_greater[] = "int_greater";
+
+static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_greater";
     if (out == NULL)
@@ -7507,6 +8408,18 @@ td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_greater(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_greater, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_greater(a, b, out);
 }
 
 /* ---- int_lower (binary) ---- */
@@ -7569,7 +8482,9 @@ static td_status arm_autodiff_int_lower(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_lower[] = "int_lower";
+
+static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_lower";
     if (out == NULL)
@@ -7601,6 +8516,18 @@ td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_lower(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_lower, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_lower(a, b, out);
 }
 
 /* ---- int_mask_where (binary) ---- */
@@ -7663,7 +8590,9 @@ static td_status arm_autodiff_int_mask_where(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+static const char td_opname_int_mask_where[] = "int_mask_where";
+
+static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_where";
     if (out == NULL)
@@ -7700,6 +8629,18 @@ td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_int_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mask_where(a, mask, value, out);
 }
 
 /* ---- bool_and (binary) ---- */
@@ -7762,7 +8703,9 @@ static td_status arm_autodiff_bool_and(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_bool_and[] = "bool_and";
+
+static inline td_status entry_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "bool_and";
     if (out == NULL)
@@ -7794,6 +8737,18 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_and(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_and, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_and(a, b, out);
 }
 
 /* ---- bool_or (binary) ---- */
@@ -7889,7 +8844,9 @@ static td_status arm_autodiff_bool_or(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_bool_or[] = "bool_or";
+
+static inline td_status entry_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "bool_or";
     if (out == NULL)
@@ -7921,6 +8878,18 @@ td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_or(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_or, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_or(a, b, out);
 }
 
 /* ---- int_slice_assign (binary) ---- */
@@ -7983,7 +8952,9 @@ static td_status arm_autodiff_int_slice_assign(const td_tensor *a, const td_tens
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_int_slice_assign[] = "int_slice_assign";
+
+static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "int_slice_assign";
     if (out == NULL)
@@ -8023,6 +8994,18 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_int_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- bool_slice_assign (binary) ---- */
@@ -8085,7 +9068,9 @@ static td_status arm_autodiff_bool_slice_assign(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_bool_slice_assign[] = "bool_slice_assign";
+
+static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice_assign";
     if (out == NULL)
@@ -8125,6 +9110,18 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_bool_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_add (binary_float) ---- */
@@ -8240,7 +9237,9 @@ static td_status arm_autodiff_float_add(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_add[] = "float_add";
+
+static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_add";
     if (out == NULL)
@@ -8272,6 +9271,18 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_add(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_add, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_add(a, b, out);
 }
 
 /* ---- float_sub (binary_float) ---- */
@@ -8418,7 +9429,9 @@ static td_status arm_autodiff_float_sub(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_sub[] = "float_sub";
+
+static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_sub";
     if (out == NULL)
@@ -8450,6 +9463,18 @@ td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sub(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_sub, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sub(a, b, out);
 }
 
 /* ---- float_mul (binary_float) ---- */
@@ -8575,7 +9600,9 @@ static td_status arm_autodiff_float_mul(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_mul[] = "float_mul";
+
+static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_mul";
     if (out == NULL)
@@ -8607,6 +9634,18 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_mul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mul(a, b, out);
 }
 
 /* ---- float_div (binary_float) ---- */
@@ -8741,7 +9780,9 @@ static td_status arm_autodiff_float_div(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_div[] = "float_div";
+
+static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_div";
     if (out == NULL)
@@ -8773,6 +9814,18 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_div(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_div, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_div(a, b, out);
 }
 
 /* ---- float_powf (binary_float) ---- */
@@ -8918,7 +9971,9 @@ static td_status arm_autodiff_float_powf(const td_tensor *a, const td_tensor *b,
     return TD_OK;
 }
 
-td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_powf[] = "float_powf";
+
+static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_powf";
     if (out == NULL)
@@ -8950,6 +10005,18 @@ td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powf(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_powf, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powf(a, b, out);
 }
 
 /* ---- float_maximum (binary_float) ---- */
@@ -9107,7 +10174,9 @@ static td_status arm_autodiff_float_maximum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_maximum[] = "float_maximum";
+
+static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_maximum";
     if (out == NULL)
@@ -9139,6 +10208,18 @@ td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_maximum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_maximum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_maximum(a, b, out);
 }
 
 /* ---- float_minimum (binary_float) ---- */
@@ -9296,7 +10377,9 @@ static td_status arm_autodiff_float_minimum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_minimum[] = "float_minimum";
+
+static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_minimum";
     if (out == NULL)
@@ -9328,6 +10411,18 @@ td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_minimum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_minimum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_minimum(a, b, out);
 }
 
 /* ---- float_equal (binary_float) ---- */
@@ -9392,7 +10487,9 @@ static td_status arm_autodiff_float_equal(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_equal[] = "float_equal";
+
+static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_equal";
     if (out == NULL)
@@ -9424,6 +10521,18 @@ td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_equal(a, b, out);
 }
 
 /* ---- float_greater (binary_float) ---- */
@@ -9488,7 +10597,9 @@ static td_status arm_autodiff_float_greater(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_greater[] = "float_greater";
+
+static inline td_status entry_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_greater";
     if (out == NULL)
@@ -9520,6 +10631,18 @@ td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_greater, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater(a, b, out);
 }
 
 /* ---- float_greater_equal (binary_float) ---- */
@@ -9584,7 +10707,9 @@ static td_status arm_autodiff_float_greater_equal(const td_tensor *a, const td_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_greater_equal[] = "float_greater_equal";
+
+static inline td_status entry_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_equal";
     if (out == NULL)
@@ -9616,6 +10741,18 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_greater_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater_equal(a, b, out);
 }
 
 /* ---- float_lower (binary_float) ---- */
@@ -9701,7 +10838,9 @@ static td_status arm_autodiff_float_lower(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_lower[] = "float_lower";
+
+static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_lower";
     if (out == NULL)
@@ -9733,6 +10872,18 @@ td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_lower, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower(a, b, out);
 }
 
 /* ---- float_lower_equal (binary_float) ---- */
@@ -9818,7 +10969,9 @@ static td_status arm_autodiff_float_lower_equal(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_lower_equal[] = "float_lower_equal";
+
+static inline td_status entry_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal";
     if (out == NULL)
@@ -9850,6 +11003,18 @@ td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_lower_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower_equal(a, b, out);
 }
 
 /* ---- float_mask_where (binary_float) ---- */
@@ -9982,7 +11147,9 @@ static td_status arm_autodiff_float_mask_where(const td_tensor *a, const td_tens
     return TD_OK;
 }
 
-td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+static const char td_opname_float_mask_where[] = "float_mask_where";
+
+static inline td_status entry_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_where";
     if (out == NULL)
@@ -10019,6 +11186,18 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_float_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mask_where(a, mask, value, out);
 }
 
 /* ---- float_matmul (binary_float) ---- */
@@ -10152,7 +11331,9 @@ static td_status arm_autodiff_float_matmul(const td_tensor *a, const td_tensor *
     return TD_OK;
 }
 
-td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_matmul[] = "float_matmul";
+
+static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul";
     if (out == NULL)
@@ -10184,6 +11365,18 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_matmul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_matmul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_matmul(a, b, out);
 }
 
 /* ---- float_slice_assign (binary_float) ---- */
@@ -10320,7 +11513,9 @@ static td_status arm_autodiff_float_slice_assign(const td_tensor *a, const td_te
     return TD_OK;
 }
 
-td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_float_slice_assign[] = "float_slice_assign";
+
+static inline td_status entry_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "float_slice_assign";
     if (out == NULL)
@@ -10360,6 +11555,18 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_float_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_cat (multi) ---- */
@@ -10469,7 +11676,9 @@ static td_status arm_autodiff_float_cat(const td_tensor *const *xs, int xs_len, 
     return TD_OK;
 }
 
-td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_float_cat[] = "float_cat";
+
+static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_cat";
     if (out == NULL)
@@ -10506,6 +11715,17 @@ td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_float_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cat(xs, xs_len, dim, out);
 }
 
 /* ---- int_cat (multi) ---- */
@@ -10574,7 +11794,9 @@ static td_status arm_autodiff_int_cat(const td_tensor *const *xs, int xs_len, in
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_int_cat[] = "int_cat";
+
+static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_cat";
     if (out == NULL)
@@ -10611,6 +11833,17 @@ td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_ten
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_int_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_cat(xs, xs_len, dim, out);
 }
 
 /* ---- bool_cat (multi) ---- */
@@ -10679,7 +11912,9 @@ static td_status arm_autodiff_bool_cat(const td_tensor *const *xs, int xs_len, i
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_bool_cat[] = "bool_cat";
+
+static inline td_status entry_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "bool_cat";
     if (out == NULL)
@@ -10716,6 +11951,17 @@ td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_te
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_bool_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_cat(xs, xs_len, dim, out);
 }
 
 /* ---- float_to_device (to_device) ---- */
@@ -10831,7 +12077,9 @@ static td_status arm_autodiff_float_to_device(const td_tensor *a, td_device *dev
     return TD_OK;
 }
 
-td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_float_to_device[] = "float_to_device";
+
+static inline td_status entry_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "float_to_device";
     if (out == NULL)
@@ -10860,6 +12108,18 @@ td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_to_device(a, device, out);
 }
 
 /* ---- int_to_device (to_device) ---- */
@@ -10932,7 +12192,9 @@ static td_status arm_autodiff_int_to_device(const td_tensor *a, td_device *devic
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_int_to_device[] = "int_to_device";
+
+static inline td_status entry_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "int_to_device";
     if (out == NULL)
@@ -10961,6 +12223,18 @@ td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **ou
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_to_device(a, device, out);
 }
 
 /* ---- bool_to_device (to_device) ---- */
@@ -11033,7 +12307,9 @@ static td_status arm_autodiff_bool_to_device(const td_tensor *a, td_device *devi
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_bool_to_device[] = "bool_to_device";
+
+static inline td_status entry_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "bool_to_device";
     if (out == NULL)
@@ -11062,6 +12338,18 @@ td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_to_device(a, device, out);
 }
 
 /* ---- float_all_reduce (distributed) ---- */
@@ -11183,7 +12471,9 @@ static td_status arm_autodiff_float_all_reduce(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+static const char td_opname_float_all_reduce[] = "float_all_reduce";
+
+static inline td_status entry_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
     static const char td_opname[] = "float_all_reduce";
     if (out == NULL)
@@ -11214,6 +12504,18 @@ td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_all_reduce(a, group, op, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_all_reduce(a, group, op, out);
 }
 
 /* ---- float_broadcast (distributed) ---- */
@@ -11336,7 +12638,9 @@ static td_status arm_autodiff_float_broadcast(const td_tensor *a, td_group *grou
     return TD_OK;
 }
 
-td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
+static const char td_opname_float_broadcast[] = "float_broadcast";
+
+static inline td_status entry_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
 {
     static const char td_opname[] = "float_broadcast";
     if (out == NULL)
@@ -11365,6 +12669,18 @@ td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_broadcast(a, group, root, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_broadcast, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_broadcast(a, group, root, out);
 }
 
 /* ---- float_all_gather (distributed) ---- */
@@ -11484,7 +12800,9 @@ static td_status arm_autodiff_float_all_gather(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
+static const char td_opname_float_all_gather[] = "float_all_gather";
+
+static inline td_status entry_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
 {
     static const char td_opname[] = "float_all_gather";
     if (out == NULL)
@@ -11513,6 +12831,18 @@ td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_all_gather(a, group, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_all_gather, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_all_gather(a, group, out);
 }
 
 /* ---- int_all_reduce (distributed) ---- */
@@ -11585,7 +12915,9 @@ static td_status arm_autodiff_int_all_reduce(const td_tensor *a, td_group *group
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+static const char td_opname_int_all_reduce[] = "int_all_reduce";
+
+static inline td_status entry_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
     static const char td_opname[] = "int_all_reduce";
     if (out == NULL)
@@ -11616,6 +12948,18 @@ td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_all_reduce(a, group, op, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_all_reduce(a, group, op, out);
 }
 
 /* ---- sync (device) ---- */
@@ -11662,7 +13006,9 @@ static td_status arm_autodiff_sync(td_device *device, const td_shape *td_shape_o
     return td_st;
 }
 
-td_status td_sync(td_device *device)
+static const char td_opname_sync[] = "sync";
+
+static inline td_status entry_sync(td_device *device)
 {
     static const char td_opname[] = "sync";
     if (device == NULL)
@@ -11683,4 +13029,15 @@ td_status td_sync(td_device *device)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_sync(td_device *device)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_sync(device);
+        td_trace_op(td_opname_sync, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_sync(device);
 }
