@@ -65,9 +65,9 @@ td_status td_vulkan_float_sin(const td_tensor *a, td_tensor *out); /* Elementwis
 td_status td_vulkan_float_cos(const td_tensor *a, td_tensor *out); /* Elementwise cosine of a. */
 td_status td_vulkan_float_tanh(const td_tensor *a, td_tensor *out); /* Elementwise hyperbolic tangent of a. */
 td_status td_vulkan_float_sigmoid(const td_tensor *a, td_tensor *out); /* Elementwise 1 / (1 + e^-a). */
-td_status td_vulkan_float_relu(const td_tensor *a, td_tensor *out); /* Elementwise max(a, 0). */
+td_status td_vulkan_float_relu(const td_tensor *a, td_tensor *out); /* Elementwise max(a, 0), NaN staying NaN; the gradient is 0 where a <= 0 and passes elsewhere (NaN included), as in PyTorch. */
 td_status td_vulkan_float_gelu(const td_tensor *a, td_tensor *out); /* Elementwise a * (1 + erf(a / sqrt(2))) / 2 (the exact, erf form). */
-td_status td_vulkan_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out); /* Elementwise a raised to the power exponent. */
+td_status td_vulkan_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out); /* Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch. */
 td_status td_vulkan_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *out); /* Elementwise min(max(a, lo), hi). */
 td_status td_vulkan_float_add_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a + value. */
 td_status td_vulkan_float_mul_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a * value. */
@@ -98,7 +98,7 @@ td_status td_vulkan_float_add(const td_tensor *a, const td_tensor *b, td_tensor 
 td_status td_vulkan_float_sub(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a - b, broadcasting. */
 td_status td_vulkan_float_mul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a * b, broadcasting. */
 td_status td_vulkan_float_div(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a / b, broadcasting. */
-td_status td_vulkan_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting. */
+td_status td_vulkan_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN). */
 td_status td_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
 td_status td_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
 td_status td_vulkan_float_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b as bool, broadcasting. */

@@ -4822,17 +4822,13 @@ static td_status bw_float_relu(const td_ad_node *n, const td_tensor *grad, const
         const int i = 0;
         (void)i;
         td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
         if (st == TD_OK)
-            st = td_ad_positive(vals[0], &t1);
-        if (st == TD_OK)
-            st = td_float_mul(grad, t1, &t2);
+            st = td_ad_zero_where_le(grad, vals[0], (float)(0), &t1);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t1;
+            t1 = NULL;
         }
         td_tensor_release(t1);
-        td_tensor_release(t2);
     }
     return st;
 }
@@ -5106,19 +5102,23 @@ static td_status bw_float_powf_scalar(const td_ad_node *n, const td_tensor *grad
         td_tensor *t1 = NULL;
         td_tensor *t2 = NULL;
         td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
         if (st == TD_OK)
             st = td_float_mul_scalar(grad, (float)(n->fattrs[0]), &t1);
         if (st == TD_OK)
             st = td_float_powf_scalar(vals[0], (float)((n->fattrs[0] - 1)), &t2);
         if (st == TD_OK)
             st = td_float_mul(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_ad_zeros_if_zero(t3, (float)(n->fattrs[0]), &t4);
         if (st == TD_OK) {
-            grads[i] = t3;
-            t3 = NULL;
+            grads[i] = t4;
+            t4 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
+        td_tensor_release(t4);
     }
     return st;
 }
@@ -8707,6 +8707,7 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
         td_tensor *t2 = NULL;
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
         if (st == TD_OK)
             st = td_float_mul(grad, vals[1], &t1);
         if (st == TD_OK)
@@ -8715,6 +8716,33 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
             st = td_float_powf(vals[0], t2, &t3);
         if (st == TD_OK)
             st = td_float_mul(t1, t3, &t4);
+        if (st == TD_OK)
+            st = td_ad_zero_where_eq(t4, vals[1], (float)(0), &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_log(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(res, t1, &t2);
+        if (st == TD_OK)
+            st = td_ad_zero_where_zero_base(t2, vals[0], vals[1], &t3);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t3, &t4);
         if (st == TD_OK) {
             grads[i] = t4;
             t4 = NULL;
@@ -8723,26 +8751,6 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
-    }
-    if (st == TD_OK && n->parents[1] != NULL) {
-        const int i = 1;
-        (void)i;
-        td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
-        td_tensor *t3 = NULL;
-        if (st == TD_OK)
-            st = td_float_mul(grad, res, &t1);
-        if (st == TD_OK)
-            st = td_float_log(vals[0], &t2);
-        if (st == TD_OK)
-            st = td_float_mul(t1, t2, &t3);
-        if (st == TD_OK) {
-            grads[i] = t3;
-            t3 = NULL;
-        }
-        td_tensor_release(t1);
-        td_tensor_release(t2);
-        td_tensor_release(t3);
     }
     return st;
 }

@@ -227,7 +227,7 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sigmoid(const td_tensor *a, td_tensor **out);
 
-/* Elementwise max(a, 0).
+/* Elementwise max(a, 0), NaN staying NaN; the gradient is 0 where a <= 0 and passes elsewhere (NaN included), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_relu(const td_tensor *a, td_tensor **out);
@@ -237,7 +237,7 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_gelu(const td_tensor *a, td_tensor **out);
 
-/* Elementwise a raised to the power exponent.
+/* Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out);
@@ -400,7 +400,7 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise a raised to the power b, broadcasting.
+/* Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN).
  * Family binary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out);

@@ -2285,6 +2285,23 @@ static void test_float_relu_example_1(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_relu_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { NAN, INFINITY, -0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_relu(a, &out), "float_relu");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { NAN, INFINITY, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_relu_null(void **state)
 {
     (void)state;
@@ -2393,6 +2410,23 @@ static void test_float_powf_scalar_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2) };
     static const float want[] = { 0.5f, 0.25f };
     tdt_expect(out, TD_F32, want_shape, 1, want, 2, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_powf_scalar_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, 2.0f, -3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_powf_scalar(a, 0.0f, &out), "float_powf_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 0.0001f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -5151,6 +5185,29 @@ static void test_float_powf_example_2(void **state)
     td_tensor_release(b);
 }
 
+static void test_float_powf_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 2.0f, 0.5f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_powf(a, b, &out), "float_powf");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_powf_null(void **state)
 {
     (void)state;
@@ -6933,6 +6990,7 @@ int main(void)
         TDT_TEST(test_float_sigmoid_null),
         TDT_TEST(test_float_sigmoid_wrong_kind),
         TDT_TEST(test_float_relu_example_1),
+        TDT_TEST(test_float_relu_example_2),
         TDT_TEST(test_float_relu_null),
         TDT_TEST(test_float_relu_wrong_kind),
         TDT_TEST(test_float_gelu_example_1),
@@ -6941,6 +6999,7 @@ int main(void)
         TDT_TEST(test_float_powf_scalar_example_1),
         TDT_TEST(test_float_powf_scalar_example_2),
         TDT_TEST(test_float_powf_scalar_example_3),
+        TDT_TEST(test_float_powf_scalar_example_4),
         TDT_TEST(test_float_powf_scalar_null),
         TDT_TEST(test_float_powf_scalar_wrong_kind),
         TDT_TEST(test_float_clamp_example_1),
@@ -7091,6 +7150,7 @@ int main(void)
         TDT_TEST(test_float_div_backend_mismatch),
         TDT_TEST(test_float_powf_example_1),
         TDT_TEST(test_float_powf_example_2),
+        TDT_TEST(test_float_powf_example_3),
         TDT_TEST(test_float_powf_null),
         TDT_TEST(test_float_powf_wrong_kind),
         TDT_TEST(test_float_powf_backend_mismatch),

@@ -164,15 +164,18 @@ op {
   name = "float_relu",
   id = 43,
   family = "unary_float",
-  doc = "Elementwise max(a, 0).",
+  doc = "Elementwise max(a, 0), NaN staying NaN; the gradient is 0 where a <= 0 and passes elsewhere (NaN included), as in PyTorch.",
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
   examples = {
     { a = { shape = { 2, 3 }, data = { -1, 0, 2.5, -0.5, 3, "-inf" } },
       out = { shape = { 2, 3 }, data = { 0, 0, 2.5, 0, 3, 0 } } },
+    { a = { shape = { 3 }, data = { "nan", "inf", -0.0 } },
+      out = { shape = { 3 }, data = { "nan", "inf", 0 } } },
   },
-  backward = { a = "grad * positive(a)" },
+  -- PyTorch's threshold_backward(grad, result, 0): where(a <= 0, 0, grad).
+  backward = { a = "zero_where_le(grad, a, 0)" },
   bound = "memory",
 }
 
@@ -197,7 +200,7 @@ op {
   name = "float_powf_scalar",
   id = 45,
   family = "unary_float",
-  doc = "Elementwise a raised to the power exponent.",
+  doc = "Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch.",
   args = { "float a", "f32 exponent" },
   returns = "float",
   shape = "same(a)",
@@ -208,9 +211,12 @@ op {
       out = { shape = { 2, 2 }, data = { 1, -27, 0.125, -8 } } },
     { a = { shape = { 2 }, data = { 2, 4 } }, exponent = -1,
       out = { shape = { 2 }, data = { 0.5, 0.25 } } },
+    { a = { shape = { 3 }, data = { 0, 2, -3 } }, exponent = 0,
+      out = { shape = { 3 }, data = { 1, 1, 1 } } },
   },
   tolerance = 1e-4,
-  backward = { a = "grad * exponent * powf_scalar(a, exponent - 1)" },
+  -- PyTorch's pow_backward: zeros for the exponent 0, else grad * exponent * a^(exponent - 1).
+  backward = { a = "zeros_if_zero(grad * exponent * powf_scalar(a, exponent - 1), exponent)" },
   bound = "memory",
   gradcheck = { a = "positive" },
   domain = { a = "positive" },
