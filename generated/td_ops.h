@@ -72,7 +72,7 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
@@ -97,7 +97,7 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
@@ -162,7 +162,7 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
@@ -267,37 +267,37 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sum(const td_tensor *a, td_tensor **out);
 
-/* Sum along dim; the reduced dim is kept with size 1.
+/* Sum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Mean along dim; the reduced dim is kept with size 1.
+/* Mean along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Maximum along dim; the reduced dim is kept with size 1.
+/* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Minimum along dim; the reduced dim is kept with size 1.
+/* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1.
+/* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1.
+/* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
@@ -456,17 +456,17 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
-/* Concatenates float tensors along dim; all other sizes must agree.
+/* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
-/* Concatenates int tensors along dim; all other sizes must agree.
+/* Concatenates int tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
-/* Concatenates bool tensors along dim; all other sizes must agree.
+/* Concatenates bool tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);

@@ -158,10 +158,10 @@ function R.reshape(P)
   end)
 end
 
--- First and last dims; the two middle ones of 4-d shapes.
+-- First and last dims; the two middle ones of 4-d shapes; 0 and -1 of a 0-d tensor.
 function R.swap_dims(P)
   return over_shapes(P, function(s, i)
-    if #s == 0 then return nil end
+    if #s == 0 then return { { [P[2]] = 0, [P[3]] = -1 } } end
     local out = { { [P[2]] = i % 2 == 0 and 0 or -1, [P[3]] = i % 2 == 0 and -1 or 0 } }
     if #s == 4 then out[2] = { [P[2]] = 1, [P[3]] = 2 } end
     return out
@@ -263,9 +263,10 @@ function R.cat(P)
   return cases
 end
 
--- Every dim of every shape (the last one as -1 on every other shape).
+-- Every dim of every shape (the last one as -1 on every other shape); 0 or -1 of 0-d ones.
 function R.reduce_dim(P)
   return over_shapes(P, function(s, i)
+    if #s == 0 then return { { [P[2]] = i % 2 == 0 and -1 or 0 } } end
     local out = {}
     for d = 1, #s do out[d] = { [P[2]] = (d == #s and i % 2 == 0) and -1 or d - 1 } end
     return out

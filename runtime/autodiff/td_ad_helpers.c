@@ -218,7 +218,7 @@ td_status td_ad_mean_grad(const td_tensor *g, const td_shape *shape, int64_t dim
     td_tensor *e = NULL;
     td_status st = td_float_expand(g, shape->dims, shape->ndim, &e);
     if (st == TD_OK)
-        st = td_float_mul_scalar(e, 1.0f / (float)shape->dims[dim], out);
+        st = td_float_mul_scalar(e, 1.0f / (float)(shape->ndim > 0 ? shape->dims[dim] : 1), out); /* 0-d: 1 */
     td_tensor_release(e);
     return st;
 }

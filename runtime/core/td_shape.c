@@ -80,13 +80,16 @@ td_status td_shape_from(const char *op, const int64_t *dims, int ndim, td_shape 
     return TD_OK;
 }
 
+/* A dim argument, as in PyTorch: -ndim <= dim < ndim, a negative one counting from the end;
+ * a 0-d tensor takes 0 and -1, its one element seen as a dim of size 1. */
 static td_status norm_dim(const char *op, const char *what, int64_t *dim, int ndim)
 {
-    if (*dim < -ndim || *dim >= ndim || ndim == 0)
-        return td_error(TD_E_RANGE, "%s: %s %lld is out of range for a tensor of %d dims", op, what,
-                        (long long)*dim, ndim);
+    const int n = ndim > 0 ? ndim : 1;
+    if (*dim < -n || *dim >= n)
+        return td_error(TD_E_RANGE, "%s: %s %lld is out of range for a tensor of %d dims (expected %d to %d)", op,
+                        what, (long long)*dim, ndim, -n, n - 1);
     if (*dim < 0)
-        *dim += ndim;
+        *dim += n;
     return TD_OK;
 }
 
@@ -207,6 +210,8 @@ td_status td_rule_swap_dims(const char *op, const td_shape *a, int64_t *dim0, in
     TD_TRY(norm_dim(op, "dim0", dim0, a->ndim));
     TD_TRY(norm_dim(op, "dim1", dim1, a->ndim));
     *out = *a;
+    if (a->ndim == 0)
+        return TD_OK;
     out->dims[*dim0] = a->dims[*dim1];
     out->dims[*dim1] = a->dims[*dim0];
     return TD_OK;
@@ -293,6 +298,8 @@ td_status td_rule_slice_assign(const char *op, const td_shape *a, const td_shape
 td_status td_rule_cat(const char *op, const td_tensor *const *xs, int xs_len, int64_t *dim, td_shape *out)
 {
     const td_shape *s0 = &xs[0]->shape;
+    if (s0->ndim == 0)
+        return td_error(TD_E_SHAPE, "%s: 0-d tensors cannot be concatenated (they have no dim to join along)", op);
     TD_TRY(norm_dim(op, "dim", dim, s0->ndim));
     *out = *s0;
     for (int k = 1; k < xs_len; k++) {
@@ -320,6 +327,8 @@ td_status td_rule_reduce_dim(const char *op, const td_shape *a, int64_t *dim, td
 {
     TD_TRY(norm_dim(op, "dim", dim, a->ndim));
     *out = *a;
+    if (a->ndim == 0)
+        return TD_OK; /* a 0-d tensor's one element is the whole dim: the result is 0-d */
     out->numel /= a->dims[*dim];
     out->dims[*dim] = 1;
     return TD_OK;

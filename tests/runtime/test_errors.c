@@ -286,7 +286,12 @@ static void test_dims_out_of_range(void **state)
     assert_null(out);
     EXPECT_ERR(td_float_sum_dim(a, -3, &out), TD_E_RANGE, "float_sum_dim", "dim -3 is out of range");
     EXPECT_ERR(td_float_argmax(a, 5, &out), TD_E_RANGE, "float_argmax", "dim 5");
-    EXPECT_ERR(td_float_mean_dim(scalar, 0, &out), TD_E_RANGE, "float_mean_dim", "0 dims");
+    /* A 0-d tensor takes dims 0 and -1 only (as in PyTorch). */
+    EXPECT_ERR(td_float_mean_dim(scalar, 1, &out), TD_E_RANGE, "float_mean_dim", "0 dims", "expected -1 to 0");
+    EXPECT_ERR(td_float_mean_dim(scalar, -2, &out), TD_E_RANGE, "float_mean_dim", "dim -2");
+    EXPECT_ERR(td_float_swap_dims(scalar, 0, 1, &out), TD_E_RANGE, "float_swap_dims", "dim1 1");
+    EXPECT_ERR(td_float_cat((const td_tensor *const[]){ scalar, scalar }, 2, 0, &out), TD_E_SHAPE, "float_cat",
+               "0-d tensors cannot be concatenated");
     EXPECT_ERR(td_float_swap_dims(a, 0, 2, &out), TD_E_RANGE, "float_swap_dims", "dim1 2 is out of range");
     EXPECT_ERR(td_int_swap_dims(i, -3, 0, &out), TD_E_RANGE, "int_swap_dims", "dim0 -3");
     assert_null(out);
