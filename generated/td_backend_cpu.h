@@ -35,14 +35,14 @@ td_status td_cpu_float_random(const int64_t *shape, int shape_len, td_distributi
 td_status td_cpu_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out); /* Creates the 1-D int tensor start, start + step, ... up to but excluding end. */
 td_status td_cpu_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
-td_status td_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a. */
+td_status td_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts an int tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor. */
+td_status td_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_cpu_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a bool tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
-td_status td_cpu_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a. */
+td_status td_cpu_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_cpu_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor. */
+td_status td_cpu_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_cpu_int_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements as a 0-dim tensor (wraps around on overflow). */
 td_status td_cpu_int_into_float(const td_tensor *a, td_tensor *out); /* Converts to float. */
@@ -53,9 +53,9 @@ td_status td_cpu_int_into_data(const td_tensor *a, int32_t *dst); /* Copies the 
 td_status td_cpu_bool_into_data(const td_tensor *a, bool *dst); /* Copies the elements, row-major, into dst, which holds at least numel bools. */
 td_status td_cpu_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
-td_status td_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a. */
+td_status td_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a float tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor. */
+td_status td_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_cpu_float_neg(const td_tensor *a, td_tensor *out); /* Elementwise -a. */
 td_status td_cpu_float_abs(const td_tensor *a, td_tensor *out); /* Elementwise |a|. */
 td_status td_cpu_float_exp(const td_tensor *a, td_tensor *out); /* Elementwise e^a. */
@@ -92,8 +92,8 @@ td_status td_cpu_int_lower(const td_tensor *a, const td_tensor *b, td_tensor *ou
 td_status td_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_cpu_bool_and(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical and, broadcasting. */
 td_status td_cpu_bool_or(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical or, broadcasting. */
-td_status td_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value. */
-td_status td_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value. */
+td_status td_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
+td_status td_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
 td_status td_cpu_float_add(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a + b, broadcasting. */
 td_status td_cpu_float_sub(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a - b, broadcasting. */
 td_status td_cpu_float_mul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a * b, broadcasting. */
@@ -108,7 +108,7 @@ td_status td_cpu_float_lower(const td_tensor *a, const td_tensor *b, td_tensor *
 td_status td_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a <= b as bool, broadcasting. */
 td_status td_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims; leading (batch) dims broadcast. */
-td_status td_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value. */
+td_status td_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
 td_status td_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
 td_status td_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates int tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
 td_status td_cpu_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates bool tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */

@@ -1419,19 +1419,20 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -1609,19 +1610,21 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -1884,19 +1887,20 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -2074,19 +2078,21 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -3188,19 +3194,20 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -3477,19 +3484,21 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -7916,19 +7925,21 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -8018,19 +8029,21 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -10194,19 +10207,21 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));

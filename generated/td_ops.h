@@ -77,7 +77,7 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns an int tensor whose dimension i is dimension perm[i] of a.
+/* Returns an int tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -87,7 +87,7 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
@@ -102,7 +102,7 @@ td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_le
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns a bool tensor whose dimension i is dimension perm[i] of a.
+/* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -112,7 +112,7 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
@@ -167,7 +167,7 @@ td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_l
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns a float tensor whose dimension i is dimension perm[i] of a.
+/* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -177,7 +177,7 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
@@ -370,12 +370,12 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value.
+/* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
-/* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value.
+/* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
@@ -451,7 +451,7 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value.
+/* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);

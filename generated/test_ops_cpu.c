@@ -551,6 +551,24 @@ static void test_int_permute_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-2), INT64_C(-1), INT64_C(0) };
+    tdt_check(td_int_permute(a, perm, 3, &out), "int_permute");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_permute_null(void **state)
 {
     (void)state;
@@ -706,6 +724,25 @@ static void test_int_slice_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const int32_t want[] = { -3, -2, -1, 0, 3, 4, 5, 6 };
     tdt_expect(out, TD_I32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 10, 20, 30, 40, 50 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(-3) };
+    static const int64_t ends[] = { INT64_C(-1) };
+    tdt_check(td_int_slice(a, starts, 1, ends, 1, &out), "int_slice");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 30, 40 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -917,6 +954,24 @@ static void test_bool_permute_example_2(void **state)
     tdt_check(td_bool_permute(a, perm, 2, &out), "bool_permute");
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
     static const bool want[] = { false, false, false, false, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, true, true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-1), INT64_C(-2) };
+    tdt_check(td_bool_permute(a, perm, 2, &out), "bool_permute");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool want[] = { true, true, false, true, false, false };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
@@ -1749,6 +1804,24 @@ static void test_float_permute_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-1), INT64_C(0), INT64_C(-2) };
+    tdt_check(td_float_permute(a, perm, 3, &out), "float_permute");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 2.0f, 4.0f, 6.0f, 8.0f, 10.0f, 1.0f, 3.0f, 5.0f, 7.0f, 9.0f, 11.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_permute_null(void **state)
 {
     (void)state;
@@ -1904,6 +1977,25 @@ static void test_float_slice_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const float want[] = { 1.0f, 1.5f, 2.0f, 2.5f, 4.0f, 4.5f, 5.0f, 5.5f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(-2), INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(3), INT64_C(-1) };
+    tdt_check(td_float_slice(a, starts, 2, ends, 2, &out), "float_slice");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 2.5f, 3.0f, 4.5f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -6435,6 +6527,31 @@ static void test_float_slice_assign_example_2(void **state)
     td_tensor_release(value);
 }
 
+static void test_float_slice_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(4) };
+    static const float value_data[] = { -0.5f, -1.0f, -1.5f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(-1) };
+    static const int64_t ends[] = { INT64_C(3) };
+    tdt_check(td_float_slice_assign(a, value, starts, 1, ends, 1, &out), "float_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float want[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, -0.5f, -1.0f, -1.5f, -2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
 static void test_float_slice_assign_null(void **state)
 {
     (void)state;
@@ -7042,6 +7159,7 @@ int main(void)
         TDT_TEST(test_int_swap_dims_wrong_kind),
         TDT_TEST(test_int_permute_example_1),
         TDT_TEST(test_int_permute_example_2),
+        TDT_TEST(test_int_permute_example_3),
         TDT_TEST(test_int_permute_null),
         TDT_TEST(test_int_permute_wrong_kind),
         TDT_TEST(test_int_expand_example_1),
@@ -7052,6 +7170,7 @@ int main(void)
         TDT_TEST(test_int_slice_example_1),
         TDT_TEST(test_int_slice_example_2),
         TDT_TEST(test_int_slice_example_3),
+        TDT_TEST(test_int_slice_example_4),
         TDT_TEST(test_int_slice_null),
         TDT_TEST(test_int_slice_wrong_kind),
         TDT_TEST(test_bool_reshape_example_1),
@@ -7066,6 +7185,7 @@ int main(void)
         TDT_TEST(test_bool_swap_dims_wrong_kind),
         TDT_TEST(test_bool_permute_example_1),
         TDT_TEST(test_bool_permute_example_2),
+        TDT_TEST(test_bool_permute_example_3),
         TDT_TEST(test_bool_permute_null),
         TDT_TEST(test_bool_permute_wrong_kind),
         TDT_TEST(test_bool_expand_example_1),
@@ -7121,6 +7241,7 @@ int main(void)
         TDT_TEST(test_float_swap_dims_wrong_kind),
         TDT_TEST(test_float_permute_example_1),
         TDT_TEST(test_float_permute_example_2),
+        TDT_TEST(test_float_permute_example_3),
         TDT_TEST(test_float_permute_null),
         TDT_TEST(test_float_permute_wrong_kind),
         TDT_TEST(test_float_expand_example_1),
@@ -7131,6 +7252,7 @@ int main(void)
         TDT_TEST(test_float_slice_example_1),
         TDT_TEST(test_float_slice_example_2),
         TDT_TEST(test_float_slice_example_3),
+        TDT_TEST(test_float_slice_example_4),
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
         TDT_TEST(test_float_neg_example_1),
@@ -7382,6 +7504,7 @@ int main(void)
         TDT_TEST(test_float_matmul_backend_mismatch),
         TDT_TEST(test_float_slice_assign_example_1),
         TDT_TEST(test_float_slice_assign_example_2),
+        TDT_TEST(test_float_slice_assign_example_3),
         TDT_TEST(test_float_slice_assign_null),
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),

@@ -168,13 +168,13 @@ function R.swap_dims(P)
   end)
 end
 
--- Reversed dims; a rotation of 3-d and 4-d shapes.
+-- Reversed dims; a rotation of 3-d and 4-d shapes, every other entry negative.
 function R.permute(P)
   return over_shapes(P, function(s)
     local rev, rot = {}, {}
     for d = 1, #s do
       rev[d] = #s - d
-      rot[d] = d % #s
+      rot[d] = d % #s - (d % 2 == 0 and #s or 0)
     end
     local out = { { [P[2]] = rev } }
     if #s >= 3 then out[2] = { [P[2]] = rot } end

@@ -217,20 +217,23 @@ td_status td_rule_swap_dims(const char *op, const td_shape *a, int64_t *dim0, in
     return TD_OK;
 }
 
-td_status td_rule_permute(const char *op, const td_shape *a, const int64_t *perm, int perm_len, td_shape *out)
+td_status td_rule_permute(const char *op, const td_shape *a, const int64_t *perm, int perm_len, int64_t *perm_out,
+                          td_shape *out)
 {
     if (perm_len != a->ndim)
         return td_error(TD_E_SHAPE, "%s: perm has %d entries for a tensor of %d dims", op, perm_len, a->ndim);
     bool seen[TD_MAX_DIMS] = { false };
     *out = *a;
     for (int i = 0; i < perm_len; i++) {
-        if (perm[i] < 0 || perm[i] >= a->ndim)
-            return td_error(TD_E_RANGE, "%s: perm[%d] = %lld is out of range [0, %d)", op, i, (long long)perm[i],
-                            a->ndim);
-        if (seen[perm[i]])
-            return td_error(TD_E_INVALID, "%s: perm repeats dim %lld", op, (long long)perm[i]);
-        seen[perm[i]] = true;
-        out->dims[i] = a->dims[perm[i]];
+        const int64_t p = perm[i] < 0 && perm[i] >= -a->ndim ? perm[i] + a->ndim : perm[i];
+        if (p < 0 || p >= a->ndim)
+            return td_error(TD_E_RANGE, "%s: perm[%d] = %lld is out of range [%d, %d)", op, i, (long long)perm[i],
+                            -a->ndim, a->ndim);
+        if (seen[p])
+            return td_error(TD_E_INVALID, "%s: perm repeats dim %lld", op, (long long)p);
+        seen[p] = true;
+        perm_out[i] = p;
+        out->dims[i] = a->dims[p];
     }
     return TD_OK;
 }
@@ -257,8 +260,16 @@ td_status td_rule_expand(const char *op, const td_shape *a, const int64_t *shape
     return td_shape_from(op, dims, shape_len, out);
 }
 
+/* A range bound: a negative one counts from the end of the dim, as in PyTorch and burn. */
+static int64_t norm_bound(int64_t b, int64_t size)
+{
+    return b < 0 && b >= -size ? b + size : b;
+}
+
+/* Checks the ranges and writes them, normalized, to starts_out and ends_out. */
 static td_status check_ranges(const char *op, const td_shape *a, const int64_t *starts, int starts_len,
-                              const int64_t *ends, int ends_len, td_shape *out)
+                              const int64_t *ends, int ends_len, int64_t *starts_out, int64_t *ends_out,
+                              td_shape *out)
 {
     if (starts_len != ends_len)
         return td_error(TD_E_SHAPE, "%s: %d starts but %d ends", op, starts_len, ends_len);
@@ -266,25 +277,29 @@ static td_status check_ranges(const char *op, const td_shape *a, const int64_t *
         return td_error(TD_E_RANGE, "%s: %d ranges for a tensor of %d dims", op, starts_len, a->ndim);
     *out = *a;
     for (int i = 0; i < starts_len; i++) {
-        if (starts[i] < 0 || starts[i] >= ends[i] || ends[i] > a->dims[i])
+        const int64_t s = norm_bound(starts[i], a->dims[i]), e = norm_bound(ends[i], a->dims[i]);
+        if (s < 0 || s >= e || e > a->dims[i])
             return td_error(TD_E_RANGE, "%s: range [%lld, %lld) is out of range for dim %d of size %lld", op,
                             (long long)starts[i], (long long)ends[i], i, (long long)a->dims[i]);
-        out->dims[i] = ends[i] - starts[i];
+        starts_out[i] = s;
+        ends_out[i] = e;
+        out->dims[i] = e - s;
     }
     return set_numel(op, out);
 }
 
 td_status td_rule_slice(const char *op, const td_shape *a, const int64_t *starts, int starts_len,
-                        const int64_t *ends, int ends_len, td_shape *out)
+                        int64_t *starts_out, const int64_t *ends, int ends_len, int64_t *ends_out, td_shape *out)
 {
-    return check_ranges(op, a, starts, starts_len, ends, ends_len, out);
+    return check_ranges(op, a, starts, starts_len, ends, ends_len, starts_out, ends_out, out);
 }
 
 td_status td_rule_slice_assign(const char *op, const td_shape *a, const td_shape *value, const int64_t *starts,
-                               int starts_len, const int64_t *ends, int ends_len, td_shape *out)
+                               int starts_len, int64_t *starts_out, const int64_t *ends, int ends_len,
+                               int64_t *ends_out, td_shape *out)
 {
     td_shape sl = { 0 };
-    TD_TRY(check_ranges(op, a, starts, starts_len, ends, ends_len, &sl));
+    TD_TRY(check_ranges(op, a, starts, starts_len, ends, ends_len, starts_out, ends_out, &sl));
     if (!td_shape_equal(&sl, value)) {
         char s1[128], s2[128];
         td_shape_format(&sl, s1, sizeof s1);

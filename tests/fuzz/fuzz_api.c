@@ -1447,14 +1447,16 @@ static void op_permute(void)
             bool seen[TD_MAX_DIMS] = { false };
             e.res.s.nd = nd;
             for (int i = 0; i < len; i++) {
-                if (perm[i] < 0 || perm[i] >= nd) {
+                /* a negative entry counts from the end */
+                const int64_t p = perm[i] < 0 && perm[i] >= -nd ? perm[i] + nd : perm[i];
+                if (p < 0 || p >= nd) {
                     e.errs |= E(TD_E_RANGE);
                     continue;
                 }
-                if (seen[perm[i]])
+                if (seen[p])
                     e.errs |= E(TD_E_INVALID);
-                seen[perm[i]] = true;
-                e.res.s.d[i] = t->s.d[perm[i]];
+                seen[p] = true;
+                e.res.s.d[i] = t->s.d[p];
             }
         }
     }
@@ -1594,10 +1596,13 @@ static void model_ranges(expect *e, const mshape *s, const granges *r, mshape *o
         e->errs |= E(TD_E_RANGE) | E(TD_E_SHAPE) | E(TD_E_INVALID);
     *out = *s;
     for (int i = 0; i < k && i < s->nd; i++) {
-        if (r->starts[i] < 0 || r->ends[i] > s->d[i] || r->starts[i] >= r->ends[i])
+        /* a negative bound counts from the end of its dim */
+        const int64_t st = r->starts[i] < 0 && r->starts[i] >= -s->d[i] ? r->starts[i] + s->d[i] : r->starts[i];
+        const int64_t en = r->ends[i] < 0 && r->ends[i] >= -s->d[i] ? r->ends[i] + s->d[i] : r->ends[i];
+        if (st < 0 || en > s->d[i] || st >= en)
             e->errs |= E(TD_E_RANGE);
         else
-            out->d[i] = r->ends[i] - r->starts[i];
+            out->d[i] = en - st;
     }
 }
 
