@@ -89,6 +89,7 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
 
 /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -114,6 +115,7 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
 
 /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -179,6 +181,7 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
 
 /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -372,11 +375,13 @@ td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
 /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -453,6 +458,7 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
 
 /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary_float; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 

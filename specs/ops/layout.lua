@@ -92,6 +92,7 @@ op {
   args = { "float a", "dims starts", "dims ends" },
   returns = "float",
   shape = "slice(a, starts, ends)",
+  semantics = "a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it",
   examples = {
     { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } },
       starts = { 1, 1 },
@@ -118,6 +119,7 @@ op {
   args = { "float a", "float value", "dims starts", "dims ends" },
   returns = "float",
   shape = "slice_assign(a, value, starts, ends)",
+  semantics = "a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it",
   examples = {
     { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } },
       value = { shape = { 2, 2 }, data = { -0.5, -1, -1.5, -2 } },
@@ -243,6 +245,7 @@ op {
   args = { "int a", "dims starts", "dims ends" },
   returns = "int",
   shape = "slice(a, starts, ends)",
+  semantics = "a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it",
   examples = {
     { a = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } }, starts = { 1, 1 }, ends = { 3, 3 },
       out = { shape = { 2, 2 }, data = { 0, 1, 4, 5 } } },
@@ -265,6 +268,7 @@ op {
   args = { "int a", "int value", "dims starts", "dims ends" },
   returns = "int",
   shape = "slice_assign(a, value, starts, ends)",
+  semantics = "a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it",
   examples = {
     { a = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } },
       value = { shape = { 2, 2 }, data = { -6, -7, -8, -9 } },
@@ -381,6 +385,7 @@ op {
   args = { "bool a", "dims starts", "dims ends" },
   returns = "bool",
   shape = "slice(a, starts, ends)",
+  semantics = "a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it",
   examples = {
     { a = { shape = { 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, false } },
       starts = { 1, 1 },
@@ -405,6 +410,7 @@ op {
   args = { "bool a", "bool value", "dims starts", "dims ends" },
   returns = "bool",
   shape = "slice_assign(a, value, starts, ends)",
+  semantics = "a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it",
   examples = {
     { a = { shape = { 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, false } },
       value = { shape = { 2, 2 }, data = { false, false, false, false } },
