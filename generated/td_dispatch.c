@@ -1592,19 +1592,20 @@ static inline td_status entry_int_permute(const td_tensor *a, const int64_t *per
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -1810,19 +1811,21 @@ static inline td_status entry_int_slice(const td_tensor *a, const int64_t *start
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -2127,19 +2130,20 @@ static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *pe
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -2345,19 +2349,21 @@ static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *star
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -3613,19 +3619,20 @@ static inline td_status entry_float_permute(const td_tensor *a, const int64_t *p
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -3930,19 +3937,21 @@ static inline td_status entry_float_slice(const td_tensor *a, const int64_t *sta
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -5413,17 +5422,13 @@ static td_status bw_float_relu(const td_ad_node *n, const td_tensor *grad, const
         const int i = 0;
         (void)i;
         td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
         if (st == TD_OK)
-            st = td_ad_positive(vals[0], &t1);
-        if (st == TD_OK)
-            st = td_float_mul(grad, t1, &t2);
+            st = td_ad_zero_where_le(grad, vals[0], (float)(0), &t1);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t1;
+            t1 = NULL;
         }
         td_tensor_release(t1);
-        td_tensor_release(t2);
     }
     return st;
 }
@@ -5725,19 +5730,23 @@ static td_status bw_float_powf_scalar(const td_ad_node *n, const td_tensor *grad
         td_tensor *t1 = NULL;
         td_tensor *t2 = NULL;
         td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
         if (st == TD_OK)
             st = td_float_mul_scalar(grad, (float)(n->fattrs[0]), &t1);
         if (st == TD_OK)
             st = td_float_powf_scalar(vals[0], (float)((n->fattrs[0] - 1)), &t2);
         if (st == TD_OK)
             st = td_float_mul(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_ad_zeros_if_zero(t3, (float)(n->fattrs[0]), &t4);
         if (st == TD_OK) {
-            grads[i] = t3;
-            t3 = NULL;
+            grads[i] = t4;
+            t4 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
+        td_tensor_release(t4);
     }
     return st;
 }
@@ -8977,19 +8986,21 @@ static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tens
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -9093,19 +9104,21 @@ static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_ten
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -9875,6 +9888,7 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
         td_tensor *t2 = NULL;
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
         if (st == TD_OK)
             st = td_float_mul(grad, vals[1], &t1);
         if (st == TD_OK)
@@ -9883,6 +9897,33 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
             st = td_float_powf(vals[0], t2, &t3);
         if (st == TD_OK)
             st = td_float_mul(t1, t3, &t4);
+        if (st == TD_OK)
+            st = td_ad_zero_where_eq(t4, vals[1], (float)(0), &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_log(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(res, t1, &t2);
+        if (st == TD_OK)
+            st = td_ad_zero_where_zero_base(t2, vals[0], vals[1], &t3);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t3, &t4);
         if (st == TD_OK) {
             grads[i] = t4;
             t4 = NULL;
@@ -9891,26 +9932,6 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
-    }
-    if (st == TD_OK && n->parents[1] != NULL) {
-        const int i = 1;
-        (void)i;
-        td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
-        td_tensor *t3 = NULL;
-        if (st == TD_OK)
-            st = td_float_mul(grad, res, &t1);
-        if (st == TD_OK)
-            st = td_float_log(vals[0], &t2);
-        if (st == TD_OK)
-            st = td_float_mul(t1, t2, &t3);
-        if (st == TD_OK) {
-            grads[i] = t3;
-            t3 = NULL;
-        }
-        td_tensor_release(t1);
-        td_tensor_release(t2);
-        td_tensor_release(t3);
     }
     return st;
 }
@@ -11538,19 +11559,21 @@ static inline td_status entry_float_slice_assign(const td_tensor *a, const td_te
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));

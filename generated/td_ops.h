@@ -72,12 +72,12 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns an int tensor whose dimension i is dimension perm[i] of a.
+/* Returns an int tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -87,8 +87,9 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -97,12 +98,12 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns a bool tensor whose dimension i is dimension perm[i] of a.
+/* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -112,8 +113,9 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -162,12 +164,12 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns a float tensor whose dimension i is dimension perm[i] of a.
+/* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -177,8 +179,9 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -227,7 +230,7 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sigmoid(const td_tensor *a, td_tensor **out);
 
-/* Elementwise max(a, 0).
+/* Elementwise max(a, 0), NaN staying NaN; the gradient is 0 where a <= 0 and passes elsewhere (NaN included), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_relu(const td_tensor *a, td_tensor **out);
@@ -237,7 +240,7 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_gelu(const td_tensor *a, td_tensor **out);
 
-/* Elementwise a raised to the power exponent.
+/* Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out);
@@ -267,39 +270,39 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sum(const td_tensor *a, td_tensor **out);
 
-/* Sum along dim; the reduced dim is kept with size 1.
+/* Sum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Mean along dim; the reduced dim is kept with size 1.
+/* Mean along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Maximum along dim; the reduced dim is kept with size 1.
+/* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Minimum along dim; the reduced dim is kept with size 1.
+/* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1.
+/* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1.
+/* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
@@ -373,13 +376,15 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value.
+/* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
-/* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value.
+/* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -404,7 +409,7 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise a raised to the power b, broadcasting.
+/* Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN).
  * Family binary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out);
@@ -457,22 +462,23 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value.
+/* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary_float; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
-/* Concatenates float tensors along dim; all other sizes must agree.
+/* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
-/* Concatenates int tensors along dim; all other sizes must agree.
+/* Concatenates int tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
-/* Concatenates bool tensors along dim; all other sizes must agree.
+/* Concatenates bool tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);

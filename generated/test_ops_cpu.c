@@ -476,6 +476,23 @@ static void test_int_swap_dims_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_swap_dims_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { -7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_swap_dims(a, INT64_C(0), INT64_C(-1), &out), "int_swap_dims");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -7 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_swap_dims_null(void **state)
 {
     (void)state;
@@ -530,6 +547,24 @@ static void test_int_permute_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
     static const int32_t want[] = { -4, -1, -3, 0, -2, 1 };
     tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-2), INT64_C(-1), INT64_C(0) };
+    tdt_check(td_int_permute(a, perm, 3, &out), "int_permute");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 12, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -693,6 +728,25 @@ static void test_int_slice_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 10, 20, 30, 40, 50 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(-3) };
+    static const int64_t ends[] = { INT64_C(-1) };
+    tdt_check(td_int_slice(a, starts, 1, ends, 1, &out), "int_slice");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 30, 40 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_slice_null(void **state)
 {
     (void)state;
@@ -830,6 +884,23 @@ static void test_bool_swap_dims_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_bool_swap_dims_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const bool a_data[] = { true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_swap_dims(a, INT64_C(0), INT64_C(-1), &out), "bool_swap_dims");
+    static const int64_t want_shape[] = { 0 };
+    static const bool want[] = { true };
+    tdt_expect(out, TD_BOOL, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_bool_swap_dims_null(void **state)
 {
     (void)state;
@@ -883,6 +954,24 @@ static void test_bool_permute_example_2(void **state)
     tdt_check(td_bool_permute(a, perm, 2, &out), "bool_permute");
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
     static const bool want[] = { false, false, false, false, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, true, true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-1), INT64_C(-2) };
+    tdt_check(td_bool_permute(a, perm, 2, &out), "bool_permute");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool want[] = { true, true, false, true, false, false };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
@@ -1640,6 +1729,23 @@ static void test_float_swap_dims_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_swap_dims_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_swap_dims(a, INT64_C(0), INT64_C(-1), &out), "float_swap_dims");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_swap_dims_null(void **state)
 {
     (void)state;
@@ -1694,6 +1800,24 @@ static void test_float_permute_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
     static const float want[] = { 0.5f, 2.0f, 1.0f, 2.5f, 1.5f, 3.0f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-1), INT64_C(0), INT64_C(-2) };
+    tdt_check(td_float_permute(a, perm, 3, &out), "float_permute");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 2.0f, 4.0f, 6.0f, 8.0f, 10.0f, 1.0f, 3.0f, 5.0f, 7.0f, 9.0f, 11.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 12, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -1853,6 +1977,25 @@ static void test_float_slice_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const float want[] = { 1.0f, 1.5f, 2.0f, 2.5f, 4.0f, 4.5f, 5.0f, 5.5f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(-2), INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(3), INT64_C(-1) };
+    tdt_check(td_float_slice(a, starts, 2, ends, 2, &out), "float_slice");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 2.5f, 3.0f, 4.5f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -2285,6 +2428,23 @@ static void test_float_relu_example_1(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_relu_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { NAN, INFINITY, -0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_relu(a, &out), "float_relu");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { NAN, INFINITY, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_relu_null(void **state)
 {
     (void)state;
@@ -2393,6 +2553,23 @@ static void test_float_powf_scalar_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2) };
     static const float want[] = { 0.5f, 0.25f };
     tdt_expect(out, TD_F32, want_shape, 1, want, 2, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_powf_scalar_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, 2.0f, -3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_powf_scalar(a, 0.0f, &out), "float_powf_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 0.0001f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -2777,6 +2954,40 @@ static void test_float_sum_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_sum_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(0), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sum_dim_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { -3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(-1), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { -3.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_sum_dim_null(void **state)
 {
     (void)state;
@@ -2846,6 +3057,23 @@ static void test_float_mean_dim_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float want[] = { 3.0f, 4.0f, 5.0f, 6.0f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_mean_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 7.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_mean_dim(a, INT64_C(-1), &out), "float_mean_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -3009,6 +3237,23 @@ static void test_float_max_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_max_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { -4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim(a, INT64_C(0), &out), "float_max_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { -4.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_max_dim_null(void **state)
 {
     (void)state;
@@ -3078,6 +3323,23 @@ static void test_float_min_dim_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1) };
     static const float want[] = { -8.0f, 3.0f, -5.0f, -7.0f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_min_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_min_dim(a, INT64_C(-1), &out), "float_min_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 1.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -3224,6 +3486,23 @@ static void test_float_argmax_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_argmax_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 9.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmax(a, INT64_C(0), &out), "float_argmax");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_argmax_null(void **state)
 {
     (void)state;
@@ -3276,6 +3555,23 @@ static void test_float_argmin_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
     static const int32_t want[] = { 0, 1, 0 };
     tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argmin_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { -9.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmin(a, INT64_C(-1), &out), "float_argmin");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -5443,6 +5739,29 @@ static void test_float_powf_example_2(void **state)
     td_tensor_release(b);
 }
 
+static void test_float_powf_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 2.0f, 0.5f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_powf(a, b, &out), "float_powf");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_powf_null(void **state)
 {
     (void)state;
@@ -6620,6 +6939,31 @@ static void test_float_slice_assign_example_2(void **state)
     td_tensor_release(value);
 }
 
+static void test_float_slice_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(4) };
+    static const float value_data[] = { -0.5f, -1.0f, -1.5f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(-1) };
+    static const int64_t ends[] = { INT64_C(3) };
+    tdt_check(td_float_slice_assign(a, value, starts, 1, ends, 1, &out), "float_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float want[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, -0.5f, -1.0f, -1.5f, -2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
 static void test_float_slice_assign_null(void **state)
 {
     (void)state;
@@ -7222,10 +7566,12 @@ int main(void)
         TDT_TEST(test_int_swap_dims_example_1),
         TDT_TEST(test_int_swap_dims_example_2),
         TDT_TEST(test_int_swap_dims_example_3),
+        TDT_TEST(test_int_swap_dims_example_4),
         TDT_TEST(test_int_swap_dims_null),
         TDT_TEST(test_int_swap_dims_wrong_kind),
         TDT_TEST(test_int_permute_example_1),
         TDT_TEST(test_int_permute_example_2),
+        TDT_TEST(test_int_permute_example_3),
         TDT_TEST(test_int_permute_null),
         TDT_TEST(test_int_permute_wrong_kind),
         TDT_TEST(test_int_expand_example_1),
@@ -7236,6 +7582,7 @@ int main(void)
         TDT_TEST(test_int_slice_example_1),
         TDT_TEST(test_int_slice_example_2),
         TDT_TEST(test_int_slice_example_3),
+        TDT_TEST(test_int_slice_example_4),
         TDT_TEST(test_int_slice_null),
         TDT_TEST(test_int_slice_wrong_kind),
         TDT_TEST(test_bool_reshape_example_1),
@@ -7245,10 +7592,12 @@ int main(void)
         TDT_TEST(test_bool_swap_dims_example_1),
         TDT_TEST(test_bool_swap_dims_example_2),
         TDT_TEST(test_bool_swap_dims_example_3),
+        TDT_TEST(test_bool_swap_dims_example_4),
         TDT_TEST(test_bool_swap_dims_null),
         TDT_TEST(test_bool_swap_dims_wrong_kind),
         TDT_TEST(test_bool_permute_example_1),
         TDT_TEST(test_bool_permute_example_2),
+        TDT_TEST(test_bool_permute_example_3),
         TDT_TEST(test_bool_permute_null),
         TDT_TEST(test_bool_permute_wrong_kind),
         TDT_TEST(test_bool_expand_example_1),
@@ -7299,10 +7648,12 @@ int main(void)
         TDT_TEST(test_float_swap_dims_example_1),
         TDT_TEST(test_float_swap_dims_example_2),
         TDT_TEST(test_float_swap_dims_example_3),
+        TDT_TEST(test_float_swap_dims_example_4),
         TDT_TEST(test_float_swap_dims_null),
         TDT_TEST(test_float_swap_dims_wrong_kind),
         TDT_TEST(test_float_permute_example_1),
         TDT_TEST(test_float_permute_example_2),
+        TDT_TEST(test_float_permute_example_3),
         TDT_TEST(test_float_permute_null),
         TDT_TEST(test_float_permute_wrong_kind),
         TDT_TEST(test_float_expand_example_1),
@@ -7313,6 +7664,7 @@ int main(void)
         TDT_TEST(test_float_slice_example_1),
         TDT_TEST(test_float_slice_example_2),
         TDT_TEST(test_float_slice_example_3),
+        TDT_TEST(test_float_slice_example_4),
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
         TDT_TEST(test_float_neg_example_1),
@@ -7345,6 +7697,7 @@ int main(void)
         TDT_TEST(test_float_sigmoid_null),
         TDT_TEST(test_float_sigmoid_wrong_kind),
         TDT_TEST(test_float_relu_example_1),
+        TDT_TEST(test_float_relu_example_2),
         TDT_TEST(test_float_relu_null),
         TDT_TEST(test_float_relu_wrong_kind),
         TDT_TEST(test_float_gelu_example_1),
@@ -7353,6 +7706,7 @@ int main(void)
         TDT_TEST(test_float_powf_scalar_example_1),
         TDT_TEST(test_float_powf_scalar_example_2),
         TDT_TEST(test_float_powf_scalar_example_3),
+        TDT_TEST(test_float_powf_scalar_example_4),
         TDT_TEST(test_float_powf_scalar_null),
         TDT_TEST(test_float_powf_scalar_wrong_kind),
         TDT_TEST(test_float_clamp_example_1),
@@ -7378,31 +7732,38 @@ int main(void)
         TDT_TEST(test_float_sum_dim_example_1),
         TDT_TEST(test_float_sum_dim_example_2),
         TDT_TEST(test_float_sum_dim_example_3),
+        TDT_TEST(test_float_sum_dim_example_4),
+        TDT_TEST(test_float_sum_dim_example_5),
         TDT_TEST(test_float_sum_dim_null),
         TDT_TEST(test_float_sum_dim_wrong_kind),
         TDT_TEST(test_float_mean_dim_example_1),
         TDT_TEST(test_float_mean_dim_example_2),
         TDT_TEST(test_float_mean_dim_example_3),
+        TDT_TEST(test_float_mean_dim_example_4),
         TDT_TEST(test_float_mean_dim_null),
         TDT_TEST(test_float_mean_dim_wrong_kind),
         TDT_TEST(test_float_mean_dim_composite_vs_native),
         TDT_TEST(test_float_max_dim_example_1),
         TDT_TEST(test_float_max_dim_example_2),
         TDT_TEST(test_float_max_dim_example_3),
+        TDT_TEST(test_float_max_dim_example_4),
         TDT_TEST(test_float_max_dim_null),
         TDT_TEST(test_float_max_dim_wrong_kind),
         TDT_TEST(test_float_min_dim_example_1),
         TDT_TEST(test_float_min_dim_example_2),
         TDT_TEST(test_float_min_dim_example_3),
+        TDT_TEST(test_float_min_dim_example_4),
         TDT_TEST(test_float_min_dim_null),
         TDT_TEST(test_float_min_dim_wrong_kind),
         TDT_TEST(test_float_min_dim_composite_vs_native),
         TDT_TEST(test_float_argmax_example_1),
         TDT_TEST(test_float_argmax_example_2),
+        TDT_TEST(test_float_argmax_example_3),
         TDT_TEST(test_float_argmax_null),
         TDT_TEST(test_float_argmax_wrong_kind),
         TDT_TEST(test_float_argmin_example_1),
         TDT_TEST(test_float_argmin_example_2),
+        TDT_TEST(test_float_argmin_example_3),
         TDT_TEST(test_float_argmin_null),
         TDT_TEST(test_float_argmin_wrong_kind),
         TDT_TEST(test_float_into_int_example_1),
@@ -7507,6 +7868,7 @@ int main(void)
         TDT_TEST(test_float_div_backend_mismatch),
         TDT_TEST(test_float_powf_example_1),
         TDT_TEST(test_float_powf_example_2),
+        TDT_TEST(test_float_powf_example_3),
         TDT_TEST(test_float_powf_null),
         TDT_TEST(test_float_powf_wrong_kind),
         TDT_TEST(test_float_powf_backend_mismatch),
@@ -7560,6 +7922,7 @@ int main(void)
         TDT_TEST(test_float_matmul_backend_mismatch),
         TDT_TEST(test_float_slice_assign_example_1),
         TDT_TEST(test_float_slice_assign_example_2),
+        TDT_TEST(test_float_slice_assign_example_3),
         TDT_TEST(test_float_slice_assign_null),
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),

@@ -1055,6 +1055,23 @@ static void test_int_swap_dims_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_swap_dims_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { -7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_swap_dims(a, INT64_C(0), INT64_C(-1), &out), "int_swap_dims");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -7 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_swap_dims_null(void **state)
 {
     (void)state;
@@ -1083,6 +1100,8 @@ static td_status cmp_int_swap_dims(const tdt_call *c)
 }
 
 static const tdt_case cases_int_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(0) } },
@@ -1166,6 +1185,24 @@ static void test_int_permute_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-2), INT64_C(-1), INT64_C(0) };
+    tdt_check(td_int_permute(a, perm, 3, &out), "int_permute");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_permute_null(void **state)
 {
     (void)state;
@@ -1214,23 +1251,23 @@ static const tdt_case cases_int_permute[] = {
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
 };
 
 static void test_int_permute_vs_cpu(void **state)
@@ -1437,6 +1474,25 @@ static void test_int_slice_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const int32_t want[] = { -3, -2, -1, 0, 3, 4, 5, 6 };
     tdt_expect(out, TD_I32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 10, 20, 30, 40, 50 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(-3) };
+    static const int64_t ends[] = { INT64_C(-1) };
+    tdt_check(td_int_slice(a, starts, 1, ends, 1, &out), "int_slice");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 30, 40 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -1721,6 +1777,23 @@ static void test_bool_swap_dims_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_bool_swap_dims_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const bool a_data[] = { true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_swap_dims(a, INT64_C(0), INT64_C(-1), &out), "bool_swap_dims");
+    static const int64_t want_shape[] = { 0 };
+    static const bool want[] = { true };
+    tdt_expect(out, TD_BOOL, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_bool_swap_dims_null(void **state)
 {
     (void)state;
@@ -1749,6 +1822,8 @@ static td_status cmp_bool_swap_dims(const tdt_call *c)
 }
 
 static const tdt_case cases_bool_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(0) } },
@@ -1832,6 +1907,24 @@ static void test_bool_permute_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_bool_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, true, true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-1), INT64_C(-2) };
+    tdt_check(td_bool_permute(a, perm, 2, &out), "bool_permute");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool want[] = { true, true, false, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_bool_permute_null(void **state)
 {
     (void)state;
@@ -1880,23 +1973,23 @@ static const tdt_case cases_bool_permute[] = {
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
 };
 
 static void test_bool_permute_vs_cpu(void **state)
@@ -3232,6 +3325,23 @@ static void test_float_swap_dims_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_swap_dims_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_swap_dims(a, INT64_C(0), INT64_C(-1), &out), "float_swap_dims");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_swap_dims_null(void **state)
 {
     (void)state;
@@ -3260,6 +3370,8 @@ static td_status cmp_float_swap_dims(const tdt_call *c)
 }
 
 static const tdt_case cases_float_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(0) } },
@@ -3343,6 +3455,24 @@ static void test_float_permute_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-1), INT64_C(0), INT64_C(-2) };
+    tdt_check(td_float_permute(a, perm, 3, &out), "float_permute");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 2.0f, 4.0f, 6.0f, 8.0f, 10.0f, 1.0f, 3.0f, 5.0f, 7.0f, 9.0f, 11.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_permute_null(void **state)
 {
     (void)state;
@@ -3391,23 +3521,23 @@ static const tdt_case cases_float_permute[] = {
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
 };
 
 static void test_float_permute_vs_cpu(void **state)
@@ -3614,6 +3744,25 @@ static void test_float_slice_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const float want[] = { 1.0f, 1.5f, 2.0f, 2.5f, 4.0f, 4.5f, 5.0f, 5.5f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(-2), INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(3), INT64_C(-1) };
+    tdt_check(td_float_slice(a, starts, 2, ends, 2, &out), "float_slice");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 2.5f, 3.0f, 4.5f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -4562,6 +4711,23 @@ static void test_float_relu_example_1(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_relu_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { NAN, INFINITY, -0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_relu(a, &out), "float_relu");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { NAN, INFINITY, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_relu_null(void **state)
 {
     (void)state;
@@ -4774,6 +4940,23 @@ static void test_float_powf_scalar_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_powf_scalar_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, 2.0f, -3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_powf_scalar(a, 0.0f, &out), "float_powf_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_powf_scalar_null(void **state)
 {
     (void)state;
@@ -4805,27 +4988,27 @@ static const tdt_case cases_float_powf_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.5f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 3.0f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 0.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 0.5f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 3.0f } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.5f } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 3.0f } },
 };
@@ -5447,6 +5630,40 @@ static void test_float_sum_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_sum_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(0), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sum_dim_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { -3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(-1), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { -3.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_sum_dim_null(void **state)
 {
     (void)state;
@@ -5475,6 +5692,8 @@ static td_status cmp_float_sum_dim(const tdt_call *c)
 }
 
 static const tdt_case cases_float_sum_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -5597,6 +5816,23 @@ static void test_float_mean_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_mean_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 7.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_mean_dim(a, INT64_C(-1), &out), "float_mean_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_mean_dim_null(void **state)
 {
     (void)state;
@@ -5625,6 +5861,8 @@ static td_status cmp_float_mean_dim(const tdt_call *c)
 }
 
 static const tdt_case cases_float_mean_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -5747,6 +5985,23 @@ static void test_float_max_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_max_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { -4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim(a, INT64_C(0), &out), "float_max_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { -4.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_max_dim_null(void **state)
 {
     (void)state;
@@ -5775,6 +6030,8 @@ static td_status cmp_float_max_dim(const tdt_call *c)
 }
 
 static const tdt_case cases_float_max_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -5897,6 +6154,23 @@ static void test_float_min_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_min_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_min_dim(a, INT64_C(-1), &out), "float_min_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 1.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_min_dim_null(void **state)
 {
     (void)state;
@@ -5925,6 +6199,8 @@ static td_status cmp_float_min_dim(const tdt_call *c)
 }
 
 static const tdt_case cases_float_min_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -6030,6 +6306,23 @@ static void test_float_argmax_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_argmax_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 9.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmax(a, INT64_C(0), &out), "float_argmax");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_argmax_null(void **state)
 {
     (void)state;
@@ -6058,6 +6351,8 @@ static td_status cmp_float_argmax(const tdt_call *c)
 }
 
 static const tdt_case cases_float_argmax[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -6163,6 +6458,23 @@ static void test_float_argmin_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_argmin_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { -9.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmin(a, INT64_C(-1), &out), "float_argmin");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_argmin_null(void **state)
 {
     (void)state;
@@ -6191,6 +6503,8 @@ static td_status cmp_float_argmin(const tdt_call *c)
 }
 
 static const tdt_case cases_float_argmin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -9268,6 +9582,29 @@ static void test_float_powf_example_2(void **state)
     td_tensor_release(b);
 }
 
+static void test_float_powf_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 2.0f, 0.5f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_powf(a, b, &out), "float_powf");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_powf_null(void **state)
 {
     (void)state;
@@ -10820,6 +11157,31 @@ static void test_float_slice_assign_example_2(void **state)
     td_tensor_release(value);
 }
 
+static void test_float_slice_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(4) };
+    static const float value_data[] = { -0.5f, -1.0f, -1.5f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(-1) };
+    static const int64_t ends[] = { INT64_C(3) };
+    tdt_check(td_float_slice_assign(a, value, starts, 1, ends, 1, &out), "float_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float want[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, -0.5f, -1.0f, -1.5f, -2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
 static void test_float_slice_assign_null(void **state)
 {
     (void)state;
@@ -11786,11 +12148,13 @@ int main(void)
         TDT_TEST(test_int_swap_dims_example_1),
         TDT_TEST(test_int_swap_dims_example_2),
         TDT_TEST(test_int_swap_dims_example_3),
+        TDT_TEST(test_int_swap_dims_example_4),
         TDT_TEST(test_int_swap_dims_null),
         TDT_TEST(test_int_swap_dims_wrong_kind),
         TDT_TEST(test_int_swap_dims_vs_cpu),
         TDT_TEST(test_int_permute_example_1),
         TDT_TEST(test_int_permute_example_2),
+        TDT_TEST(test_int_permute_example_3),
         TDT_TEST(test_int_permute_null),
         TDT_TEST(test_int_permute_wrong_kind),
         TDT_TEST(test_int_permute_vs_cpu),
@@ -11803,6 +12167,7 @@ int main(void)
         TDT_TEST(test_int_slice_example_1),
         TDT_TEST(test_int_slice_example_2),
         TDT_TEST(test_int_slice_example_3),
+        TDT_TEST(test_int_slice_example_4),
         TDT_TEST(test_int_slice_null),
         TDT_TEST(test_int_slice_wrong_kind),
         TDT_TEST(test_int_slice_vs_cpu),
@@ -11814,11 +12179,13 @@ int main(void)
         TDT_TEST(test_bool_swap_dims_example_1),
         TDT_TEST(test_bool_swap_dims_example_2),
         TDT_TEST(test_bool_swap_dims_example_3),
+        TDT_TEST(test_bool_swap_dims_example_4),
         TDT_TEST(test_bool_swap_dims_null),
         TDT_TEST(test_bool_swap_dims_wrong_kind),
         TDT_TEST(test_bool_swap_dims_vs_cpu),
         TDT_TEST(test_bool_permute_example_1),
         TDT_TEST(test_bool_permute_example_2),
+        TDT_TEST(test_bool_permute_example_3),
         TDT_TEST(test_bool_permute_null),
         TDT_TEST(test_bool_permute_wrong_kind),
         TDT_TEST(test_bool_permute_vs_cpu),
@@ -11881,11 +12248,13 @@ int main(void)
         TDT_TEST(test_float_swap_dims_example_1),
         TDT_TEST(test_float_swap_dims_example_2),
         TDT_TEST(test_float_swap_dims_example_3),
+        TDT_TEST(test_float_swap_dims_example_4),
         TDT_TEST(test_float_swap_dims_null),
         TDT_TEST(test_float_swap_dims_wrong_kind),
         TDT_TEST(test_float_swap_dims_vs_cpu),
         TDT_TEST(test_float_permute_example_1),
         TDT_TEST(test_float_permute_example_2),
+        TDT_TEST(test_float_permute_example_3),
         TDT_TEST(test_float_permute_null),
         TDT_TEST(test_float_permute_wrong_kind),
         TDT_TEST(test_float_permute_vs_cpu),
@@ -11898,6 +12267,7 @@ int main(void)
         TDT_TEST(test_float_slice_example_1),
         TDT_TEST(test_float_slice_example_2),
         TDT_TEST(test_float_slice_example_3),
+        TDT_TEST(test_float_slice_example_4),
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
         TDT_TEST(test_float_slice_vs_cpu),
@@ -11940,6 +12310,7 @@ int main(void)
         TDT_TEST(test_float_sigmoid_wrong_kind),
         TDT_TEST(test_float_sigmoid_vs_cpu),
         TDT_TEST(test_float_relu_example_1),
+        TDT_TEST(test_float_relu_example_2),
         TDT_TEST(test_float_relu_null),
         TDT_TEST(test_float_relu_wrong_kind),
         TDT_TEST(test_float_relu_vs_cpu),
@@ -11950,6 +12321,7 @@ int main(void)
         TDT_TEST(test_float_powf_scalar_example_1),
         TDT_TEST(test_float_powf_scalar_example_2),
         TDT_TEST(test_float_powf_scalar_example_3),
+        TDT_TEST(test_float_powf_scalar_example_4),
         TDT_TEST(test_float_powf_scalar_null),
         TDT_TEST(test_float_powf_scalar_wrong_kind),
         TDT_TEST(test_float_powf_scalar_vs_cpu),
@@ -11981,34 +12353,41 @@ int main(void)
         TDT_TEST(test_float_sum_dim_example_1),
         TDT_TEST(test_float_sum_dim_example_2),
         TDT_TEST(test_float_sum_dim_example_3),
+        TDT_TEST(test_float_sum_dim_example_4),
+        TDT_TEST(test_float_sum_dim_example_5),
         TDT_TEST(test_float_sum_dim_null),
         TDT_TEST(test_float_sum_dim_wrong_kind),
         TDT_TEST(test_float_sum_dim_vs_cpu),
         TDT_TEST(test_float_mean_dim_example_1),
         TDT_TEST(test_float_mean_dim_example_2),
         TDT_TEST(test_float_mean_dim_example_3),
+        TDT_TEST(test_float_mean_dim_example_4),
         TDT_TEST(test_float_mean_dim_null),
         TDT_TEST(test_float_mean_dim_wrong_kind),
         TDT_TEST(test_float_mean_dim_vs_cpu),
         TDT_TEST(test_float_max_dim_example_1),
         TDT_TEST(test_float_max_dim_example_2),
         TDT_TEST(test_float_max_dim_example_3),
+        TDT_TEST(test_float_max_dim_example_4),
         TDT_TEST(test_float_max_dim_null),
         TDT_TEST(test_float_max_dim_wrong_kind),
         TDT_TEST(test_float_max_dim_vs_cpu),
         TDT_TEST(test_float_min_dim_example_1),
         TDT_TEST(test_float_min_dim_example_2),
         TDT_TEST(test_float_min_dim_example_3),
+        TDT_TEST(test_float_min_dim_example_4),
         TDT_TEST(test_float_min_dim_null),
         TDT_TEST(test_float_min_dim_wrong_kind),
         TDT_TEST(test_float_min_dim_vs_cpu),
         TDT_TEST(test_float_argmax_example_1),
         TDT_TEST(test_float_argmax_example_2),
+        TDT_TEST(test_float_argmax_example_3),
         TDT_TEST(test_float_argmax_null),
         TDT_TEST(test_float_argmax_wrong_kind),
         TDT_TEST(test_float_argmax_vs_cpu),
         TDT_TEST(test_float_argmin_example_1),
         TDT_TEST(test_float_argmin_example_2),
+        TDT_TEST(test_float_argmin_example_3),
         TDT_TEST(test_float_argmin_null),
         TDT_TEST(test_float_argmin_wrong_kind),
         TDT_TEST(test_float_argmin_vs_cpu),
@@ -12131,6 +12510,7 @@ int main(void)
         TDT_TEST(test_float_div_vs_cpu),
         TDT_TEST(test_float_powf_example_1),
         TDT_TEST(test_float_powf_example_2),
+        TDT_TEST(test_float_powf_example_3),
         TDT_TEST(test_float_powf_null),
         TDT_TEST(test_float_powf_wrong_kind),
         TDT_TEST(test_float_powf_backend_mismatch),
@@ -12192,6 +12572,7 @@ int main(void)
         TDT_TEST(test_float_matmul_vs_cpu),
         TDT_TEST(test_float_slice_assign_example_1),
         TDT_TEST(test_float_slice_assign_example_2),
+        TDT_TEST(test_float_slice_assign_example_3),
         TDT_TEST(test_float_slice_assign_null),
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),

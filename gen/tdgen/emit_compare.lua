@@ -158,23 +158,23 @@ function R.reshape(P)
   end)
 end
 
--- First and last dims; the two middle ones of 4-d shapes.
+-- First and last dims; the two middle ones of 4-d shapes; 0 and -1 of a 0-d tensor.
 function R.swap_dims(P)
   return over_shapes(P, function(s, i)
-    if #s == 0 then return nil end
+    if #s == 0 then return { { [P[2]] = 0, [P[3]] = -1 } } end
     local out = { { [P[2]] = i % 2 == 0 and 0 or -1, [P[3]] = i % 2 == 0 and -1 or 0 } }
     if #s == 4 then out[2] = { [P[2]] = 1, [P[3]] = 2 } end
     return out
   end)
 end
 
--- Reversed dims; a rotation of 3-d and 4-d shapes.
+-- Reversed dims; a rotation of 3-d and 4-d shapes, every other entry negative.
 function R.permute(P)
   return over_shapes(P, function(s)
     local rev, rot = {}, {}
     for d = 1, #s do
       rev[d] = #s - d
-      rot[d] = d % #s
+      rot[d] = d % #s - (d % 2 == 0 and #s or 0)
     end
     local out = { { [P[2]] = rev } }
     if #s >= 3 then out[2] = { [P[2]] = rot } end
@@ -263,9 +263,10 @@ function R.cat(P)
   return cases
 end
 
--- Every dim of every shape (the last one as -1 on every other shape).
+-- Every dim of every shape (the last one as -1 on every other shape); 0 or -1 of 0-d ones.
 function R.reduce_dim(P)
   return over_shapes(P, function(s, i)
+    if #s == 0 then return { { [P[2]] = i % 2 == 0 and -1 or 0 } } end
     local out = {}
     for d = 1, #s do out[d] = { [P[2]] = (d == #s and i % 2 == 0) and -1 or d - 1 } end
     return out

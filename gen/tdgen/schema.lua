@@ -112,7 +112,10 @@ M.family_order = { "creation", "unary", "unary_float", "binary", "binary_float",
 
 -- Shape rules: name -> parameter kinds. The generated call passes a tensor as its
 -- shape, a list as (array, count), dims/shape as (array, count), a dim by address
--- (normalized in place), an i64 by value and a host output by its capacity.
+-- (normalized in place), an i64 by value and a host output by its capacity. A "dims"
+-- parameter (a `dims` argument the rule normalizes: negative dims or bounds count from the
+-- end) is passed as (array, count, a TD_MAX_DIMS array the rule fills), and the entry passes
+-- the filled array on to the arms in place of the caller's.
 M.rules = {
   same = { "tensor" },
   broadcast = { "tensor", "tensor" },
@@ -122,10 +125,10 @@ M.rules = {
   arange = { "i64", "i64", "i64" },
   reshape = { "tensor", "array" },
   swap_dims = { "tensor", "dim", "dim" },
-  permute = { "tensor", "array" },
+  permute = { "tensor", "dims" },
   expand = { "tensor", "array" },
-  slice = { "tensor", "array", "array" },
-  slice_assign = { "tensor", "tensor", "array", "array" },
+  slice = { "tensor", "dims", "dims" },
+  slice_assign = { "tensor", "tensor", "dims", "dims" },
   cat = { "list", "dim" },
   reduce_all = { "tensor" },
   reduce_dim = { "tensor", "dim" },

@@ -92,6 +92,80 @@ td_status td_ad_inside(const td_tensor *x, float lo, float hi, td_tensor **out)
 }
 #endif
 
+/* t with 0 where the comparison of x with the scalar v holds; elsewhere t as it is (NaN
+ * in x compares false, so it keeps t). Like PyTorch's where(cond, 0, t): masked elements
+ * are 0 even where t is NaN or infinite. x's shape broadcasts to t's. */
+#if defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_MASK_FILL)
+TD_AD_MAYBE_UNUSED static td_status zero_where_cmp(const td_tensor *t, const td_tensor *x, float v,
+                                                   td_status (*cmp)(const td_tensor *, const td_tensor *,
+                                                                    td_tensor **),
+                                                   td_tensor **out)
+{
+    td_tensor *s = NULL, *m = NULL;
+    td_status st = td_float_full(x->device, NULL, 0, v, &s);
+    if (st == TD_OK)
+        st = cmp(x, s, &m);
+    if (st == TD_OK)
+        st = td_float_mask_fill(t, m, 0.0f, out);
+    td_tensor_release(s);
+    td_tensor_release(m);
+    return st;
+}
+#endif
+
+/* relu: the gradient is 0 where x <= 0 and passes elsewhere, NaN included. */
+#if defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_MASK_FILL) && defined(TD_HAVE_OP_FLOAT_LOWER_EQUAL)
+td_status td_ad_zero_where_le(const td_tensor *t, const td_tensor *x, float v, td_tensor **out)
+{
+    return zero_where_cmp(t, x, v, td_float_lower_equal, out);
+}
+#endif
+
+/* powf's base gradient: 0 where the exponent is 0 (PyTorch's pow_backward_self). */
+#if defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_MASK_FILL) && defined(TD_HAVE_OP_FLOAT_EQUAL)
+td_status td_ad_zero_where_eq(const td_tensor *t, const td_tensor *x, float v, td_tensor **out)
+{
+    return zero_where_cmp(t, x, v, td_float_equal, out);
+}
+#endif
+
+/* powf's exponent gradient: 0 where the base a is 0 and the exponent b >= 0, where
+ * a^b * log(a) would be 0 * -inf (PyTorch's pow_backward_exponent). */
+#if defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_MASK_FILL) && defined(TD_HAVE_OP_FLOAT_EQUAL) && defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL) && defined(TD_HAVE_OP_BOOL_AND)
+td_status td_ad_zero_where_zero_base(const td_tensor *t, const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    td_tensor *zero = NULL, *az = NULL, *bn = NULL, *m = NULL;
+    td_status st = td_float_full(a->device, NULL, 0, 0.0f, &zero);
+    if (st == TD_OK)
+        st = td_float_equal(a, zero, &az);
+    if (st == TD_OK)
+        st = td_float_greater_equal(b, zero, &bn);
+    if (st == TD_OK)
+        st = td_bool_and(az, bn, &m);
+    if (st == TD_OK)
+        st = td_float_mask_fill(t, m, 0.0f, out);
+    td_tensor_release(zero);
+    td_tensor_release(az);
+    td_tensor_release(bn);
+    td_tensor_release(m);
+    return st;
+}
+#endif
+
+/* powf_scalar's gradient: zeros when the exponent is 0, whatever t holds (PyTorch's
+ * pow_backward); t otherwise. */
+#if defined(TD_HAVE_OP_FLOAT_ZEROS)
+td_status td_ad_zeros_if_zero(const td_tensor *t, float s, td_tensor **out)
+{
+    if (s == 0.0f)
+        return td_float_zeros(t->device, t->shape.dims, t->shape.ndim, out);
+    td_status st = td_tensor_retain((td_tensor *)t);
+    if (st == TD_OK)
+        *out = (td_tensor *)t;
+    return st;
+}
+#endif
+
 /* gelu'(x) = Phi(x) + x phi(x). erf is not an op, so Phi(x) is recovered as gelu(x) / x
  * (1/2 at x = 0) and phi(x) = exp(-x^2 / 2) / sqrt(2 pi). */
 #if defined(TD_HAVE_OP_FLOAT_ADD) && defined(TD_HAVE_OP_FLOAT_DIV) && defined(TD_HAVE_OP_FLOAT_EQUAL) && defined(TD_HAVE_OP_FLOAT_EXP) && defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_GELU) && defined(TD_HAVE_OP_FLOAT_MASK_FILL) && defined(TD_HAVE_OP_FLOAT_MUL) && defined(TD_HAVE_OP_FLOAT_MUL_SCALAR)
@@ -144,7 +218,7 @@ td_status td_ad_mean_grad(const td_tensor *g, const td_shape *shape, int64_t dim
     td_tensor *e = NULL;
     td_status st = td_float_expand(g, shape->dims, shape->ndim, &e);
     if (st == TD_OK)
-        st = td_float_mul_scalar(e, 1.0f / (float)shape->dims[dim], out);
+        st = td_float_mul_scalar(e, 1.0f / (float)(shape->ndim > 0 ? shape->dims[dim] : 1), out); /* 0-d: 1 */
     td_tensor_release(e);
     return st;
 }
