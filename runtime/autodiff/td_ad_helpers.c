@@ -28,14 +28,15 @@ TD_AD_MAYBE_UNUSED static td_status compare_scalar(const td_tensor *x, float v,
 }
 #endif
 
-#if defined(TD_HAVE_OP_FLOAT_GREATER)
+#if defined(TD_HAVE_OP_FLOAT_GREATER) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_FULL)
 td_status td_ad_positive(const td_tensor *x, td_tensor **out)
 {
     return compare_scalar(x, 0.0f, td_float_greater, out);
 }
 #endif
 
-#if defined(TD_HAVE_OP_FLOAT_GREATER) && defined(TD_HAVE_OP_FLOAT_LOWER) && defined(TD_HAVE_OP_FLOAT_SUB)
+#if defined(TD_HAVE_OP_FLOAT_GREATER) && defined(TD_HAVE_OP_FLOAT_LOWER) && defined(TD_HAVE_OP_FLOAT_SUB) && \
+    defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_FULL)
 td_status td_ad_sign(const td_tensor *x, td_tensor **out)
 {
     td_tensor *p = NULL, *n = NULL;
@@ -63,21 +64,22 @@ TD_AD_MAYBE_UNUSED static td_status mask_of(td_status (*cmp)(const td_tensor *, 
 }
 #endif
 
-#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL)
+#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT)
 td_status td_ad_ge(const td_tensor *x, const td_tensor *y, td_tensor **out)
 {
     return mask_of(td_float_greater_equal, x, y, out);
 }
 #endif
 
-#if defined(TD_HAVE_OP_FLOAT_GREATER)
+#if defined(TD_HAVE_OP_FLOAT_GREATER) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT)
 td_status td_ad_gt(const td_tensor *x, const td_tensor *y, td_tensor **out)
 {
     return mask_of(td_float_greater, x, y, out);
 }
 #endif
 
-#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL) && defined(TD_HAVE_OP_FLOAT_LOWER_EQUAL) && defined(TD_HAVE_OP_FLOAT_MUL)
+#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL) && defined(TD_HAVE_OP_FLOAT_LOWER_EQUAL) && defined(TD_HAVE_OP_FLOAT_MUL) && \
+    defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_FULL)
 td_status td_ad_inside(const td_tensor *x, float lo, float hi, td_tensor **out)
 {
     td_tensor *a = NULL, *b = NULL;
