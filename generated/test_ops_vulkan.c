@@ -832,6 +832,80 @@ static void test_int_arange_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_arange, (int)(sizeof cases_int_arange / sizeof cases_int_arange[0]));
 }
 
+static void test_bool_mask_fill_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool mask_data[] = { true, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_bool_mask_fill(NULL, mask, (int32_t)0, &out), TD_E_NULL, "bool_mask_fill");
+    assert_null(out);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_fill_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool mask_data[] = { true, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_bool_mask_fill(a, mask, (int32_t)0, &out), TD_E_KIND, "bool_mask_fill");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_fill_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool mask_data[] = { true, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_bool_mask_fill(a, mask, (int32_t)0, &out), TD_E_BACKEND_MISMATCH, "bool_mask_fill");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_fill_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool mask_data[] = { true, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_bool_mask_fill(a, mask, (int32_t)0, &out), TD_E_UNSUPPORTED, "bool_mask_fill");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
 static void test_int_reshape_example_1(void **state)
 {
     (void)state;
@@ -3007,6 +3081,258 @@ static void test_bool_into_data_vs_cpu(void **state)
         .seed = 2811765349u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_into_data, (int)(sizeof cases_bool_into_data / sizeof cases_bool_into_data[0]));
+}
+
+static void test_float_softmax_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_softmax(NULL, INT64_C(-1), &out), TD_E_NULL, "float_softmax");
+    assert_null(out);
+}
+
+static void test_float_softmax_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_softmax(a, INT64_C(-1), &out), TD_E_KIND, "float_softmax");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_softmax_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_softmax(a, INT64_C(-1), &out), TD_E_UNSUPPORTED, "float_softmax");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_log_softmax_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_log_softmax(NULL, INT64_C(1), &out), TD_E_NULL, "float_log_softmax");
+    assert_null(out);
+}
+
+static void test_float_log_softmax_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_log_softmax(a, INT64_C(1), &out), TD_E_KIND, "float_log_softmax");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_log_softmax_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_log_softmax(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_log_softmax");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_softmin_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_softmin(NULL, INT64_C(1), &out), TD_E_NULL, "float_softmin");
+    assert_null(out);
+}
+
+static void test_float_softmin_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_softmin(a, INT64_C(1), &out), TD_E_KIND, "float_softmin");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_softmin_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_softmin(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_softmin");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_log_sigmoid_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_log_sigmoid(NULL, &out), TD_E_NULL, "float_log_sigmoid");
+    assert_null(out);
+}
+
+static void test_float_log_sigmoid_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_log_sigmoid(a, &out), TD_E_KIND, "float_log_sigmoid");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_log_sigmoid_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 20.0f, -20.0f, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_log_sigmoid(a, &out), TD_E_UNSUPPORTED, "float_log_sigmoid");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_leaky_relu_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_leaky_relu(NULL, 0.01f, &out), TD_E_NULL, "float_leaky_relu");
+    assert_null(out);
+}
+
+static void test_float_leaky_relu_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_leaky_relu(a, 0.01f, &out), TD_E_KIND, "float_leaky_relu");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_leaky_relu_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, -0.5f, 0.0f, 3.0f, -INFINITY, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_leaky_relu(a, 0.01f, &out), TD_E_UNSUPPORTED, "float_leaky_relu");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_hard_sigmoid_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_hard_sigmoid(NULL, 0.2f, 0.5f, &out), TD_E_NULL, "float_hard_sigmoid");
+    assert_null(out);
+}
+
+static void test_float_hard_sigmoid_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_hard_sigmoid(a, 0.2f, 0.5f, &out), TD_E_KIND, "float_hard_sigmoid");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_hard_sigmoid_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { -3.0f, -2.5f, 0.0f, 1.0f, 2.5f, 3.0f, NAN, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_hard_sigmoid(a, 0.2f, 0.5f, &out), TD_E_UNSUPPORTED, "float_hard_sigmoid");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_silu_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_silu(NULL, &out), TD_E_NULL, "float_silu");
+    assert_null(out);
+}
+
+static void test_float_silu_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_silu(a, &out), TD_E_KIND, "float_silu");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_silu_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_silu(a, &out), TD_E_UNSUPPORTED, "float_silu");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
 }
 
 static void test_float_reshape_example_1(void **state)
@@ -8220,6 +8546,326 @@ static void test_bool_or_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_or, (int)(sizeof cases_bool_or / sizeof cases_bool_or[0]));
 }
 
+static void test_bool_xor_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_xor(NULL, b, &out), TD_E_NULL, "bool_xor");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_bool_xor_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_xor(a, b, &out), TD_E_KIND, "bool_xor");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_xor_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_xor(a, b, &out), TD_E_BACKEND_MISMATCH, "bool_xor");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_xor_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_xor(a, b, &out), TD_E_UNSUPPORTED, "bool_xor");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_equal(NULL, b, &out), TD_E_NULL, "bool_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_bool_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_equal(a, b, &out), TD_E_KIND, "bool_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "bool_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_equal_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_equal(a, b, &out), TD_E_UNSUPPORTED, "bool_equal");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_not_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_not_equal(NULL, b, &out), TD_E_NULL, "bool_not_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_bool_not_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_not_equal(a, b, &out), TD_E_KIND, "bool_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_not_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_not_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "bool_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_not_equal_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_not_equal(a, b, &out), TD_E_UNSUPPORTED, "bool_not_equal");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_mask_where_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool value_data[] = { false, true };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_bool_mask_where(NULL, mask, value, &out), TD_E_NULL, "bool_mask_where");
+    assert_null(out);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
+static void test_bool_mask_where_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool value_data[] = { false, true };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_bool_mask_where(a, mask, value, &out), TD_E_KIND, "bool_mask_where");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
+static void test_bool_mask_where_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, true, false, true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool value_data[] = { false, true };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_bool_mask_where(a, mask, value, &out), TD_E_BACKEND_MISMATCH, "bool_mask_where");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
+static void test_bool_mask_where_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, true, false, true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool value_data[] = { false, true };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_bool_mask_where(a, mask, value, &out), TD_E_UNSUPPORTED, "bool_mask_where");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
 static void test_int_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -8570,6 +9216,154 @@ static void test_bool_slice_assign_vs_cpu(void **state)
         .seed = 3354029720u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_slice_assign, (int)(sizeof cases_bool_slice_assign / sizeof cases_bool_slice_assign[0]));
+}
+
+static void test_float_prelu_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_prelu(NULL, weight, &out), TD_E_NULL, "float_prelu");
+    assert_null(out);
+    td_tensor_release(weight);
+}
+
+static void test_float_prelu_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_prelu(a, weight, &out), TD_E_KIND, "float_prelu");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static void test_float_prelu_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_prelu(a, weight, &out), TD_E_BACKEND_MISMATCH, "float_prelu");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static void test_float_prelu_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_prelu(a, weight, &out), TD_E_UNSUPPORTED, "float_prelu");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static void test_float_cross_entropy_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_expect_error(td_float_cross_entropy(NULL, targets, &out), TD_E_NULL, "float_cross_entropy");
+    assert_null(out);
+    td_tensor_release(targets);
+}
+
+static void test_float_cross_entropy_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t logits_data[] = { 0 };
+    td_tensor *logits = tdt_filled(dev, TD_I32, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_expect_error(td_float_cross_entropy(logits, targets, &out), TD_E_KIND, "float_cross_entropy");
+    assert_null(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
+static void test_float_cross_entropy_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *logits = tdt_make(dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_expect_error(td_float_cross_entropy(logits, targets, &out), TD_E_BACKEND_MISMATCH, "float_cross_entropy");
+    assert_null(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
+static void test_float_cross_entropy_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *logits = tdt_make(dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_expect_error(td_float_cross_entropy(logits, targets, &out), TD_E_UNSUPPORTED, "float_cross_entropy");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(logits);
+    td_tensor_release(targets);
 }
 
 static void test_float_add_example_1(void **state)
@@ -11776,6 +12570,10 @@ int main(void)
         TDT_TEST(test_int_arange_example_3),
         TDT_TEST(test_int_arange_null),
         TDT_TEST(test_int_arange_vs_cpu),
+        TDT_TEST(test_bool_mask_fill_null),
+        TDT_TEST(test_bool_mask_fill_wrong_kind),
+        TDT_TEST(test_bool_mask_fill_backend_mismatch),
+        TDT_TEST(test_bool_mask_fill_unsupported),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
@@ -11871,6 +12669,27 @@ int main(void)
         TDT_TEST(test_bool_into_data_null),
         TDT_TEST(test_bool_into_data_wrong_kind),
         TDT_TEST(test_bool_into_data_vs_cpu),
+        TDT_TEST(test_float_softmax_null),
+        TDT_TEST(test_float_softmax_wrong_kind),
+        TDT_TEST(test_float_softmax_unsupported),
+        TDT_TEST(test_float_log_softmax_null),
+        TDT_TEST(test_float_log_softmax_wrong_kind),
+        TDT_TEST(test_float_log_softmax_unsupported),
+        TDT_TEST(test_float_softmin_null),
+        TDT_TEST(test_float_softmin_wrong_kind),
+        TDT_TEST(test_float_softmin_unsupported),
+        TDT_TEST(test_float_log_sigmoid_null),
+        TDT_TEST(test_float_log_sigmoid_wrong_kind),
+        TDT_TEST(test_float_log_sigmoid_unsupported),
+        TDT_TEST(test_float_leaky_relu_null),
+        TDT_TEST(test_float_leaky_relu_wrong_kind),
+        TDT_TEST(test_float_leaky_relu_unsupported),
+        TDT_TEST(test_float_hard_sigmoid_null),
+        TDT_TEST(test_float_hard_sigmoid_wrong_kind),
+        TDT_TEST(test_float_hard_sigmoid_unsupported),
+        TDT_TEST(test_float_silu_null),
+        TDT_TEST(test_float_silu_wrong_kind),
+        TDT_TEST(test_float_silu_unsupported),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
@@ -12091,6 +12910,22 @@ int main(void)
         TDT_TEST(test_bool_or_wrong_kind),
         TDT_TEST(test_bool_or_backend_mismatch),
         TDT_TEST(test_bool_or_vs_cpu),
+        TDT_TEST(test_bool_xor_null),
+        TDT_TEST(test_bool_xor_wrong_kind),
+        TDT_TEST(test_bool_xor_backend_mismatch),
+        TDT_TEST(test_bool_xor_unsupported),
+        TDT_TEST(test_bool_equal_null),
+        TDT_TEST(test_bool_equal_wrong_kind),
+        TDT_TEST(test_bool_equal_backend_mismatch),
+        TDT_TEST(test_bool_equal_unsupported),
+        TDT_TEST(test_bool_not_equal_null),
+        TDT_TEST(test_bool_not_equal_wrong_kind),
+        TDT_TEST(test_bool_not_equal_backend_mismatch),
+        TDT_TEST(test_bool_not_equal_unsupported),
+        TDT_TEST(test_bool_mask_where_null),
+        TDT_TEST(test_bool_mask_where_wrong_kind),
+        TDT_TEST(test_bool_mask_where_backend_mismatch),
+        TDT_TEST(test_bool_mask_where_unsupported),
         TDT_TEST(test_int_slice_assign_example_1),
         TDT_TEST(test_int_slice_assign_example_2),
         TDT_TEST(test_int_slice_assign_null),
@@ -12103,6 +12938,14 @@ int main(void)
         TDT_TEST(test_bool_slice_assign_wrong_kind),
         TDT_TEST(test_bool_slice_assign_backend_mismatch),
         TDT_TEST(test_bool_slice_assign_vs_cpu),
+        TDT_TEST(test_float_prelu_null),
+        TDT_TEST(test_float_prelu_wrong_kind),
+        TDT_TEST(test_float_prelu_backend_mismatch),
+        TDT_TEST(test_float_prelu_unsupported),
+        TDT_TEST(test_float_cross_entropy_null),
+        TDT_TEST(test_float_cross_entropy_wrong_kind),
+        TDT_TEST(test_float_cross_entropy_backend_mismatch),
+        TDT_TEST(test_float_cross_entropy_unsupported),
         TDT_TEST(test_float_add_example_1),
         TDT_TEST(test_float_add_example_2),
         TDT_TEST(test_float_add_example_3),
