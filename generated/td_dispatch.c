@@ -1179,13 +1179,45 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
 
 /* ---- bool_mask_fill (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_fill";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_fill(td_t1, mask, (int32_t)(value), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t4, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_mask_fill", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -1202,37 +1234,7 @@ static td_status arm_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mas
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_mask_fill", TD_OP_BOOL_MASK_FILL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_mask_fill", a, td_cpu, &td_c_a);
-        td_tensor *td_c_mask = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_mask_fill", mask, td_cpu, &td_c_mask);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_mask_fill(td_c_a, td_c_mask, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_mask_fill", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_mask);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)mask;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("bool_mask_fill", TD_BACKEND_VULKAN, "cpu");
+    return comp_bool_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -2915,13 +2917,44 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 
 /* ---- float_softmax (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmax";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t3, td_t4, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_softmax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_softmax", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2938,32 +2971,7 @@ static td_status arm_cpu_float_softmax(const td_tensor *a, int64_t dim, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_softmax", TD_OP_FLOAT_SOFTMAX, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_softmax", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_softmax(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_softmax", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_softmax", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_softmax(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3085,13 +3093,48 @@ td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_log_softmax (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_softmax";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t2, td_t5, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log_softmax", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3108,32 +3151,7 @@ static td_status arm_cpu_float_log_softmax(const td_tensor *a, int64_t dim, cons
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_log_softmax", TD_OP_FLOAT_LOG_SOFTMAX, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_log_softmax", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_log_softmax(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_log_softmax", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_log_softmax", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3255,13 +3273,32 @@ td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_softmin (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmin";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_softmax(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_softmin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_softmin", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3278,32 +3315,7 @@ static td_status arm_cpu_float_softmin(const td_tensor *a, int64_t dim, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_softmin", TD_OP_FLOAT_SOFTMIN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_softmin", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_softmin(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_softmin", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_softmin", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_softmin(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3425,13 +3437,107 @@ td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_log_sigmoid (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_sigmoid";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t3, (float)((float)(0.25)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t5, (float)((float)(0.33333334)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t8, (float)((float)(0.5)), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t11, (float)((float)(1.0)), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.01), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(td_t3, td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t3, (float)((float)(1.0)), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t16, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t17, td_t15, td_t13, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_float_minimum(a, td_t19, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t20, td_t18, &td_t21);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t21, true, td_shape_out, td_ctx, out);
+        td_t21 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_log_sigmoid(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3448,31 +3554,7 @@ static td_status arm_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_log_sigmoid", TD_OP_FLOAT_LOG_SIGMOID, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_log_sigmoid", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_log_sigmoid(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_log_sigmoid", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_log_sigmoid", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_log_sigmoid(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3589,13 +3671,40 @@ td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out)
 
 /* ---- float_leaky_relu (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_leaky_relu";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)negative_slope;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)(negative_slope)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t1, td_t3, a, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_leaky_relu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3612,32 +3721,7 @@ static td_status arm_cpu_float_leaky_relu(const td_tensor *a, float negative_slo
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_leaky_relu", TD_OP_FLOAT_LEAKY_RELU, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_leaky_relu", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_leaky_relu(td_c_a, negative_slope, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_leaky_relu", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)negative_slope;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_leaky_relu", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3770,13 +3854,37 @@ td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tenso
 
 /* ---- float_hard_sigmoid (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hard_sigmoid";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)alpha;
+    (void)beta;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)(alpha)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t1, (float)((float)(beta)), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_clamp(td_t2, (float)(0.0), (float)(1.0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_hard_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3793,33 +3901,7 @@ static td_status arm_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, flo
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_hard_sigmoid", TD_OP_FLOAT_HARD_SIGMOID, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_hard_sigmoid", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_hard_sigmoid(td_c_a, alpha, beta, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_hard_sigmoid", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)alpha;
-    (void)beta;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_hard_sigmoid", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3945,13 +4027,31 @@ td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_
 
 /* ---- float_silu (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_silu";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_sigmoid(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_silu(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_silu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3968,31 +4068,7 @@ static td_status arm_cpu_float_silu(const td_tensor *a, const td_shape *td_shape
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_silu", TD_OP_FLOAT_SILU, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_silu", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_silu(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_silu", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_silu", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_silu(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -9272,13 +9348,40 @@ td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- bool_xor (binary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_xor";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_or(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(a, b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_xor(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_xor", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9295,36 +9398,7 @@ static td_status arm_cpu_bool_xor(const td_tensor *a, const td_tensor *b, const 
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_xor", TD_OP_BOOL_XOR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_xor", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_xor", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_xor(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_xor", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("bool_xor", TD_BACKEND_VULKAN, "cpu");
+    return comp_bool_xor(a, b, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -9390,13 +9464,32 @@ td_status td_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- bool_equal (binary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_xor(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9413,36 +9506,7 @@ static td_status arm_cpu_bool_equal(const td_tensor *a, const td_tensor *b, cons
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_equal", TD_OP_BOOL_EQUAL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_equal", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_equal", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_equal", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("bool_equal", TD_BACKEND_VULKAN, "cpu");
+    return comp_bool_equal(a, b, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -9508,13 +9572,28 @@ td_status td_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- bool_not_equal (binary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_not_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_xor(a, b, &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_not_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9531,36 +9610,7 @@ static td_status arm_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, 
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_not_equal", TD_OP_BOOL_NOT_EQUAL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_not_equal", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_not_equal", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_not_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_not_equal", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("bool_not_equal", TD_BACKEND_VULKAN, "cpu");
+    return comp_bool_not_equal(a, b, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -9626,13 +9676,41 @@ td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **
 
 /* ---- bool_mask_where (binary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_where";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_and(mask, value, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(mask, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t2, a, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_mask_where", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9649,41 +9727,7 @@ static td_status arm_cpu_bool_mask_where(const td_tensor *a, const td_tensor *ma
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_mask_where", TD_OP_BOOL_MASK_WHERE, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_mask_where", a, td_cpu, &td_c_a);
-        td_tensor *td_c_mask = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_mask_where", mask, td_cpu, &td_c_mask);
-        td_tensor *td_c_value = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_mask_where", value, td_cpu, &td_c_value);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_mask_where(td_c_a, td_c_mask, td_c_value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_mask_where", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_mask);
-        td_tensor_release(td_c_value);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)mask;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("bool_mask_where", TD_BACKEND_VULKAN, "cpu");
+    return comp_bool_mask_where(a, mask, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -9958,13 +10002,40 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
 
 /* ---- float_prelu (binary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prelu";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)weight;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, weight, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t1, td_t3, a, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_prelu(a, weight, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_prelu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9981,36 +10052,7 @@ static td_status arm_cpu_float_prelu(const td_tensor *a, const td_tensor *weight
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_prelu", TD_OP_FLOAT_PRELU, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_prelu", a, td_cpu, &td_c_a);
-        td_tensor *td_c_weight = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_prelu", weight, td_cpu, &td_c_weight);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_prelu(td_c_a, td_c_weight, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_prelu", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_weight);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)weight;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_prelu", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_prelu(a, weight, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -10175,13 +10217,78 @@ td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor 
 
 /* ---- float_cross_entropy (binary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross_entropy";
+    td_status td_st = TD_OK;
+    (void)logits;
+    (void)targets;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(logits, (int64_t)(0), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(targets, td_t1->shape.dims, td_t1->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_swap_dims(td_t2, (int64_t)(0), (int64_t)(1), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &logits->shape, (int64_t)(1), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(logits->device, (int64_t)(0), (int64_t)(td_s1), (int64_t)(1), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t4, logits->shape.dims, logits->shape.ndim, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(logits->device, logits->shape.dims, logits->shape.ndim, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t3, td_t5, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_log_softmax(logits, (int64_t)(1), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t6, td_t7, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_sum(td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &logits->shape, (int64_t)(0), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t11, (float)(1.0f / (float)(td_s2)), &td_t12);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(logits->device))
+        return comp_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cross_entropy", logits->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10198,36 +10305,7 @@ static td_status arm_cpu_float_cross_entropy(const td_tensor *logits, const td_t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(logits->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_cross_entropy", TD_OP_FLOAT_CROSS_ENTROPY, logits->device, &td_cpu);
-        td_tensor *td_c_logits = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cross_entropy", logits, td_cpu, &td_c_logits);
-        td_tensor *td_c_targets = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cross_entropy", targets, td_cpu, &td_c_targets);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_cross_entropy(td_c_logits, td_c_targets, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cross_entropy", td_r, logits->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_logits);
-        td_tensor_release(td_c_targets);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)logits;
-    (void)targets;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_cross_entropy", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
 }
 #endif
 

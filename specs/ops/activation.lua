@@ -24,6 +24,11 @@ op {
   },
   tolerance = 1e-5,
   backward = { a = "result * (grad - sum_dim(grad * result, dim))" },
+  decompose = {
+    "m = float_max_dim(a, dim)",
+    "e = float_exp(a - m)",
+    "e / float_sum_dim(e, dim)",
+  },
   bound = "memory",
 }
 
@@ -48,6 +53,10 @@ op {
   },
   tolerance = 1e-5,
   backward = { a = "grad - exp(result) * sum_dim(grad, dim)" },
+  decompose = {
+    "d = a - float_max_dim(a, dim)",
+    "d - float_log(float_sum_dim(float_exp(d), dim))",
+  },
   bound = "memory",
 }
 
@@ -70,6 +79,7 @@ op {
   },
   tolerance = 1e-5,
   backward = { a = "result * (sum_dim(grad * result, dim) - grad)" },
+  decompose = "float_softmax(-a, dim)",
   bound = "memory",
 }
 
@@ -90,6 +100,15 @@ op {
   },
   tolerance = 1e-5,
   backward = { a = "grad * sigmoid(-a)" },
+  -- log1p(z) for z = e^-|a| in (0, 1]: log(1 + z), or its series where 1 + z would round
+  -- away most of z (z < 0.01; the first omitted term is z^5 / 5, 2e-9 of z)
+  decompose = {
+    "z = float_exp(-float_abs(a))",
+    "series = z * (1.0 - z * (0.5 - z * (0.33333334 - z * 0.25)))",
+    "small = float_lower(z, float_full(device(a), shape(a), 0.01))",
+    "l = float_mask_where(float_log(z + 1.0), small, series)",
+    "float_minimum(a, float_full(device(a), shape(a), 0.0)) - l",
+  },
   bound = "memory",
 }
 
@@ -108,6 +127,7 @@ op {
       out = { shape = { 2, 2 }, data = { -0.2, 1, -2, 0.5 } } },
   },
   backward = { a = "grad * (positive(a) + (1 - positive(a)) * negative_slope)" },
+  decompose = "float_mask_where(a * negative_slope, float_greater(a, float_full(device(a), shape(a), 0.0)), a)",
   bound = "memory",
 }
 
@@ -131,6 +151,7 @@ op {
       out = { shape = { 4 }, data = { -1, 3, "-inf", "nan" } } },
   },
   backward = { a = "grad * (positive(a) + (1 - positive(a)) * weight)", weight = "-grad * relu(-a)" },
+  decompose = "float_mask_where(a * weight, float_greater(a, float_full(device(a), shape(a), 0.0)), a)",
   bound = "memory",
 }
 
@@ -152,6 +173,7 @@ op {
   },
   tolerance = 1e-5,
   backward = { a = "grad * alpha * inside(a * alpha + beta, 0, 1)" },
+  decompose = "float_clamp(a * alpha + beta, 0.0, 1.0)",
   bound = "memory",
 }
 
@@ -173,6 +195,7 @@ op {
   },
   tolerance = 1e-5,
   backward = { a = "grad * sigmoid(a) * (1 + a * (1 - sigmoid(a)))" },
+  decompose = "a * float_sigmoid(a)",
   bound = "memory",
 }
 
@@ -202,5 +225,14 @@ op {
   tolerance = 1e-5,
   domain = { targets = "index" },
   backward = { logits = "cross_entropy_grad(grad, logits, targets)" },
+  -- the one-hot mask compares each row's target with the class index: targets [N] is
+  -- expanded to [C, N] and transposed, arange(C) expanded to [N, C]; mask_where (not a
+  -- product with the mask) keeps a -inf log-probability off the target out of the sum
+  decompose = {
+    "t = int_swap_dims(int_expand(targets, shape(float_swap_dims(logits, 0, 1))), 0, 1)",
+    "cls = int_expand(int_arange(device(logits), 0, size(logits, 1), 1), shape(logits))",
+    "picked = float_mask_where(float_zeros(device(logits), shape(logits)), int_equal(t, cls), float_log_softmax(logits, 1))",
+    "-float_sum(picked) / size(logits, 0)",
+  },
   bound = "memory",
 }

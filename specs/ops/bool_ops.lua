@@ -15,6 +15,7 @@ op {
     { a = { shape = { 3 }, data = { true, false, true } }, b = { shape = {}, data = { true } },
       out = { shape = { 3 }, data = { false, true, false } } },
   },
+  decompose = "bool_and(bool_or(a, b), bool_not(bool_and(a, b)))",
 }
 
 op {
@@ -31,6 +32,7 @@ op {
     { a = { shape = { 3 }, data = { true, false, false } }, b = { shape = {}, data = { false } },
       out = { shape = { 3 }, data = { false, true, true } } },
   },
+  decompose = "bool_not(bool_xor(a, b))",
 }
 
 op {
@@ -47,6 +49,7 @@ op {
     { a = { shape = { 2, 2 }, data = { true, true, false, false } }, b = { shape = { 2, 2 }, data = { true, false, true, false } },
       out = { shape = { 2, 2 }, data = { false, true, true, false } } },
   },
+  decompose = "bool_xor(a, b)",
 }
 
 op {
@@ -67,6 +70,7 @@ op {
       value = { shape = { 2 }, data = { true, false } },
       out = { shape = { 2, 2 }, data = { true, false, true, false } } },
   },
+  decompose = "bool_or(bool_and(mask, value), bool_and(bool_not(mask), a))",
 }
 
 op {
@@ -89,4 +93,5 @@ op {
       mask = { shape = {}, data = { true } }, value = -7,
       out = { shape = { 3 }, data = { true, true, true } } },
   },
+  decompose = "bool_not(int_equal(int_mask_fill(bool_into_int(a), mask, value), int_zeros(device(a), shape(a))))",
 }
