@@ -33,6 +33,7 @@ td_status td_cpu_float_full(const int64_t *shape, int shape_len, float value, td
 td_status td_cpu_int_full(const int64_t *shape, int shape_len, int32_t value, td_tensor *out); /* Creates an int tensor filled with value. */
 td_status td_cpu_float_random(const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor *out); /* Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend. p0 and p1 must be finite, with p0 <= p1 (and p1 - p0 finite) for uniform and p1 >= 0 for normal, else TD_E_INVALID. */
 td_status td_cpu_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out); /* Creates the 1-D int tensor start, start + step, ... up to but excluding end. */
+td_status td_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value (0 is false, anything else true) where mask is true; mask broadcasts to a's shape. */
 td_status td_cpu_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
 td_status td_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
@@ -51,6 +52,13 @@ td_status td_cpu_bool_into_int(const td_tensor *a, td_tensor *out); /* Converts 
 td_status td_cpu_bool_not(const td_tensor *a, td_tensor *out); /* Elementwise logical not. */
 td_status td_cpu_int_into_data(const td_tensor *a, int32_t *dst); /* Copies the elements, row-major, into dst, which holds at least numel ints. */
 td_status td_cpu_bool_into_data(const td_tensor *a, bool *dst); /* Copies the elements, row-major, into dst, which holds at least numel bools. */
+td_status td_cpu_float_softmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Softmax along dim: exp(a - max) / sum(exp(a - max)), the max taken along dim (torch.softmax). */
+td_status td_cpu_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Log of the softmax along dim, computed as a - max - log(sum(exp(a - max))) (torch.log_softmax). */
+td_status td_cpu_float_softmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Softmin along dim: the softmax of -a (torch.nn.functional.softmin). */
+td_status td_cpu_float_log_sigmoid(const td_tensor *a, td_tensor *out); /* Elementwise log(1 / (1 + e^-a)), computed stably as min(a, 0) - log1p(e^-|a|). */
+td_status td_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor *out); /* Elementwise a > 0 ? a : negative_slope * a (torch.nn.functional.leaky_relu). */
+td_status td_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor *out); /* Elementwise max(0, min(1, alpha * a + beta)) (burn's hard_sigmoid; alpha = 1/6, beta = 0.5 is torch.nn.functional.hardsigmoid). */
+td_status td_cpu_float_silu(const td_tensor *a, td_tensor *out); /* Elementwise a * sigmoid(a) (SiLU, also called swish). */
 td_status td_cpu_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
 td_status td_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
@@ -92,8 +100,14 @@ td_status td_cpu_int_lower(const td_tensor *a, const td_tensor *b, td_tensor *ou
 td_status td_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_cpu_bool_and(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical and, broadcasting. */
 td_status td_cpu_bool_or(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical or, broadcasting. */
+td_status td_cpu_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical exclusive or, broadcasting. */
+td_status td_cpu_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b, broadcasting. */
+td_status td_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a != b, broadcasting. */
+td_status td_cpu_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three (like float_mask_where). */
 td_status td_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
 td_status td_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
+td_status td_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor *out); /* Elementwise a > 0 ? a : weight * a, where weight broadcasts to a's shape (for PyTorch's per-channel weight of shape [C] on an [N, C, ...] input, pass it reshaped to [C, 1, ..., 1]). */
+td_status td_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor *out); /* Cross-entropy loss of logits [N, C] against class indices targets [N], averaged over N: mean_i(-log_softmax(logits, 1)[i, targets[i]]), a 0-dim tensor; a target outside [0, C) is TD_E_INVALID. */
 td_status td_cpu_float_add(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a + b, broadcasting. */
 td_status td_cpu_float_sub(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a - b, broadcasting. */
 td_status td_cpu_float_mul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a * b, broadcasting. */

@@ -67,6 +67,13 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out);
 
+/* Returns a with value (0 is false, anything else true) where mask is true; mask broadcasts to a's shape.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: burn's bool_mask_fill takes a bool value; the C entry takes it as an int32_t (C's truth value).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out);
+
 /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -158,6 +165,53 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len);
  * Family unary; implemented by: cpu, vulkan.
  */
 td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len);
+
+/* Softmax along dim: exp(a - max) / sum(exp(a - max)), the max taken along dim (torch.softmax).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: a row holding NaN, +inf, or only -inf gives NaN in the whole row, as in PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Log of the softmax along dim, computed as a - max - log(sum(exp(a - max))) (torch.log_softmax).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: a row holding NaN, +inf, or only -inf gives NaN in the whole row, as in PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Softmin along dim: the softmax of -a (torch.nn.functional.softmin).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: a row holding NaN, -inf, or only +inf gives NaN in the whole row, as in PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Elementwise log(1 / (1 + e^-a)), computed stably as min(a, 0) - log1p(e^-|a|).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a > 0 ? a : negative_slope * a (torch.nn.functional.leaky_relu).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out);
+
+/* Elementwise max(0, min(1, alpha * a + beta)) (burn's hard_sigmoid; alpha = 1/6, beta = 0.5 is torch.nn.functional.hardsigmoid).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: NaN stays NaN (like float_clamp).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out);
+
+/* Elementwise a * sigmoid(a) (SiLU, also called swish).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: -inf gives NaN (-inf * 0), as PyTorch's a / (1 + e^-a) does.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_silu(const td_tensor *a, td_tensor **out);
 
 /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary_float; implemented by: cpu, vulkan.
@@ -376,6 +430,30 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
+/* Elementwise logical exclusive or, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a == b, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a != b, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise mask ? value : a, broadcasting all three (like float_mask_where).
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
+
 /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
  * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
@@ -387,6 +465,20 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
  * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
+
+/* Elementwise a > 0 ? a : weight * a, where weight broadcasts to a's shape (for PyTorch's per-channel weight of shape [C] on an [N, C, ...] input, pass it reshaped to [C, 1, ..., 1]).
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: torch.nn.functional.prelu takes a weight of shape [C] (or [1]) that applies along dim 1; here the weight is any tensor that broadcasts to a's shape, which covers that case once it is reshaped to [C, 1, ..., 1] (burn reshapes it the same way).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out);
+
+/* Cross-entropy loss of logits [N, C] against class indices targets [N], averaged over N: mean_i(-log_softmax(logits, 1)[i, targets[i]]), a 0-dim tensor; a target outside [0, C) is TD_E_INVALID.
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: torch.nn.functional.cross_entropy with reduction='mean', no weights, no ignore_index and no label smoothing, for 2-D logits only; N = 0 gives NaN; backends that run the decomposition do not check the range of targets (an out-of-range target adds 0 to the sum there).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out);
 
 /* Elementwise a + b, broadcasting.
  * Family binary_float; implemented by: cpu, vulkan.

@@ -17,6 +17,30 @@ static td_device *dev;    /* the cpu device */
 static td_device *ad_dev; /* autodiff(cpu), NONE */
 static td_device *ad_bal; /* autodiff(cpu), BALANCED */
 
+static void test_bool_mask_fill_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool mask_data[] = { true, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_mask_fill(a, mask, (int32_t)0, &out), "bool_mask_fill");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
 static void test_int_mask_fill_merge_disabled_enabled(void **state)
 {
     (void)state;
@@ -41,6 +65,223 @@ static void test_int_mask_fill_merge_disabled_enabled(void **state)
     td_tensor_release(mask);
 }
 
+static td_status fwd_float_softmax(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_softmax(ins[0], INT64_C(-1), out);
+    return st;
+}
+
+static void test_float_softmax_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmax, ins, 1, 7919u);
+}
+
+static void test_float_softmax_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_softmax(a, INT64_C(-1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_log_softmax(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log_softmax(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_log_softmax_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_softmax, ins, 1, 15838u);
+}
+
+static void test_float_log_softmax_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_log_softmax(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_softmin(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_softmin(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_softmin_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmin, ins, 1, 23757u);
+}
+
+static void test_float_softmin_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_softmin(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_log_sigmoid(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log_sigmoid(ins[0], out);
+    return st;
+}
+
+static void test_float_log_sigmoid_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_sigmoid, ins, 1, 31676u);
+}
+
+static void test_float_log_sigmoid_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 20.0f, -20.0f, 0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_log_sigmoid(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_leaky_relu(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_leaky_relu(ins[0], 0.01f, out);
+    return st;
+}
+
+static void test_float_leaky_relu_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_leaky_relu, ins, 1, 39595u);
+}
+
+static void test_float_leaky_relu_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, -0.5f, 0.0f, 3.0f, -INFINITY, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_leaky_relu(a, 0.01f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_hard_sigmoid(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_hard_sigmoid(ins[0], 0.2f, 0.5f, out);
+    return st;
+}
+
+static void test_float_hard_sigmoid_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(8) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hard_sigmoid, ins, 1, 55433u);
+}
+
+static void test_float_hard_sigmoid_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { -3.0f, -2.5f, 0.0f, 1.0f, 2.5f, 3.0f, NAN, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_hard_sigmoid(a, 0.2f, 0.5f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_silu(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_silu(ins[0], out);
+    return st;
+}
+
+static void test_float_silu_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_silu, ins, 1, 63352u);
+}
+
+static void test_float_silu_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_silu(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_reshape(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -54,7 +295,7 @@ static void test_float_reshape_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 332598u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 443464u);
 }
 
 static void test_float_reshape_guard(void **state)
@@ -86,7 +327,7 @@ static void test_float_swap_dims_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 340517u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 451383u);
 }
 
 static void test_float_swap_dims_guard(void **state)
@@ -118,7 +359,7 @@ static void test_float_permute_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 348436u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 459302u);
 }
 
 static void test_float_permute_guard(void **state)
@@ -151,7 +392,7 @@ static void test_float_expand_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(1) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 356355u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 467221u);
 }
 
 static void test_float_expand_guard(void **state)
@@ -185,7 +426,7 @@ static void test_float_slice_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 364274u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 475140u);
 }
 
 static void test_float_slice_guard(void **state)
@@ -218,7 +459,7 @@ static void test_float_neg_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 586006u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 696872u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -249,7 +490,7 @@ static void test_float_abs_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 593925u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 704791u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -280,7 +521,7 @@ static void test_float_exp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 601844u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 712710u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -311,7 +552,7 @@ static void test_float_log_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 609763u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 720629u);
 }
 
 static void test_float_log_guard(void **state)
@@ -342,7 +583,7 @@ static void test_float_sqrt_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 617682u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 728548u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -373,7 +614,7 @@ static void test_float_sin_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 625601u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 736467u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -404,7 +645,7 @@ static void test_float_cos_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 633520u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 744386u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -435,7 +676,7 @@ static void test_float_tanh_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 641439u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 752305u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -466,7 +707,7 @@ static void test_float_sigmoid_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 649358u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 760224u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -497,7 +738,7 @@ static void test_float_relu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 657277u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 768143u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -528,7 +769,7 @@ static void test_float_gelu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 665196u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 776062u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -559,7 +800,7 @@ static void test_float_powf_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 673115u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 783981u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -590,7 +831,7 @@ static void test_float_clamp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 681034u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 791900u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -621,7 +862,7 @@ static void test_float_add_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 688953u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 799819u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -652,7 +893,7 @@ static void test_float_mul_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 696872u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 807738u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -689,7 +930,7 @@ static void test_float_mask_fill_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 704791u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 815657u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -750,7 +991,7 @@ static void test_float_sum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 712710u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 823576u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -781,7 +1022,7 @@ static void test_float_sum_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 720629u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 831495u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -812,7 +1053,7 @@ static void test_float_mean_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 728548u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 839414u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -843,7 +1084,7 @@ static void test_float_max_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 736467u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 847333u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -874,7 +1115,7 @@ static void test_float_min_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 744386u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 855252u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -1227,6 +1468,108 @@ static void test_bool_or_merge_disabled_enabled(void **state)
     td_tensor_release(b);
 }
 
+static void test_bool_xor_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_xor(a, b, &out), "bool_xor");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_equal(a, b, &out), "bool_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_not_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_not_equal(a, b, &out), "bool_not_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_mask_where_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, true, false, true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool value_data[] = { false, true };
+    td_tensor *value = tdt_make(ad_dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_mask_where(a, mask, value, &out), "bool_mask_where");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
 static void test_int_slice_assign_merge_disabled_enabled(void **state)
 {
     (void)state;
@@ -1279,6 +1622,133 @@ static void test_bool_slice_assign_merge_disabled_enabled(void **state)
     td_tensor_release(value);
 }
 
+static td_status fwd_float_prelu(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_prelu(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_prelu_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(2), INT64_C(1) };
+    const tdt_input ins[] = { { s1, 3, false }, { s2, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prelu, ins, 2, 47514u);
+}
+
+static void test_float_prelu_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_prelu(a, weight, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static void test_float_prelu_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    assert_int_equal(td_float_prelu(a, weight, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static td_status fwd_float_cross_entropy(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(d, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    td_status st = td_float_cross_entropy(ins[0], targets, out);
+    td_tensor_release(targets);
+    return st;
+}
+
+static void test_float_cross_entropy_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_entropy, ins, 1, 71271u);
+}
+
+static void test_float_cross_entropy_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *logits = tdt_make(ad_dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_check(td_tensor_set_autodiff_context(logits, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cross_entropy(logits, targets, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
+static void test_float_cross_entropy_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *logits = tdt_make(ad_dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_check(td_tensor_set_autodiff_context(targets, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_cross_entropy(logits, targets, &out), "float_cross_entropy");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
 static td_status fwd_float_add(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -1292,7 +1762,7 @@ static void test_float_add_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add, ins, 2, 95028u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add, ins, 2, 166299u);
 }
 
 static void test_float_add_guard(void **state)
@@ -1352,7 +1822,7 @@ static void test_float_sub_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(1) };
     const tdt_input ins[] = { { s1, 1, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub, ins, 2, 102947u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub, ins, 2, 174218u);
 }
 
 static void test_float_sub_guard(void **state)
@@ -1412,7 +1882,7 @@ static void test_float_mul_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     static const int64_t s2[] = { 0 };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 0, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul, ins, 2, 110866u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul, ins, 2, 182137u);
 }
 
 static void test_float_mul_guard(void **state)
@@ -1472,7 +1942,7 @@ static void test_float_div_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div, ins, 2, 118785u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div, ins, 2, 190056u);
 }
 
 static void test_float_div_guard(void **state)
@@ -1532,7 +2002,7 @@ static void test_float_powf_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 1, true }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf, ins, 2, 126704u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf, ins, 2, 197975u);
 }
 
 static void test_float_powf_guard(void **state)
@@ -1592,7 +2062,7 @@ static void test_float_maximum_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_maximum, ins, 2, 134623u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_maximum, ins, 2, 205894u);
 }
 
 static void test_float_maximum_guard(void **state)
@@ -1652,7 +2122,7 @@ static void test_float_minimum_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_minimum, ins, 2, 142542u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_minimum, ins, 2, 213813u);
 }
 
 static void test_float_minimum_guard(void **state)
@@ -1938,7 +2408,7 @@ static void test_float_mask_where_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_where, ins, 2, 190056u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_where, ins, 2, 261327u);
 }
 
 static void test_float_mask_where_guard(void **state)
@@ -2012,7 +2482,7 @@ static void test_float_matmul_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul, ins, 2, 197975u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul, ins, 2, 269246u);
 }
 
 static void test_float_matmul_guard(void **state)
@@ -2074,7 +2544,7 @@ static void test_float_slice_assign_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 372193u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 483059u);
 }
 
 static void test_float_slice_assign_guard(void **state)
@@ -2139,7 +2609,7 @@ static void test_float_cat_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(1) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 380112u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 490978u);
 }
 
 static void test_float_cat_guard(void **state)
@@ -2176,7 +2646,7 @@ static void test_float_to_device_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 498897u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 609763u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -2213,7 +2683,22 @@ int main(void)
 {
     /* Every test releases what it made: nothing may outlive it. */
     const struct CMUnitTest tests[] = {
+        TDT_TEST(test_bool_mask_fill_merge_disabled_enabled),
         TDT_TEST(test_int_mask_fill_merge_disabled_enabled),
+        TDT_TEST(test_float_softmax_gradcheck),
+        TDT_TEST(test_float_softmax_guard),
+        TDT_TEST(test_float_log_softmax_gradcheck),
+        TDT_TEST(test_float_log_softmax_guard),
+        TDT_TEST(test_float_softmin_gradcheck),
+        TDT_TEST(test_float_softmin_guard),
+        TDT_TEST(test_float_log_sigmoid_gradcheck),
+        TDT_TEST(test_float_log_sigmoid_guard),
+        TDT_TEST(test_float_leaky_relu_gradcheck),
+        TDT_TEST(test_float_leaky_relu_guard),
+        TDT_TEST(test_float_hard_sigmoid_gradcheck),
+        TDT_TEST(test_float_hard_sigmoid_guard),
+        TDT_TEST(test_float_silu_gradcheck),
+        TDT_TEST(test_float_silu_guard),
         TDT_TEST(test_float_reshape_gradcheck),
         TDT_TEST(test_float_reshape_guard),
         TDT_TEST(test_float_swap_dims_gradcheck),
@@ -2282,8 +2767,18 @@ int main(void)
         TDT_TEST(test_int_mask_where_merge_disabled_enabled),
         TDT_TEST(test_bool_and_merge_disabled_enabled),
         TDT_TEST(test_bool_or_merge_disabled_enabled),
+        TDT_TEST(test_bool_xor_merge_disabled_enabled),
+        TDT_TEST(test_bool_equal_merge_disabled_enabled),
+        TDT_TEST(test_bool_not_equal_merge_disabled_enabled),
+        TDT_TEST(test_bool_mask_where_merge_disabled_enabled),
         TDT_TEST(test_int_slice_assign_merge_disabled_enabled),
         TDT_TEST(test_bool_slice_assign_merge_disabled_enabled),
+        TDT_TEST(test_float_prelu_gradcheck),
+        TDT_TEST(test_float_prelu_guard),
+        TDT_TEST(test_float_prelu_merge_none_balanced),
+        TDT_TEST(test_float_cross_entropy_gradcheck),
+        TDT_TEST(test_float_cross_entropy_guard),
+        TDT_TEST(test_float_cross_entropy_merge_disabled_enabled),
         TDT_TEST(test_float_add_gradcheck),
         TDT_TEST(test_float_add_guard),
         TDT_TEST(test_float_add_merge_none_balanced),

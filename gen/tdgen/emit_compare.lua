@@ -273,6 +273,21 @@ function R.reduce_dim(P)
   end)
 end
 
+-- Softmax and friends: every dim of every shape, like the reductions.
+R.along_dim = R.reduce_dim
+
+-- Cross-entropy: logits [N, C] and targets [N] (targets of the "index" domain lie in
+-- [0, 7), so every C is at least 7); 1 to 4096 rows, wide and narrow, some past the CPU's
+-- threading threshold.
+function R.cross_entropy(P)
+  local cases = {}
+  for _, s in ipairs({ { 1, 7, C }, { 3, 7, E }, { 7, 10, T }, { 129, 7, C }, { 100, 101, E }, { 1000, 33, C },
+    { 33, 1000, T }, { 4096, 17, E }, { 2, 65537, C } }) do
+    cases[#cases + 1] = { fill = s[3], v = { [P[1]] = { s[1], s[2] }, [P[2]] = { s[1] } } }
+  end
+  return cases
+end
+
 -- m, k, n in {1, 7, 64, 129} (each m with each n, k cycling), batched, broadcast batches,
 -- one large enough for the CPU's threaded matmul, and a k of more than 2^20 (more than
 -- 65535 tiles of 16: lavapipe's loop limit; ties, so that the sum is exact in any order).
@@ -328,7 +343,7 @@ local LIMITS = { t = 4, a = 2, i = 4, f = 4 }
 local LIMIT_NAMES = { t = "tensors", a = "dims or shape arguments", i = "integer arguments", f = "f32 arguments" }
 
 local FILL = { CLEAN = "TDT_FILL_CLEAN", EDGES = "TDT_FILL_EDGES", TIES = "TDT_FILL_TIES" }
-local DOMAIN = { positive = "TDT_DOMAIN_POSITIVE", nonzero = "TDT_DOMAIN_NONZERO" }
+local DOMAIN = { positive = "TDT_DOMAIN_POSITIVE", nonzero = "TDT_DOMAIN_NONZERO", index = "TDT_DOMAIN_INDEX" }
 
 local function ints(list)
   local parts = {}

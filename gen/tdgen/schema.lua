@@ -136,6 +136,9 @@ M.rules = {
   mask_fill = { "tensor", "tensor" },
   host_out = { "tensor", "host_out" },
   all_gather = { "tensor", "group" },
+  -- activations (specs/ops/activation.lua)
+  along_dim = { "tensor", "dim" },
+  cross_entropy = { "tensor", "tensor" },
 }
 
 function M.param_kind(t)
@@ -164,10 +167,11 @@ M.op_fields = {
   -- the generated many-shape comparisons with the CPU (gen/tdgen/emit_compare.lua)
   decompose = "table|string", -- a formula, or statements, in terms of other ops (gen/tdgen/decomp.lua)
   nmse = "number",     -- float results: the largest normalized mean squared error accepted
-  domain = "table",    -- input name -> "positive" | "nonzero": where its random values lie
+  domain = "table",    -- input name -> "positive" | "nonzero" | "index": where its random values lie
 }
 -- Domains of the comparisons' inputs, and the primitive classes each one applies to.
-M.domains = { positive = { float = true }, nonzero = { float = true, int = true } }
+M.domains = { positive = { float = true }, nonzero = { float = true, int = true },
+  index = { int = true } } -- index: class indices in [0, 7), no edge values (cross-entropy targets)
 M.op_required = { "name", "id", "family", "doc", "args", "returns" }
 M.differentiable_fields = { "backward", "bound", "differentiable", "why", "gradcheck" }
 

@@ -344,3 +344,49 @@ td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor *
     return st;
 }
 #endif
+
+/* ---- activations (specs/ops/activation.lua) ---- */
+
+/* d loss / d logits of float_cross_entropy: (softmax(logits, 1) - one_hot(targets)) * grad / N,
+ * the softmax from max_dim / exp / sum_dim and the one-hot from comparing targets [N, 1]
+ * with arange(C), so that every backend with those primitives can run it. */
+#if defined(TD_HAVE_OP_FLOAT_MAX_DIM) && defined(TD_HAVE_OP_FLOAT_SUB) && defined(TD_HAVE_OP_FLOAT_EXP) &&        \
+    defined(TD_HAVE_OP_FLOAT_SUM_DIM) && defined(TD_HAVE_OP_FLOAT_DIV) && defined(TD_HAVE_OP_INT_RESHAPE) &&     \
+    defined(TD_HAVE_OP_INT_ARANGE) && defined(TD_HAVE_OP_INT_EQUAL) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT) &&   \
+    defined(TD_HAVE_OP_FLOAT_MUL) && defined(TD_HAVE_OP_FLOAT_MUL_SCALAR)
+td_status td_ad_cross_entropy_grad(const td_tensor *g, const td_tensor *logits, const td_tensor *targets,
+                                   td_tensor **out)
+{
+    const int64_t n = logits->shape.dims[0], c = logits->shape.dims[1];
+    const int64_t col[2] = { n, 1 };
+    td_tensor *m = NULL, *d = NULL, *e = NULL, *s = NULL, *p = NULL, *t = NULL, *ar = NULL, *eq = NULL,
+              *oh = NULL, *diff = NULL, *r = NULL;
+    td_status st = td_float_max_dim(logits, 1, &m);
+    if (st == TD_OK)
+        st = td_float_sub(logits, m, &d);
+    if (st == TD_OK)
+        st = td_float_exp(d, &e);
+    if (st == TD_OK)
+        st = td_float_sum_dim(e, 1, &s);
+    if (st == TD_OK)
+        st = td_float_div(e, s, &p);
+    if (st == TD_OK)
+        st = td_int_reshape(targets, col, 2, &t);
+    if (st == TD_OK)
+        st = td_int_arange(logits->device, 0, c, 1, &ar);
+    if (st == TD_OK)
+        st = td_int_equal(t, ar, &eq);
+    if (st == TD_OK)
+        st = td_bool_into_float(eq, &oh);
+    if (st == TD_OK)
+        st = td_float_sub(p, oh, &diff);
+    if (st == TD_OK)
+        st = td_float_mul(diff, g, &r);
+    if (st == TD_OK)
+        st = td_float_mul_scalar(r, 1.0f / (float)n, out);
+    td_tensor *all[] = { m, d, e, s, p, t, ar, eq, oh, diff, r };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        td_tensor_release(all[i]);
+    return st;
+}
+#endif

@@ -48,4 +48,10 @@ td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *m
 td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out);
 td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, td_shape *out);
 
+/* activations (specs/ops/activation.lua; runtime/core/td_rules_act.c) */
+/* The shape of a, with dim normalized (softmax and friends). */
+td_status td_rule_along_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
+/* logits [N, C], targets [N] -> a 0-dim result. */
+td_status td_rule_cross_entropy(const char *op, const td_shape *logits, const td_shape *targets, td_shape *out);
+
 #endif

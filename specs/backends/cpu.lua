@@ -64,6 +64,10 @@ backend {
     "bool_not", "bool_and", "bool_or",
     -- collectives (over MPI; TD_E_UNSUPPORTED in a build without it)
     "float_all_reduce", "float_broadcast", "float_all_gather", "int_all_reduce",
+    -- activations and bool logic (specs/ops/activation.lua, specs/ops/bool_ops.lua)
+    "float_softmax", "float_log_softmax", "float_softmin", "float_log_sigmoid", "float_leaky_relu",
+    "float_prelu", "float_hard_sigmoid", "float_silu", "float_cross_entropy",
+    "bool_xor", "bool_equal", "bool_not_equal", "bool_mask_where", "bool_mask_fill",
     -- device
     "sync",
   },

@@ -503,7 +503,9 @@ static void fill_values(td_dtype dt, int domain, int fill, void *buf, int64_t n,
             ((float *)buf)[i] = x;
         } else if (dt == TD_I32) {
             int32_t x;
-            if (edge)
+            if (domain == TDT_DOMAIN_INDEX)
+                x = (int32_t)(u * 7.0f) < 7 ? (int32_t)(u * 7.0f) : 6;
+            else if (edge)
                 x = iedge[(int)(v * (nonzero ? 4.0f : 5.0f))];
             else if (fill == TDT_FILL_TIES)
                 x = ities[(int)(v * (nonzero ? 2.0f : 3.0f))];
