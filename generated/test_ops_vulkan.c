@@ -3009,6 +3009,1122 @@ static void test_bool_into_data_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_into_data, (int)(sizeof cases_bool_into_data / sizeof cases_bool_into_data[0]));
 }
 
+static void test_float_acos_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_acos(NULL, &out), TD_E_NULL, "float_acos");
+    assert_null(out);
+}
+
+static void test_float_acos_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_acos(a, &out), TD_E_KIND, "float_acos");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_acos_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.0f, 0.0f, -1.0f, 0.5f, -0.5f, 2.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_acos(a, &out), TD_E_UNSUPPORTED, "float_acos");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_asin_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_asin(NULL, &out), TD_E_NULL, "float_asin");
+    assert_null(out);
+}
+
+static void test_float_asin_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_asin(a, &out), TD_E_KIND, "float_asin");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_asin_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_asin(a, &out), TD_E_UNSUPPORTED, "float_asin");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_atan_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_atan(NULL, &out), TD_E_NULL, "float_atan");
+    assert_null(out);
+}
+
+static void test_float_atan_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_atan(a, &out), TD_E_KIND, "float_atan");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_atan_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_atan(a, &out), TD_E_UNSUPPORTED, "float_atan");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_cosh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_cosh(NULL, &out), TD_E_NULL, "float_cosh");
+    assert_null(out);
+}
+
+static void test_float_cosh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cosh(a, &out), TD_E_KIND, "float_cosh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cosh_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cosh(a, &out), TD_E_UNSUPPORTED, "float_cosh");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_sinh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_sinh(NULL, &out), TD_E_NULL, "float_sinh");
+    assert_null(out);
+}
+
+static void test_float_sinh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sinh(a, &out), TD_E_KIND, "float_sinh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sinh_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sinh(a, &out), TD_E_UNSUPPORTED, "float_sinh");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_tan_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_tan(NULL, &out), TD_E_NULL, "float_tan");
+    assert_null(out);
+}
+
+static void test_float_tan_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_tan(a, &out), TD_E_KIND, "float_tan");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_tan_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f, 0.7853982f, -0.7853982f, 1.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_tan(a, &out), TD_E_UNSUPPORTED, "float_tan");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_asinh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_asinh(NULL, &out), TD_E_NULL, "float_asinh");
+    assert_null(out);
+}
+
+static void test_float_asinh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_asinh(a, &out), TD_E_KIND, "float_asinh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_asinh_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_asinh(a, &out), TD_E_UNSUPPORTED, "float_asinh");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_acosh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_acosh(NULL, &out), TD_E_NULL, "float_acosh");
+    assert_null(out);
+}
+
+static void test_float_acosh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_acosh(a, &out), TD_E_KIND, "float_acosh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_acosh_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 10.0f, 0.5f, INFINITY, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_acosh(a, &out), TD_E_UNSUPPORTED, "float_acosh");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_atanh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_atanh(NULL, &out), TD_E_NULL, "float_atanh");
+    assert_null(out);
+}
+
+static void test_float_atanh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_atanh(a, &out), TD_E_KIND, "float_atanh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_atanh_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 0.5f, -0.5f, 1.0f, -1.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_atanh(a, &out), TD_E_UNSUPPORTED, "float_atanh");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_ceil_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_ceil(NULL, &out), TD_E_NULL, "float_ceil");
+    assert_null(out);
+}
+
+static void test_float_ceil_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_ceil(a, &out), TD_E_KIND, "float_ceil");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_ceil_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, INFINITY, NAN, 8388607.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_ceil(a, &out), TD_E_UNSUPPORTED, "float_ceil");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_floor_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_floor(NULL, &out), TD_E_NULL, "float_floor");
+    assert_null(out);
+}
+
+static void test_float_floor_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_floor(a, &out), TD_E_KIND, "float_floor");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_floor_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, -INFINITY, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_floor(a, &out), TD_E_UNSUPPORTED, "float_floor");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_round_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_round(NULL, &out), TD_E_NULL, "float_round");
+    assert_null(out);
+}
+
+static void test_float_round_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_round(a, &out), TD_E_KIND, "float_round");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_round_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, 2.6f, -2.6f, INFINITY, 8388609.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_round(a, &out), TD_E_UNSUPPORTED, "float_round");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_trunc_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_trunc(NULL, &out), TD_E_NULL, "float_trunc");
+    assert_null(out);
+}
+
+static void test_float_trunc_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_trunc(a, &out), TD_E_KIND, "float_trunc");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_trunc_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.7f, -1.7f, 0.5f, -0.5f, 3.0f, INFINITY, 1e+10f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_trunc(a, &out), TD_E_UNSUPPORTED, "float_trunc");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_sign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_sign(NULL, &out), TD_E_NULL, "float_sign");
+    assert_null(out);
+}
+
+static void test_float_sign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sign(a, &out), TD_E_KIND, "float_sign");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sign_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 2.5f, -0.1f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sign(a, &out), TD_E_UNSUPPORTED, "float_sign");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_erf_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_erf(NULL, &out), TD_E_NULL, "float_erf");
+    assert_null(out);
+}
+
+static void test_float_erf_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_erf(a, &out), TD_E_KIND, "float_erf");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_erf_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_erf(a, &out), TD_E_UNSUPPORTED, "float_erf");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_log1p_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_log1p(NULL, &out), TD_E_NULL, "float_log1p");
+    assert_null(out);
+}
+
+static void test_float_log1p_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_log1p(a, &out), TD_E_KIND, "float_log1p");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_log1p_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 1.0f, -0.5f, 1e-10f, -1.0f, -2.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_log1p(a, &out), TD_E_UNSUPPORTED, "float_log1p");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_recip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_recip(NULL, &out), TD_E_NULL, "float_recip");
+    assert_null(out);
+}
+
+static void test_float_recip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_recip(a, &out), TD_E_KIND, "float_recip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_recip_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -4.0f, 0.5f, 0.0f, -0.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_recip(a, &out), TD_E_UNSUPPORTED, "float_recip");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_powi_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_powi_scalar(NULL, (int32_t)3, &out), TD_E_NULL, "float_powi_scalar");
+    assert_null(out);
+}
+
+static void test_float_powi_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_powi_scalar(a, (int32_t)3, &out), TD_E_KIND, "float_powi_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_powi_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_powi_scalar(a, (int32_t)3, &out), TD_E_UNSUPPORTED, "float_powi_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_remainder_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_remainder_scalar(NULL, 3.0f, &out), TD_E_NULL, "float_remainder_scalar");
+    assert_null(out);
+}
+
+static void test_float_remainder_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_remainder_scalar(a, 3.0f, &out), TD_E_KIND, "float_remainder_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_remainder_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 5.0f, -5.0f, 5.5f, -0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_remainder_scalar(a, 3.0f, &out), TD_E_UNSUPPORTED, "float_remainder_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_sub_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_sub_scalar(NULL, 0.5f, &out), TD_E_NULL, "float_sub_scalar");
+    assert_null(out);
+}
+
+static void test_float_sub_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sub_scalar(a, 0.5f, &out), TD_E_KIND, "float_sub_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sub_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, -3.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sub_scalar(a, 0.5f, &out), TD_E_UNSUPPORTED, "float_sub_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_div_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_div_scalar(NULL, 2.0f, &out), TD_E_NULL, "float_div_scalar");
+    assert_null(out);
+}
+
+static void test_float_div_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_div_scalar(a, 2.0f, &out), TD_E_KIND, "float_div_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_div_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, -3.0f, 0.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_div_scalar(a, 2.0f, &out), TD_E_UNSUPPORTED, "float_div_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_clamp_min_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_clamp_min(NULL, -1.0f, &out), TD_E_NULL, "float_clamp_min");
+    assert_null(out);
+}
+
+static void test_float_clamp_min_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_clamp_min(a, -1.0f, &out), TD_E_KIND, "float_clamp_min");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_clamp_min_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, -0.5f, 0.0f, 1.0f, NAN, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_clamp_min(a, -1.0f, &out), TD_E_UNSUPPORTED, "float_clamp_min");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_clamp_max_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_clamp_max(NULL, 1.0f, &out), TD_E_NULL, "float_clamp_max");
+    assert_null(out);
+}
+
+static void test_float_clamp_max_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_clamp_max(a, 1.0f, &out), TD_E_KIND, "float_clamp_max");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_clamp_max_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, 0.5f, 3.0f, INFINITY, NAN, 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_clamp_max(a, 1.0f, &out), TD_E_UNSUPPORTED, "float_clamp_max");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_is_nan_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_is_nan(NULL, &out), TD_E_NULL, "float_is_nan");
+    assert_null(out);
+}
+
+static void test_float_is_nan_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_is_nan(a, &out), TD_E_KIND, "float_is_nan");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_nan_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 1e-39f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_is_nan(a, &out), TD_E_UNSUPPORTED, "float_is_nan");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_is_inf_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_is_inf(NULL, &out), TD_E_NULL, "float_is_inf");
+    assert_null(out);
+}
+
+static void test_float_is_inf_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_is_inf(a, &out), TD_E_KIND, "float_is_inf");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_inf_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 3.4e+38f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_is_inf(a, &out), TD_E_UNSUPPORTED, "float_is_inf");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_equal_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_equal_elem(a, 2.0f, &out), TD_E_UNSUPPORTED, "float_equal_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_not_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_not_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_not_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_not_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_not_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_not_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_not_equal_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_not_equal_elem(a, 2.0f, &out), TD_E_UNSUPPORTED, "float_not_equal_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_greater_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_greater_elem(NULL, 2.0f, &out), TD_E_NULL, "float_greater_elem");
+    assert_null(out);
+}
+
+static void test_float_greater_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_greater_elem(a, 2.0f, &out), TD_E_KIND, "float_greater_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_greater_elem(a, 2.0f, &out), TD_E_UNSUPPORTED, "float_greater_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_greater_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_greater_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_greater_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_greater_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_greater_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_greater_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_equal_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_greater_equal_elem(a, 2.0f, &out), TD_E_UNSUPPORTED, "float_greater_equal_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_lower_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_lower_elem(NULL, 2.0f, &out), TD_E_NULL, "float_lower_elem");
+    assert_null(out);
+}
+
+static void test_float_lower_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_lower_elem(a, 2.0f, &out), TD_E_KIND, "float_lower_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_lower_elem(a, 2.0f, &out), TD_E_UNSUPPORTED, "float_lower_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_lower_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_lower_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_lower_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_lower_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_lower_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_lower_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_equal_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_lower_equal_elem(a, 2.0f, &out), TD_E_UNSUPPORTED, "float_lower_equal_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
 static void test_float_reshape_example_1(void **state)
 {
     (void)state;
@@ -10770,6 +11886,376 @@ static void test_float_matmul_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_matmul, (int)(sizeof cases_float_matmul / sizeof cases_float_matmul[0]));
 }
 
+static void test_float_atan2_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_atan2(NULL, b, &out), TD_E_NULL, "float_atan2");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_atan2(a, b, &out), TD_E_KIND, "float_atan2");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_atan2(a, b, &out), TD_E_BACKEND_MISMATCH, "float_atan2");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_atan2(a, b, &out), TD_E_UNSUPPORTED, "float_atan2");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_hypot(NULL, b, &out), TD_E_NULL, "float_hypot");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_hypot(a, b, &out), TD_E_KIND, "float_hypot");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_hypot(a, b, &out), TD_E_BACKEND_MISMATCH, "float_hypot");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_hypot(a, b, &out), TD_E_UNSUPPORTED, "float_hypot");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_powi(NULL, b, &out), TD_E_NULL, "float_powi");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_powi(a, b, &out), TD_E_KIND, "float_powi");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_powi(a, b, &out), TD_E_BACKEND_MISMATCH, "float_powi");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_powi(a, b, &out), TD_E_UNSUPPORTED, "float_powi");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_remainder(NULL, b, &out), TD_E_NULL, "float_remainder");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_remainder(a, b, &out), TD_E_KIND, "float_remainder");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_remainder(a, b, &out), TD_E_BACKEND_MISMATCH, "float_remainder");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_remainder(a, b, &out), TD_E_UNSUPPORTED, "float_remainder");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_not_equal(NULL, b, &out), TD_E_NULL, "float_not_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_not_equal(a, b, &out), TD_E_KIND, "float_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_not_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "float_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_not_equal(a, b, &out), TD_E_UNSUPPORTED, "float_not_equal");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -11871,6 +13357,99 @@ int main(void)
         TDT_TEST(test_bool_into_data_null),
         TDT_TEST(test_bool_into_data_wrong_kind),
         TDT_TEST(test_bool_into_data_vs_cpu),
+        TDT_TEST(test_float_acos_null),
+        TDT_TEST(test_float_acos_wrong_kind),
+        TDT_TEST(test_float_acos_unsupported),
+        TDT_TEST(test_float_asin_null),
+        TDT_TEST(test_float_asin_wrong_kind),
+        TDT_TEST(test_float_asin_unsupported),
+        TDT_TEST(test_float_atan_null),
+        TDT_TEST(test_float_atan_wrong_kind),
+        TDT_TEST(test_float_atan_unsupported),
+        TDT_TEST(test_float_cosh_null),
+        TDT_TEST(test_float_cosh_wrong_kind),
+        TDT_TEST(test_float_cosh_unsupported),
+        TDT_TEST(test_float_sinh_null),
+        TDT_TEST(test_float_sinh_wrong_kind),
+        TDT_TEST(test_float_sinh_unsupported),
+        TDT_TEST(test_float_tan_null),
+        TDT_TEST(test_float_tan_wrong_kind),
+        TDT_TEST(test_float_tan_unsupported),
+        TDT_TEST(test_float_asinh_null),
+        TDT_TEST(test_float_asinh_wrong_kind),
+        TDT_TEST(test_float_asinh_unsupported),
+        TDT_TEST(test_float_acosh_null),
+        TDT_TEST(test_float_acosh_wrong_kind),
+        TDT_TEST(test_float_acosh_unsupported),
+        TDT_TEST(test_float_atanh_null),
+        TDT_TEST(test_float_atanh_wrong_kind),
+        TDT_TEST(test_float_atanh_unsupported),
+        TDT_TEST(test_float_ceil_null),
+        TDT_TEST(test_float_ceil_wrong_kind),
+        TDT_TEST(test_float_ceil_unsupported),
+        TDT_TEST(test_float_floor_null),
+        TDT_TEST(test_float_floor_wrong_kind),
+        TDT_TEST(test_float_floor_unsupported),
+        TDT_TEST(test_float_round_null),
+        TDT_TEST(test_float_round_wrong_kind),
+        TDT_TEST(test_float_round_unsupported),
+        TDT_TEST(test_float_trunc_null),
+        TDT_TEST(test_float_trunc_wrong_kind),
+        TDT_TEST(test_float_trunc_unsupported),
+        TDT_TEST(test_float_sign_null),
+        TDT_TEST(test_float_sign_wrong_kind),
+        TDT_TEST(test_float_sign_unsupported),
+        TDT_TEST(test_float_erf_null),
+        TDT_TEST(test_float_erf_wrong_kind),
+        TDT_TEST(test_float_erf_unsupported),
+        TDT_TEST(test_float_log1p_null),
+        TDT_TEST(test_float_log1p_wrong_kind),
+        TDT_TEST(test_float_log1p_unsupported),
+        TDT_TEST(test_float_recip_null),
+        TDT_TEST(test_float_recip_wrong_kind),
+        TDT_TEST(test_float_recip_unsupported),
+        TDT_TEST(test_float_powi_scalar_null),
+        TDT_TEST(test_float_powi_scalar_wrong_kind),
+        TDT_TEST(test_float_powi_scalar_unsupported),
+        TDT_TEST(test_float_remainder_scalar_null),
+        TDT_TEST(test_float_remainder_scalar_wrong_kind),
+        TDT_TEST(test_float_remainder_scalar_unsupported),
+        TDT_TEST(test_float_sub_scalar_null),
+        TDT_TEST(test_float_sub_scalar_wrong_kind),
+        TDT_TEST(test_float_sub_scalar_unsupported),
+        TDT_TEST(test_float_div_scalar_null),
+        TDT_TEST(test_float_div_scalar_wrong_kind),
+        TDT_TEST(test_float_div_scalar_unsupported),
+        TDT_TEST(test_float_clamp_min_null),
+        TDT_TEST(test_float_clamp_min_wrong_kind),
+        TDT_TEST(test_float_clamp_min_unsupported),
+        TDT_TEST(test_float_clamp_max_null),
+        TDT_TEST(test_float_clamp_max_wrong_kind),
+        TDT_TEST(test_float_clamp_max_unsupported),
+        TDT_TEST(test_float_is_nan_null),
+        TDT_TEST(test_float_is_nan_wrong_kind),
+        TDT_TEST(test_float_is_nan_unsupported),
+        TDT_TEST(test_float_is_inf_null),
+        TDT_TEST(test_float_is_inf_wrong_kind),
+        TDT_TEST(test_float_is_inf_unsupported),
+        TDT_TEST(test_float_equal_elem_null),
+        TDT_TEST(test_float_equal_elem_wrong_kind),
+        TDT_TEST(test_float_equal_elem_unsupported),
+        TDT_TEST(test_float_not_equal_elem_null),
+        TDT_TEST(test_float_not_equal_elem_wrong_kind),
+        TDT_TEST(test_float_not_equal_elem_unsupported),
+        TDT_TEST(test_float_greater_elem_null),
+        TDT_TEST(test_float_greater_elem_wrong_kind),
+        TDT_TEST(test_float_greater_elem_unsupported),
+        TDT_TEST(test_float_greater_equal_elem_null),
+        TDT_TEST(test_float_greater_equal_elem_wrong_kind),
+        TDT_TEST(test_float_greater_equal_elem_unsupported),
+        TDT_TEST(test_float_lower_elem_null),
+        TDT_TEST(test_float_lower_elem_wrong_kind),
+        TDT_TEST(test_float_lower_elem_unsupported),
+        TDT_TEST(test_float_lower_equal_elem_null),
+        TDT_TEST(test_float_lower_equal_elem_wrong_kind),
+        TDT_TEST(test_float_lower_equal_elem_unsupported),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
@@ -12190,6 +13769,26 @@ int main(void)
         TDT_TEST(test_float_matmul_wrong_kind),
         TDT_TEST(test_float_matmul_backend_mismatch),
         TDT_TEST(test_float_matmul_vs_cpu),
+        TDT_TEST(test_float_atan2_null),
+        TDT_TEST(test_float_atan2_wrong_kind),
+        TDT_TEST(test_float_atan2_backend_mismatch),
+        TDT_TEST(test_float_atan2_unsupported),
+        TDT_TEST(test_float_hypot_null),
+        TDT_TEST(test_float_hypot_wrong_kind),
+        TDT_TEST(test_float_hypot_backend_mismatch),
+        TDT_TEST(test_float_hypot_unsupported),
+        TDT_TEST(test_float_powi_null),
+        TDT_TEST(test_float_powi_wrong_kind),
+        TDT_TEST(test_float_powi_backend_mismatch),
+        TDT_TEST(test_float_powi_unsupported),
+        TDT_TEST(test_float_remainder_null),
+        TDT_TEST(test_float_remainder_wrong_kind),
+        TDT_TEST(test_float_remainder_backend_mismatch),
+        TDT_TEST(test_float_remainder_unsupported),
+        TDT_TEST(test_float_not_equal_null),
+        TDT_TEST(test_float_not_equal_wrong_kind),
+        TDT_TEST(test_float_not_equal_backend_mismatch),
+        TDT_TEST(test_float_not_equal_unsupported),
         TDT_TEST(test_float_slice_assign_example_1),
         TDT_TEST(test_float_slice_assign_example_2),
         TDT_TEST(test_float_slice_assign_null),

@@ -147,6 +147,13 @@ M.helpers = {
   all_gather_grad = { c = "td_ad_all_gather_grad", params = { "tensor", "group" },
     uses = { "float_all_reduce", "float_slice" } },
   to_input_device = { c = "td_ad_to_input_device", params = { "tensor" }, node = true, devices = true, uses = { "float_to_device" } },
+  -- float math (issue 10)
+  at_least = { c = "td_ad_at_least", params = { "tensor", "scalar" }, uses = { "float_full", "float_greater_equal", "bool_into_float" } },
+  at_most = { c = "td_ad_at_most", params = { "tensor", "scalar" }, uses = { "float_full", "float_lower_equal", "bool_into_float" } },
+  powi_grad = { c = "td_ad_powi_grad", params = { "tensor", "itensor" },
+    uses = { "int_into_float", "float_add_scalar", "float_powf", "float_mul", "float_full", "float_equal", "float_mask_fill" } },
+  powi_scalar_grad = { c = "td_ad_powi_scalar_grad", params = { "tensor", "iscalar" },
+    uses = { "float_zeros", "float_powi_scalar", "float_mul_scalar" } },
 }
 
 local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", i32 = "iscalar", dims = "array", shape = "array",
@@ -232,6 +239,7 @@ function M.compile(op, model)
         if v.kind == "bad" then return nil end
         if want == "tensor" and v.kind == "tensor" then return v.c end
         if want == "mask" and v.kind == "mask" then return v.c end
+        if want == "itensor" and v.kind == "itensor" then return v.c end
         if want == "scalar" and (v.kind == "scalar" or v.kind == "num" or v.kind == "iscalar") then return "(float)(" .. v.c .. ")" end
         if want == "iscalar" and (v.kind == "iscalar" or (v.kind == "num" and math.type(v.v) == "integer")) then return v.c end
         if want == "array" and v.kind == "array" then return v.c end
@@ -258,6 +266,7 @@ function M.compile(op, model)
               shape = string.format("&n->in_shapes[%d]", plan.input_index[e.v]) }
           end
           if a.t.tensor == "bool" then return { kind = "mask", c = save(e.v) } end
+          if a.t.tensor == "int" then return { kind = "itensor", c = save(e.v) } end
           local k = ARG_KIND[a.type]
           if not k then return fail(string.format("'%s' (a %s) cannot be used in a formula", e.v, a.type)) end
           return { kind = k, c = attr(a) }

@@ -89,5 +89,10 @@ td_status td_ad_all_reduce_grad(const td_tensor *g, const td_tensor *a, const td
 td_status td_ad_broadcast_grad(const td_tensor *g, td_group *group, int64_t root, td_tensor **out);
 td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor **out);
 td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, td_tensor **out);
+/* float math (issue 10) */
+td_status td_ad_at_least(const td_tensor *x, float s, td_tensor **out);
+td_status td_ad_at_most(const td_tensor *x, float s, td_tensor **out);
+td_status td_ad_powi_grad(const td_tensor *a, const td_tensor *b, td_tensor **out);
+td_status td_ad_powi_scalar_grad(const td_tensor *a, int64_t n, td_tensor **out);
 
 #endif
