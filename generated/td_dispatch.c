@@ -2819,10 +2819,6 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 /* ---- float_acos (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -2841,31 +2837,16 @@ static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_acos", TD_OP_FLOAT_ACOS, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_acos", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_acos(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_acos", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_acos", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_acos(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_acos", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -2995,10 +2976,6 @@ td_status td_float_acos(const td_tensor *a, td_tensor **out)
 /* ---- float_asin (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -3017,31 +2994,16 @@ static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_asin", TD_OP_FLOAT_ASIN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_asin", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_asin(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_asin", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_asin", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_asin(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_asin", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -3167,10 +3129,6 @@ td_status td_float_asin(const td_tensor *a, td_tensor **out)
 /* ---- float_atan (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -3189,31 +3147,16 @@ static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_atan", TD_OP_FLOAT_ATAN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atan", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_atan(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atan", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atan", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_atan(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_atan", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -4324,10 +4267,6 @@ td_status td_float_atanh(const td_tensor *a, td_tensor **out)
 /* ---- float_ceil (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -4346,31 +4285,16 @@ static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_ceil", TD_OP_FLOAT_CEIL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_ceil", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_ceil(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_ceil", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_ceil", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_ceil(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_ceil", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -4433,10 +4357,6 @@ td_status td_float_ceil(const td_tensor *a, td_tensor **out)
 /* ---- float_floor (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -4455,31 +4375,16 @@ static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shap
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_floor", TD_OP_FLOAT_FLOOR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_floor", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_floor(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_floor", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_floor", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_floor(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_floor", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -4542,10 +4447,6 @@ td_status td_float_floor(const td_tensor *a, td_tensor **out)
 /* ---- float_round (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -4564,31 +4465,16 @@ static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shap
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_round", TD_OP_FLOAT_ROUND, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_round", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_round(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_round", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_round", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_round(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_round", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -4651,10 +4537,6 @@ td_status td_float_round(const td_tensor *a, td_tensor **out)
 /* ---- float_trunc (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -4673,31 +4555,16 @@ static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shap
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_trunc", TD_OP_FLOAT_TRUNC, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_trunc", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_trunc(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_trunc", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_trunc", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_trunc(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_trunc", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -4869,10 +4736,6 @@ td_status td_float_sign(const td_tensor *a, td_tensor **out)
 /* ---- float_erf (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -4891,31 +4754,16 @@ static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_erf", TD_OP_FLOAT_ERF, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_erf", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_erf(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_erf", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_erf", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_erf(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_erf", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -5041,10 +4889,6 @@ td_status td_float_erf(const td_tensor *a, td_tensor **out)
 /* ---- float_log1p (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -5063,31 +4907,16 @@ static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shap
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_log1p", TD_OP_FLOAT_LOG1P, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_log1p", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_log1p(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_log1p", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_log1p", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_log1p(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_log1p", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -5527,10 +5356,6 @@ td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor *
 /* ---- float_remainder_scalar (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -5549,32 +5374,16 @@ static td_status arm_cpu_float_remainder_scalar(const td_tensor *a, float value,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_remainder_scalar", TD_OP_FLOAT_REMAINDER_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_remainder_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_remainder_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_remainder_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_remainder_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_remainder_scalar", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -6311,10 +6120,6 @@ td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
 /* ---- float_is_nan (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -6333,31 +6138,16 @@ static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_sha
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_is_nan", TD_OP_FLOAT_IS_NAN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_is_nan", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_is_nan(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_is_nan", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_is_nan", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_is_nan(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_is_nan", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -6420,10 +6210,6 @@ td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
 /* ---- float_is_inf (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -6442,31 +6228,16 @@ static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_sha
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_is_inf", TD_OP_FLOAT_IS_INF, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_is_inf", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_is_inf(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_is_inf", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_is_inf", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_is_inf(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_is_inf", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -14438,10 +14209,6 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
 /* ---- float_atan2 (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -14460,36 +14227,16 @@ static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, con
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_atan2", TD_OP_FLOAT_ATAN2, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atan2", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atan2", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_atan2(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atan2", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atan2", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_atan2(a, b, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_atan2", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -15015,10 +14762,6 @@ td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- float_remainder (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -15037,36 +14780,16 @@ static td_status arm_cpu_float_remainder(const td_tensor *a, const td_tensor *b,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_remainder", TD_OP_FLOAT_REMAINDER, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_remainder", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_remainder", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_remainder(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_remainder", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_remainder", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_remainder(a, b, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_remainder", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 

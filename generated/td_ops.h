@@ -158,17 +158,17 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len);
 td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len);
 
 /* Elementwise arc cosine of a, in [0, pi]; NaN outside [-1, 1].
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_acos(const td_tensor *a, td_tensor **out);
 
 /* Elementwise arc sine of a, in [-pi/2, pi/2]; NaN outside [-1, 1].
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_asin(const td_tensor *a, td_tensor **out);
 
 /* Elementwise arc tangent of a, in (-pi/2, pi/2).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_atan(const td_tensor *a, td_tensor **out);
 
@@ -203,22 +203,22 @@ td_status td_float_acosh(const td_tensor *a, td_tensor **out);
 td_status td_float_atanh(const td_tensor *a, td_tensor **out);
 
 /* Elementwise smallest integer value not less than a (inf and NaN unchanged).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_ceil(const td_tensor *a, td_tensor **out);
 
 /* Elementwise largest integer value not greater than a (inf and NaN unchanged).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_floor(const td_tensor *a, td_tensor **out);
 
 /* Elementwise a rounded to the nearest integer, halves to the even one (torch.round).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_round(const td_tensor *a, td_tensor **out);
 
 /* Elementwise a rounded toward zero (inf and NaN unchanged).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_trunc(const td_tensor *a, td_tensor **out);
 
@@ -229,12 +229,12 @@ td_status td_float_trunc(const td_tensor *a, td_tensor **out);
 td_status td_float_sign(const td_tensor *a, td_tensor **out);
 
 /* Elementwise error function of a.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_erf(const td_tensor *a, td_tensor **out);
 
 /* Elementwise ln(1 + a), accurate for tiny a; -inf at -1, NaN below.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_log1p(const td_tensor *a, td_tensor **out);
 
@@ -249,7 +249,7 @@ td_status td_float_recip(const td_tensor *a, td_tensor **out);
 td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out);
 
 /* Elementwise remainder of a / value with the sign of value (as float_remainder).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out);
 
@@ -274,12 +274,12 @@ td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out);
 td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out);
 
 /* Elementwise: is a NaN, as bool.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_is_nan(const td_tensor *a, td_tensor **out);
 
 /* Elementwise: is a +inf or -inf, as bool.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_is_inf(const td_tensor *a, td_tensor **out);
 
@@ -608,7 +608,7 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise angle of the point (b, a), i.e. atan(a / b) in the right quadrant, in [-pi, pi], broadcasting (torch.atan2(a, b)).
- * Family binary_float; implemented by: cpu.
+ * Family binary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -624,7 +624,7 @@ td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out
 td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise remainder of a / b with the sign of b (a - floor(a / b) * b, computed exactly), broadcasting; NaN where b is 0.
- * Family binary_float; implemented by: cpu.
+ * Family binary_float; implemented by: cpu, vulkan.
  * Note: as torch.remainder: fmod(a, b), plus b when it is nonzero and its sign differs from b's.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out);

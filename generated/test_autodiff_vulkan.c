@@ -41,6 +41,288 @@ static void test_int_mask_fill_merge_disabled_enabled(void **state)
     td_tensor_release(mask);
 }
 
+static td_status fwd_float_acos(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_acos(ins[0], out);
+    return st;
+}
+
+static void test_float_acos_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acos, ins, 1, 332598u);
+}
+
+static void test_float_acos_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.0f, 0.0f, -1.0f, 0.5f, -0.5f, 2.0f, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_acos(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_asin(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_asin(ins[0], out);
+    return st;
+}
+
+static void test_float_asin_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asin, ins, 1, 340517u);
+}
+
+static void test_float_asin_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_asin(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_atan(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atan(ins[0], out);
+    return st;
+}
+
+static void test_float_atan_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan, ins, 1, 348436u);
+}
+
+static void test_float_atan_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, 0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_atan(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_ceil_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, INFINITY, NAN, 8388607.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_ceil(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_floor_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, -INFINITY, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_floor(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_round_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, 2.6f, -2.6f, INFINITY, 8388609.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_round(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_trunc_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.7f, -1.7f, 0.5f, -0.5f, 3.0f, INFINITY, 1e+10f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_trunc(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_erf(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_erf(ins[0], out);
+    return st;
+}
+
+static void test_float_erf_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_erf, ins, 1, 451383u);
+}
+
+static void test_float_erf_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_erf(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_log1p(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log1p(ins[0], out);
+    return st;
+}
+
+static void test_float_log1p_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log1p, ins, 1, 459302u);
+}
+
+static void test_float_log1p_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 1.0f, -0.5f, 1e-10f, -1.0f, -2.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_log1p(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_remainder_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_remainder_scalar(ins[0], 3.0f, out);
+    return st;
+}
+
+static void test_float_remainder_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder_scalar, ins, 1, 506816u);
+}
+
+static void test_float_remainder_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 5.0f, -5.0f, 5.5f, -0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_remainder_scalar(a, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_nan_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 1e-39f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_is_nan(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_inf_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 3.4e+38f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_is_inf(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_reshape(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -2059,6 +2341,126 @@ static void test_float_matmul_merge_none_balanced(void **state)
     td_tensor_release(b);
 }
 
+static td_status fwd_float_atan2(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atan2(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_atan2_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    static const int64_t s2[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan2, ins, 2, 356355u);
+}
+
+static void test_float_atan2_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_atan2(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_atan2(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status fwd_float_remainder(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_remainder(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_remainder_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(2) };
+    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder, ins, 2, 498897u);
+}
+
+static void test_float_remainder_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_remainder(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_remainder(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static td_status fwd_float_slice_assign(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -2214,6 +2616,24 @@ int main(void)
     /* Every test releases what it made: nothing may outlive it. */
     const struct CMUnitTest tests[] = {
         TDT_TEST(test_int_mask_fill_merge_disabled_enabled),
+        TDT_TEST(test_float_acos_gradcheck),
+        TDT_TEST(test_float_acos_guard),
+        TDT_TEST(test_float_asin_gradcheck),
+        TDT_TEST(test_float_asin_guard),
+        TDT_TEST(test_float_atan_gradcheck),
+        TDT_TEST(test_float_atan_guard),
+        TDT_TEST(test_float_ceil_guard),
+        TDT_TEST(test_float_floor_guard),
+        TDT_TEST(test_float_round_guard),
+        TDT_TEST(test_float_trunc_guard),
+        TDT_TEST(test_float_erf_gradcheck),
+        TDT_TEST(test_float_erf_guard),
+        TDT_TEST(test_float_log1p_gradcheck),
+        TDT_TEST(test_float_log1p_guard),
+        TDT_TEST(test_float_remainder_scalar_gradcheck),
+        TDT_TEST(test_float_remainder_scalar_guard),
+        TDT_TEST(test_float_is_nan_guard),
+        TDT_TEST(test_float_is_inf_guard),
         TDT_TEST(test_float_reshape_gradcheck),
         TDT_TEST(test_float_reshape_guard),
         TDT_TEST(test_float_swap_dims_gradcheck),
@@ -2321,6 +2741,12 @@ int main(void)
         TDT_TEST(test_float_matmul_gradcheck),
         TDT_TEST(test_float_matmul_guard),
         TDT_TEST(test_float_matmul_merge_none_balanced),
+        TDT_TEST(test_float_atan2_gradcheck),
+        TDT_TEST(test_float_atan2_guard),
+        TDT_TEST(test_float_atan2_merge_none_balanced),
+        TDT_TEST(test_float_remainder_gradcheck),
+        TDT_TEST(test_float_remainder_guard),
+        TDT_TEST(test_float_remainder_merge_none_balanced),
         TDT_TEST(test_float_slice_assign_gradcheck),
         TDT_TEST(test_float_slice_assign_guard),
         TDT_TEST(test_float_slice_assign_merge_none_balanced),

@@ -3009,6 +3009,23 @@ static void test_bool_into_data_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_into_data, (int)(sizeof cases_bool_into_data / sizeof cases_bool_into_data[0]));
 }
 
+static void test_float_acos_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.0f, 0.0f, -1.0f, 0.5f, -0.5f, 2.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_acos(a, &out), "float_acos");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 0.0f, 1.5707964f, 3.1415927f, 1.0471976f, 2.0943951f, NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_acos_null(void **state)
 {
     (void)state;
@@ -3031,17 +3048,70 @@ static void test_float_acos_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_acos_unsupported(void **state)
+static td_status cmp_float_acos(const tdt_call *c)
+{
+    return td_float_acos(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_acos[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_acos_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acos",
+        .run = cmp_float_acos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3128371284u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_acos, (int)(sizeof cases_float_acos / sizeof cases_float_acos[0]));
+}
+
+static void test_float_asin_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(7) };
-    static const float a_data[] = { 1.0f, 0.0f, -1.0f, 0.5f, -0.5f, 2.0f, NAN };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_float_acos(a, &out), TD_E_UNSUPPORTED, "float_acos");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_asin(a, &out), "float_asin");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 1.5707964f, -1.5707964f, 0.5235988f, -0.5235988f, NAN };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -3067,17 +3137,70 @@ static void test_float_asin_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_asin_unsupported(void **state)
+static td_status cmp_float_asin(const tdt_call *c)
+{
+    return td_float_asin(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_asin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_asin_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asin",
+        .run = cmp_float_asin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4012578933u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_asin, (int)(sizeof cases_float_asin / sizeof cases_float_asin[0]));
+}
+
+static void test_float_atan_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_float_asin(a, &out), TD_E_UNSUPPORTED, "float_asin");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_atan(a, &out), "float_atan");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 0.7853982f, -0.7853982f, 1.5707964f, -1.5707964f, 0.4636476f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -3103,18 +3226,54 @@ static void test_float_atan_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_atan_unsupported(void **state)
+static td_status cmp_float_atan(const tdt_call *c)
+{
+    return td_float_atan(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_atan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_atan_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(6) };
-    static const float a_data[] = { 0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, 0.5f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_float_atan(a, &out), TD_E_UNSUPPORTED, "float_atan");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "float_atan",
+        .run = cmp_float_atan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3465792912u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_atan, (int)(sizeof cases_float_atan / sizeof cases_float_atan[0]));
 }
 
 static void test_float_cosh_null(void **state)
@@ -3333,6 +3492,23 @@ static void test_float_atanh_unsupported(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_ceil_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, INFINITY, NAN, 8388607.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_ceil(a, &out), "float_ceil");
+    static const int64_t want_shape[] = { INT64_C(8) };
+    static const float want[] = { 2.0f, -1.0f, 1.0f, 0.0f, 2.0f, INFINITY, NAN, 8388608.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_ceil_null(void **state)
 {
     (void)state;
@@ -3355,17 +3531,70 @@ static void test_float_ceil_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_ceil_unsupported(void **state)
+static td_status cmp_float_ceil(const tdt_call *c)
+{
+    return td_float_ceil(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_ceil[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_ceil_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ceil",
+        .run = cmp_float_ceil,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3582265875u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_ceil, (int)(sizeof cases_float_ceil / sizeof cases_float_ceil[0]));
+}
+
+static void test_float_floor_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(8) };
-    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, INFINITY, NAN, 8388607.5f };
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, -INFINITY, NAN };
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_float_ceil(a, &out), TD_E_UNSUPPORTED, "float_ceil");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_floor(a, &out), "float_floor");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 1.0f, -2.0f, 0.0f, -1.0f, 2.0f, -INFINITY, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -3391,17 +3620,70 @@ static void test_float_floor_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_floor_unsupported(void **state)
+static td_status cmp_float_floor(const tdt_call *c)
+{
+    return td_float_floor(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_floor[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_floor_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_floor",
+        .run = cmp_float_floor,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3697887328u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_floor, (int)(sizeof cases_float_floor / sizeof cases_float_floor[0]));
+}
+
+static void test_float_round_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(7) };
-    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, -INFINITY, NAN };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, 2.6f, -2.6f, INFINITY, 8388609.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_float_floor(a, &out), TD_E_UNSUPPORTED, "float_floor");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_round(a, &out), "float_round");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(5) };
+    static const float want[] = { 0.0f, 2.0f, 2.0f, 0.0f, -2.0f, 2.0f, 3.0f, -3.0f, INFINITY, 8388609.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 10, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -3427,17 +3709,70 @@ static void test_float_round_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_round_unsupported(void **state)
+static td_status cmp_float_round(const tdt_call *c)
+{
+    return td_float_round(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_round[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_round_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_round",
+        .run = cmp_float_round,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2118157750u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_round, (int)(sizeof cases_float_round / sizeof cases_float_round[0]));
+}
+
+static void test_float_trunc_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
-    static const float a_data[] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, 2.6f, -2.6f, INFINITY, 8388609.0f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.7f, -1.7f, 0.5f, -0.5f, 3.0f, INFINITY, 1e+10f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_float_round(a, &out), TD_E_UNSUPPORTED, "float_round");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_trunc(a, &out), "float_trunc");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 1.0f, -1.0f, 0.0f, 0.0f, 3.0f, INFINITY, 1e+10f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -3463,18 +3798,54 @@ static void test_float_trunc_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_trunc_unsupported(void **state)
+static td_status cmp_float_trunc(const tdt_call *c)
+{
+    return td_float_trunc(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_trunc[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_trunc_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(7) };
-    static const float a_data[] = { 1.7f, -1.7f, 0.5f, -0.5f, 3.0f, INFINITY, 1e+10f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_float_trunc(a, &out), TD_E_UNSUPPORTED, "float_trunc");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "float_trunc",
+        .run = cmp_float_trunc,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3386351628u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_trunc, (int)(sizeof cases_float_trunc / sizeof cases_float_trunc[0]));
 }
 
 static void test_float_sign_null(void **state)
@@ -3513,6 +3884,23 @@ static void test_float_sign_unsupported(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_erf_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_erf(a, &out), "float_erf");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 0.0f, 0.5204999f, 0.8427008f, -0.8427008f, 0.9953223f, 1.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_erf_null(void **state)
 {
     (void)state;
@@ -3535,17 +3923,70 @@ static void test_float_erf_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_erf_unsupported(void **state)
+static td_status cmp_float_erf(const tdt_call *c)
+{
+    return td_float_erf(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_erf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_erf_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_erf",
+        .run = cmp_float_erf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3666361773u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_erf, (int)(sizeof cases_float_erf / sizeof cases_float_erf[0]));
+}
+
+static void test_float_log1p_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(7) };
-    static const float a_data[] = { 0.0f, 0.5f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    static const float a_data[] = { 0.0f, 1.0f, -0.5f, 1e-10f, -1.0f, -2.0f, INFINITY };
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_float_erf(a, &out), TD_E_UNSUPPORTED, "float_erf");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_log1p(a, &out), "float_log1p");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 0.0f, 0.6931472f, -0.6931472f, 1e-10f, -INFINITY, NAN, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 0.0001f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -3571,18 +4012,54 @@ static void test_float_log1p_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_log1p_unsupported(void **state)
+static td_status cmp_float_log1p(const tdt_call *c)
+{
+    return td_float_log1p(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_log1p[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_log1p_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(7) };
-    static const float a_data[] = { 0.0f, 1.0f, -0.5f, 1e-10f, -1.0f, -2.0f, INFINITY };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_float_log1p(a, &out), TD_E_UNSUPPORTED, "float_log1p");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "float_log1p",
+        .run = cmp_float_log1p,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 595980781u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_log1p, (int)(sizeof cases_float_log1p / sizeof cases_float_log1p[0]));
 }
 
 static void test_float_recip_null(void **state)
@@ -3657,6 +4134,40 @@ static void test_float_powi_scalar_unsupported(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_remainder_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 5.0f, -5.0f, 5.5f, -0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_remainder_scalar(a, 3.0f, &out), "float_remainder_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { 2.0f, 1.0f, 2.5f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_remainder_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 3.0f, -3.0f, 1.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_remainder_scalar(a, -2.0f, &out), "float_remainder_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { -1.0f, -1.0f, -1.0f, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_remainder_scalar_null(void **state)
 {
     (void)state;
@@ -3679,18 +4190,55 @@ static void test_float_remainder_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_remainder_scalar_unsupported(void **state)
+static td_status cmp_float_remainder_scalar(const tdt_call *c)
+{
+    return td_float_remainder_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_remainder_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -2.0f } },
+};
+
+static void test_float_remainder_scalar_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(4) };
-    static const float a_data[] = { 5.0f, -5.0f, 5.5f, -0.5f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_float_remainder_scalar(a, 3.0f, &out), TD_E_UNSUPPORTED, "float_remainder_scalar");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "float_remainder_scalar",
+        .run = cmp_float_remainder_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1896631142u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_remainder_scalar, (int)(sizeof cases_float_remainder_scalar / sizeof cases_float_remainder_scalar[0]));
 }
 
 static void test_float_sub_scalar_null(void **state)
@@ -3837,6 +4385,23 @@ static void test_float_clamp_max_unsupported(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_is_nan_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 1e-39f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_is_nan(a, &out), "float_is_nan");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { true, false, false, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_is_nan_null(void **state)
 {
     (void)state;
@@ -3859,17 +4424,70 @@ static void test_float_is_nan_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_is_nan_unsupported(void **state)
+static td_status cmp_float_is_nan(const tdt_call *c)
+{
+    return td_float_is_nan(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_is_nan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_is_nan_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_nan",
+        .run = cmp_float_is_nan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2576161456u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_is_nan, (int)(sizeof cases_float_is_nan / sizeof cases_float_is_nan[0]));
+}
+
+static void test_float_is_inf_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
-    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 1e-39f };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 3.4e+38f };
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_float_is_nan(a, &out), TD_E_UNSUPPORTED, "float_is_nan");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_is_inf(a, &out), "float_is_inf");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { false, false, true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -3895,18 +4513,54 @@ static void test_float_is_inf_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_is_inf_unsupported(void **state)
+static td_status cmp_float_is_inf(const tdt_call *c)
+{
+    return td_float_is_inf(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_is_inf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_is_inf_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(6) };
-    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 3.4e+38f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_float_is_inf(a, &out), TD_E_UNSUPPORTED, "float_is_inf");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "float_is_inf",
+        .run = cmp_float_is_inf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2728453182u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_is_inf, (int)(sizeof cases_float_is_inf / sizeof cases_float_is_inf[0]));
 }
 
 static void test_float_equal_elem_null(void **state)
@@ -11886,6 +12540,52 @@ static void test_float_matmul_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_matmul, (int)(sizeof cases_float_matmul / sizeof cases_float_matmul[0]));
 }
 
+static void test_float_atan2_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_atan2(a, b, &out), "float_atan2");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.7853982f, 2.3561945f, -0.7853982f, -2.3561945f, 0.0f, 3.1415927f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 1.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, INFINITY, -INFINITY };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_atan2(a, b, &out), "float_atan2");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.5707964f, 0.0f, 3.1415927f, -1.5707964f, 0.0f, -3.1415927f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_atan2_null(void **state)
 {
     (void)state;
@@ -11940,24 +12640,55 @@ static void test_float_atan2_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
-static void test_float_atan2_unsupported(void **state)
+static td_status cmp_float_atan2(const tdt_call *c)
+{
+    return td_float_atan2(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_atan2[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_atan2_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(6) };
-    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    static const int64_t b_shape[] = { INT64_C(6) };
-    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
-    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
-    (void)b_data;
-    assert_non_null(b);
-    tdt_expect_error(td_float_atan2(a, b, &out), TD_E_UNSUPPORTED, "float_atan2");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
-    td_tensor_release(b);
+    static const tdt_op_desc desc = {
+        .name = "float_atan2",
+        .run = cmp_float_atan2,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3568088582u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_atan2, (int)(sizeof cases_float_atan2 / sizeof cases_float_atan2[0]));
 }
 
 static void test_float_hypot_null(void **state)
@@ -12108,6 +12839,75 @@ static void test_float_powi_unsupported(void **state)
     td_tensor_release(b);
 }
 
+static void test_float_remainder_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_remainder(a, b, &out), "float_remainder");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const float want[] = { 1.5f, 0.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 5.0f, -5.0f, 5.0f, -5.0f, 5.5f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 3.0f, 3.0f, -3.0f, -3.0f, 2.0f, 3.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_remainder(a, b, &out), "float_remainder");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 2.0f, 1.0f, -1.0f, -2.0f, 1.5f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { -1.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, INFINITY, 0.75f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_remainder(a, b, &out), "float_remainder");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { NAN, INFINITY, 0.5f, NAN, NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_remainder_null(void **state)
 {
     (void)state;
@@ -12162,24 +12962,55 @@ static void test_float_remainder_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
-static void test_float_remainder_unsupported(void **state)
+static td_status cmp_float_remainder(const tdt_call *c)
+{
+    return td_float_remainder(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_remainder[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_remainder_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2) };
-    static const float a_data[] = { 7.5f, -7.5f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    static const int64_t b_shape[] = { INT64_C(2) };
-    static const float b_data[] = { 2.0f, 2.0f };
-    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
-    (void)b_data;
-    assert_non_null(b);
-    tdt_expect_error(td_float_remainder(a, b, &out), TD_E_UNSUPPORTED, "float_remainder");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
-    td_tensor_release(b);
+    static const tdt_op_desc desc = {
+        .name = "float_remainder",
+        .run = cmp_float_remainder,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1392116533u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_remainder, (int)(sizeof cases_float_remainder / sizeof cases_float_remainder[0]));
 }
 
 static void test_float_not_equal_null(void **state)
@@ -13357,15 +14188,18 @@ int main(void)
         TDT_TEST(test_bool_into_data_null),
         TDT_TEST(test_bool_into_data_wrong_kind),
         TDT_TEST(test_bool_into_data_vs_cpu),
+        TDT_TEST(test_float_acos_example_1),
         TDT_TEST(test_float_acos_null),
         TDT_TEST(test_float_acos_wrong_kind),
-        TDT_TEST(test_float_acos_unsupported),
+        TDT_TEST(test_float_acos_vs_cpu),
+        TDT_TEST(test_float_asin_example_1),
         TDT_TEST(test_float_asin_null),
         TDT_TEST(test_float_asin_wrong_kind),
-        TDT_TEST(test_float_asin_unsupported),
+        TDT_TEST(test_float_asin_vs_cpu),
+        TDT_TEST(test_float_atan_example_1),
         TDT_TEST(test_float_atan_null),
         TDT_TEST(test_float_atan_wrong_kind),
-        TDT_TEST(test_float_atan_unsupported),
+        TDT_TEST(test_float_atan_vs_cpu),
         TDT_TEST(test_float_cosh_null),
         TDT_TEST(test_float_cosh_wrong_kind),
         TDT_TEST(test_float_cosh_unsupported),
@@ -13384,36 +14218,44 @@ int main(void)
         TDT_TEST(test_float_atanh_null),
         TDT_TEST(test_float_atanh_wrong_kind),
         TDT_TEST(test_float_atanh_unsupported),
+        TDT_TEST(test_float_ceil_example_1),
         TDT_TEST(test_float_ceil_null),
         TDT_TEST(test_float_ceil_wrong_kind),
-        TDT_TEST(test_float_ceil_unsupported),
+        TDT_TEST(test_float_ceil_vs_cpu),
+        TDT_TEST(test_float_floor_example_1),
         TDT_TEST(test_float_floor_null),
         TDT_TEST(test_float_floor_wrong_kind),
-        TDT_TEST(test_float_floor_unsupported),
+        TDT_TEST(test_float_floor_vs_cpu),
+        TDT_TEST(test_float_round_example_1),
         TDT_TEST(test_float_round_null),
         TDT_TEST(test_float_round_wrong_kind),
-        TDT_TEST(test_float_round_unsupported),
+        TDT_TEST(test_float_round_vs_cpu),
+        TDT_TEST(test_float_trunc_example_1),
         TDT_TEST(test_float_trunc_null),
         TDT_TEST(test_float_trunc_wrong_kind),
-        TDT_TEST(test_float_trunc_unsupported),
+        TDT_TEST(test_float_trunc_vs_cpu),
         TDT_TEST(test_float_sign_null),
         TDT_TEST(test_float_sign_wrong_kind),
         TDT_TEST(test_float_sign_unsupported),
+        TDT_TEST(test_float_erf_example_1),
         TDT_TEST(test_float_erf_null),
         TDT_TEST(test_float_erf_wrong_kind),
-        TDT_TEST(test_float_erf_unsupported),
+        TDT_TEST(test_float_erf_vs_cpu),
+        TDT_TEST(test_float_log1p_example_1),
         TDT_TEST(test_float_log1p_null),
         TDT_TEST(test_float_log1p_wrong_kind),
-        TDT_TEST(test_float_log1p_unsupported),
+        TDT_TEST(test_float_log1p_vs_cpu),
         TDT_TEST(test_float_recip_null),
         TDT_TEST(test_float_recip_wrong_kind),
         TDT_TEST(test_float_recip_unsupported),
         TDT_TEST(test_float_powi_scalar_null),
         TDT_TEST(test_float_powi_scalar_wrong_kind),
         TDT_TEST(test_float_powi_scalar_unsupported),
+        TDT_TEST(test_float_remainder_scalar_example_1),
+        TDT_TEST(test_float_remainder_scalar_example_2),
         TDT_TEST(test_float_remainder_scalar_null),
         TDT_TEST(test_float_remainder_scalar_wrong_kind),
-        TDT_TEST(test_float_remainder_scalar_unsupported),
+        TDT_TEST(test_float_remainder_scalar_vs_cpu),
         TDT_TEST(test_float_sub_scalar_null),
         TDT_TEST(test_float_sub_scalar_wrong_kind),
         TDT_TEST(test_float_sub_scalar_unsupported),
@@ -13426,12 +14268,14 @@ int main(void)
         TDT_TEST(test_float_clamp_max_null),
         TDT_TEST(test_float_clamp_max_wrong_kind),
         TDT_TEST(test_float_clamp_max_unsupported),
+        TDT_TEST(test_float_is_nan_example_1),
         TDT_TEST(test_float_is_nan_null),
         TDT_TEST(test_float_is_nan_wrong_kind),
-        TDT_TEST(test_float_is_nan_unsupported),
+        TDT_TEST(test_float_is_nan_vs_cpu),
+        TDT_TEST(test_float_is_inf_example_1),
         TDT_TEST(test_float_is_inf_null),
         TDT_TEST(test_float_is_inf_wrong_kind),
-        TDT_TEST(test_float_is_inf_unsupported),
+        TDT_TEST(test_float_is_inf_vs_cpu),
         TDT_TEST(test_float_equal_elem_null),
         TDT_TEST(test_float_equal_elem_wrong_kind),
         TDT_TEST(test_float_equal_elem_unsupported),
@@ -13769,10 +14613,12 @@ int main(void)
         TDT_TEST(test_float_matmul_wrong_kind),
         TDT_TEST(test_float_matmul_backend_mismatch),
         TDT_TEST(test_float_matmul_vs_cpu),
+        TDT_TEST(test_float_atan2_example_1),
+        TDT_TEST(test_float_atan2_example_2),
         TDT_TEST(test_float_atan2_null),
         TDT_TEST(test_float_atan2_wrong_kind),
         TDT_TEST(test_float_atan2_backend_mismatch),
-        TDT_TEST(test_float_atan2_unsupported),
+        TDT_TEST(test_float_atan2_vs_cpu),
         TDT_TEST(test_float_hypot_null),
         TDT_TEST(test_float_hypot_wrong_kind),
         TDT_TEST(test_float_hypot_backend_mismatch),
@@ -13781,10 +14627,13 @@ int main(void)
         TDT_TEST(test_float_powi_wrong_kind),
         TDT_TEST(test_float_powi_backend_mismatch),
         TDT_TEST(test_float_powi_unsupported),
+        TDT_TEST(test_float_remainder_example_1),
+        TDT_TEST(test_float_remainder_example_2),
+        TDT_TEST(test_float_remainder_example_3),
         TDT_TEST(test_float_remainder_null),
         TDT_TEST(test_float_remainder_wrong_kind),
         TDT_TEST(test_float_remainder_backend_mismatch),
-        TDT_TEST(test_float_remainder_unsupported),
+        TDT_TEST(test_float_remainder_vs_cpu),
         TDT_TEST(test_float_not_equal_null),
         TDT_TEST(test_float_not_equal_wrong_kind),
         TDT_TEST(test_float_not_equal_backend_mismatch),
