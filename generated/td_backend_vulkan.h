@@ -54,6 +54,7 @@ td_status td_vulkan_bool_into_data(const td_tensor *a, bool *dst); /* Copies the
 td_status td_vulkan_float_acos(const td_tensor *a, td_tensor *out); /* Elementwise arc cosine of a, in [0, pi]; NaN outside [-1, 1]. */
 td_status td_vulkan_float_asin(const td_tensor *a, td_tensor *out); /* Elementwise arc sine of a, in [-pi/2, pi/2]; NaN outside [-1, 1]. */
 td_status td_vulkan_float_atan(const td_tensor *a, td_tensor *out); /* Elementwise arc tangent of a, in (-pi/2, pi/2). */
+td_status td_vulkan_float_tan(const td_tensor *a, td_tensor *out); /* Elementwise tangent of a. */
 td_status td_vulkan_float_ceil(const td_tensor *a, td_tensor *out); /* Elementwise smallest integer value not less than a (inf and NaN unchanged). */
 td_status td_vulkan_float_floor(const td_tensor *a, td_tensor *out); /* Elementwise largest integer value not greater than a (inf and NaN unchanged). */
 td_status td_vulkan_float_round(const td_tensor *a, td_tensor *out); /* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). */

@@ -36,6 +36,7 @@ static void (*const kernels[TD_OP_COUNT])(void) = {
     [TD_OP_FLOAT_ACOS] = (void (*)(void))td_vulkan_float_acos,
     [TD_OP_FLOAT_ASIN] = (void (*)(void))td_vulkan_float_asin,
     [TD_OP_FLOAT_ATAN] = (void (*)(void))td_vulkan_float_atan,
+    [TD_OP_FLOAT_TAN] = (void (*)(void))td_vulkan_float_tan,
     [TD_OP_FLOAT_CEIL] = (void (*)(void))td_vulkan_float_ceil,
     [TD_OP_FLOAT_FLOOR] = (void (*)(void))td_vulkan_float_floor,
     [TD_OP_FLOAT_ROUND] = (void (*)(void))td_vulkan_float_round,

@@ -183,7 +183,7 @@ td_status td_float_cosh(const td_tensor *a, td_tensor **out);
 td_status td_float_sinh(const td_tensor *a, td_tensor **out);
 
 /* Elementwise tangent of a.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_tan(const td_tensor *a, td_tensor **out);
 

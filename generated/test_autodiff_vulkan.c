@@ -134,6 +134,37 @@ static void test_float_atan_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_tan(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_tan(ins[0], out);
+    return st;
+}
+
+static void test_float_tan_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(5) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tan, ins, 1, 380112u);
+}
+
+static void test_float_tan_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f, 0.7853982f, -0.7853982f, 1.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_tan(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static void test_float_ceil_guard(void **state)
 {
     (void)state;
@@ -2622,6 +2653,8 @@ int main(void)
         TDT_TEST(test_float_asin_guard),
         TDT_TEST(test_float_atan_gradcheck),
         TDT_TEST(test_float_atan_guard),
+        TDT_TEST(test_float_tan_gradcheck),
+        TDT_TEST(test_float_tan_guard),
         TDT_TEST(test_float_ceil_guard),
         TDT_TEST(test_float_floor_guard),
         TDT_TEST(test_float_round_guard),

@@ -3348,6 +3348,23 @@ static void test_float_sinh_unsupported(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_tan_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f, 0.7853982f, -0.7853982f, 1.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_tan(a, &out), "float_tan");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const float want[] = { 0.0f, 1.0f, -1.0f, 1.5574077f, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 5, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_tan_null(void **state)
 {
     (void)state;
@@ -3370,18 +3387,54 @@ static void test_float_tan_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_tan_unsupported(void **state)
+static td_status cmp_float_tan(const tdt_call *c)
+{
+    return td_float_tan(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_tan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_tan_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(5) };
-    static const float a_data[] = { 0.0f, 0.7853982f, -0.7853982f, 1.0f, INFINITY };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_float_tan(a, &out), TD_E_UNSUPPORTED, "float_tan");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "float_tan",
+        .run = cmp_float_tan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 865286089u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_tan, (int)(sizeof cases_float_tan / sizeof cases_float_tan[0]));
 }
 
 static void test_float_asinh_null(void **state)
@@ -14206,9 +14259,10 @@ int main(void)
         TDT_TEST(test_float_sinh_null),
         TDT_TEST(test_float_sinh_wrong_kind),
         TDT_TEST(test_float_sinh_unsupported),
+        TDT_TEST(test_float_tan_example_1),
         TDT_TEST(test_float_tan_null),
         TDT_TEST(test_float_tan_wrong_kind),
-        TDT_TEST(test_float_tan_unsupported),
+        TDT_TEST(test_float_tan_vs_cpu),
         TDT_TEST(test_float_asinh_null),
         TDT_TEST(test_float_asinh_wrong_kind),
         TDT_TEST(test_float_asinh_unsupported),

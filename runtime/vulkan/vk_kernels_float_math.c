@@ -1,12 +1,13 @@
 /* Vulkan backend: the float math of issue 10 that has no sound decomposition into other
- * ops (shaders/fmath.comp): acos, asin, atan, atan2, ceil, floor, round, trunc, erf, log1p,
+ * ops (shaders/fmath.comp): acos, asin, atan, atan2, tan (accurate where the driver's sin / cos
+ * need not be), ceil, floor, round, trunc, erf, log1p,
  * is_nan, is_inf, remainder, remainder_scalar. */
 #include "vk_internal.h"
 
 /* Op codes of fmath.comp. */
 enum {
     VK_M_ACOS, VK_M_ASIN, VK_M_ATAN, VK_M_CEIL, VK_M_FLOOR, VK_M_ROUND, VK_M_TRUNC, VK_M_ERF, VK_M_LOG1P,
-    VK_M_IS_NAN, VK_M_IS_INF, VK_M_REM_S, VK_M_ATAN2, VK_M_REM
+    VK_M_IS_NAN, VK_M_IS_INF, VK_M_REM_S, VK_M_ATAN2, VK_M_TAN, VK_M_REM
 };
 
 /* Parameters as ew.comp's: n, op, ndim, scalar, dims[8], then 8 strides per input (0 on
@@ -45,6 +46,7 @@ static td_status fmath(const char *op, uint32_t code, const td_tensor *a, const 
 VK_FMATH_UNARY(float_acos, VK_M_ACOS)
 VK_FMATH_UNARY(float_asin, VK_M_ASIN)
 VK_FMATH_UNARY(float_atan, VK_M_ATAN)
+VK_FMATH_UNARY(float_tan, VK_M_TAN)
 VK_FMATH_UNARY(float_ceil, VK_M_CEIL)
 VK_FMATH_UNARY(float_floor, VK_M_FLOOR)
 VK_FMATH_UNARY(float_round, VK_M_ROUND)

@@ -1,5 +1,5 @@
 // Float math of issue 10 without a sound decomposition into other ops: inverse
-// trigonometry, rounding, erf, log1p, classification and remainders. Parameters as in
+// trigonometry, tan (the driver's sin and cos may err by 2^-11), rounding, erf, log1p, classification and remainders. Parameters as in
 // ew.comp (n, op, ndim, scalar, dims[8], strides of a[8] and b[8]); unary ops read only a,
 // the scalar ops take their f32 argument from `scalar`.
 // Special values and subnormals are classified on the bits, so a driver that flushes
@@ -160,6 +160,36 @@ float log1p_(float x)
     return log_(u) * (x / d);
 }
 
+// tan (Cephes tanf): x = j pi/4 + z, |z| <= pi/4, with pi/4 in three parts (exact products
+// for |x| < 8192), a polynomial on z, and -1/tan for odd quadrant pairs. Beyond 8192 the
+// reduction would lose bits: the builtins there.
+float tan_(float xx)
+{
+    uint u = floatBitsToUint(xx);
+    if (is_nan_(u) || is_inf_(u))
+        return NAN_F;
+    if (is_zero_or_sub(u))
+        return xx;
+    float x = abs(xx);
+    if (x > 8192.0)
+        return sin(xx) / cos(xx);
+    uint j = uint(1.27323954473516 * x);
+    float y = float(j);
+    if ((j & 1u) == 1u) {
+        j += 1u;
+        y += 1.0;
+    }
+    precise float z = ((x - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
+    float zz = z * z;
+    float r = z;
+    if (x > 1.0e-4)
+        r = (((((9.38540185543e-3 * zz + 3.11992232697e-3) * zz + 2.44301354525e-2) * zz + 5.34112807005e-2) * zz +
+              1.33387994085e-1) * zz + 3.33331568548e-1) * zz * z + z;
+    if ((j & 2u) == 2u)
+        r = -1.0 / r;
+    return neg_(u) ? -r : r;
+}
+
 // Rounding: integers (|x| >= 2^23), infinities and NaN stay; subnormals are rounded on
 // their sign; the rest by the exact builtins. mode 0 floor, 1 ceil, 2 trunc, 3 half-even.
 float round_(float x, uint mode)
@@ -283,7 +313,8 @@ void main()
     case 10u: o[i] = is_inf_(wa) ? 1u : 0u; return;
     case 11u: r = rem_(x, s); break;                           // remainder_scalar
     case 12u: r = atan2_(x, uintBitsToFloat(b[ib])); break;
-    default: r = rem_(x, uintBitsToFloat(b[ib])); break;       // 13: remainder
+    case 13u: r = tan_(x); break;
+    default: r = rem_(x, uintBitsToFloat(b[ib])); break;       // 14: remainder
     }
     o[i] = floatBitsToUint(r);
 }
