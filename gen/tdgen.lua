@@ -117,11 +117,11 @@ if opts.list then
   -- whose backward runs ("grad:cpu,vulkan") and those where it cannot, with what is missing.
   for _, op in ipairs(model.ops) do
     local grad = ""
-    if op.backward then
+    if op.backward or op.ad_decomp then
       local yes, no = {}, {}
       for _, be in ipairs(model.backends) do
         local g = be.grad[op.name]
-        if be.ops[op.name] then
+        if be.runs[op.name] then
           if #g.missing == 0 then yes[#yes + 1] = be.name
           else no[#no + 1] = be.name .. "(needs " .. table.concat(g.missing, "+") .. ")" end
         end
@@ -129,8 +129,9 @@ if opts.list then
       grad = " grad:" .. (#yes > 0 and table.concat(yes, ",") or "-")
       if #no > 0 then grad = grad .. " no-grad:" .. table.concat(no, ",") end
     end
-    print(string.format("%-22s %-13s %s%s", op.name, op.family,
-      #op.backends > 0 and table.concat(op.backends, ",") or "-", grad))
+    local comp = #(op.composite_on or {}) > 0 and (" composite:" .. table.concat(op.composite_on, ",")) or ""
+    print(string.format("%-22s %-13s %s%s%s", op.name, op.family,
+      #op.backends > 0 and table.concat(op.backends, ",") or "-", comp, grad))
   end
   os.exit(0)
 end
