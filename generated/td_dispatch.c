@@ -3273,13 +3273,43 @@ td_status td_float_atan(const td_tensor *a, td_tensor **out)
 
 /* ---- float_cosh (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cosh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_exp(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t4, (float)((float)(0.5)), &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_cosh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cosh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3296,31 +3326,7 @@ static td_status arm_cpu_float_cosh(const td_tensor *a, const td_shape *td_shape
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_cosh", TD_OP_FLOAT_COSH, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cosh", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_cosh(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cosh", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_cosh", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_cosh(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3433,13 +3439,83 @@ td_status td_float_cosh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_sinh (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sinh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t1, (float)((float)(0.00833333333)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t3, (float)((float)(0.166666667)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t2, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add(a, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(a, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t7, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t10, (float)((float)(0.5)), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.3), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(td_t12, td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t11, td_t14, td_t6, &td_t15);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t15, true, td_shape_out, td_ctx, out);
+        td_t15 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_sinh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sinh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3456,31 +3532,7 @@ static td_status arm_cpu_float_sinh(const td_tensor *a, const td_shape *td_shape
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_sinh", TD_OP_FLOAT_SINH, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sinh", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_sinh(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sinh", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_sinh", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_sinh(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3593,9 +3645,35 @@ td_status td_float_sinh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_tan (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tan";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_sin(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_cos(a, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_tan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_tan", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3612,6 +3690,8 @@ static td_status arm_cpu_float_tan(const td_tensor *a, const td_shape *td_shape_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_tan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_tan", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3739,13 +3819,95 @@ td_status td_float_tan(const td_tensor *a, td_tensor **out)
 
 /* ---- float_asinh (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asinh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t1, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t3, (float)((float)(1.0)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t5, (float)((float)(1.0)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t2, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t1, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_log1p(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t1, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t10, (float)((float)(0.693147181)), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1e+18), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t1, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t9, td_t13, td_t11, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(a, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t14, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t14, td_t16, td_t17, &td_t18);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t18, true, td_shape_out, td_ctx, out);
+        td_t18 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_asinh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_asinh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3762,31 +3924,7 @@ static td_status arm_cpu_float_asinh(const td_tensor *a, const td_shape *td_shap
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_asinh", TD_OP_FLOAT_ASINH, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_asinh", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_asinh(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_asinh", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_asinh", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_asinh(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3907,13 +4045,67 @@ td_status td_float_asinh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_acosh (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acosh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)(-(float)(1.0)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)((float)(1.0)), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t1, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_log1p(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_log(a, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t7, (float)((float)(0.693147181)), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1e+18), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t6, td_t10, td_t8, &td_t11);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t11, true, td_shape_out, td_ctx, out);
+        td_t11 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_acosh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_acosh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3930,31 +4122,7 @@ static td_status arm_cpu_float_acosh(const td_tensor *a, const td_shape *td_shap
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_acosh", TD_OP_FLOAT_ACOSH, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_acosh", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_acosh(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_acosh", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_acosh", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_acosh(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -4079,13 +4247,47 @@ td_status td_float_acosh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_atanh (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atanh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)(2.0)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t2, (float)((float)(1.0)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_log1p(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t5, (float)((float)(0.5)), &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_atanh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atanh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4102,31 +4304,7 @@ static td_status arm_cpu_float_atanh(const td_tensor *a, const td_shape *td_shap
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_atanh", TD_OP_FLOAT_ATANH, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atanh", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_atanh(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atanh", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_atanh", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_atanh(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -4607,13 +4785,47 @@ td_status td_float_trunc(const td_tensor *a, td_tensor **out)
 
 /* ---- float_sign (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sign";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(a, td_t1, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t3, td_t5, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_sign(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sign", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4630,31 +4842,7 @@ static td_status arm_cpu_float_sign(const td_tensor *a, const td_shape *td_shape
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_sign", TD_OP_FLOAT_SIGN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sign", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_sign(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sign", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_sign", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_sign(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -5010,13 +5198,31 @@ td_status td_float_log1p(const td_tensor *a, td_tensor **out)
 
 /* ---- float_recip (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_recip";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_ones(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t1, a, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_recip(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_recip", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5033,31 +5239,7 @@ static td_status arm_cpu_float_recip(const td_tensor *a, const td_shape *td_shap
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_recip", TD_OP_FLOAT_RECIP, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_recip", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_recip(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_recip", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_recip", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_recip(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -5175,13 +5357,28 @@ td_status td_float_recip(const td_tensor *a, td_tensor **out)
 
 /* ---- float_powi_scalar (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)exponent;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_powf_scalar(a, (float)(exponent), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powi_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5198,32 +5395,7 @@ static td_status arm_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_powi_scalar", TD_OP_FLOAT_POWI_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_powi_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_powi_scalar(td_c_a, exponent, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_powi_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)exponent;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_powi_scalar", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -5468,13 +5640,28 @@ td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor *
 
 /* ---- float_sub_scalar (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)(-(float)(value)), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_sub_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5491,32 +5678,7 @@ static td_status arm_cpu_float_sub_scalar(const td_tensor *a, float value, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_sub_scalar", TD_OP_FLOAT_SUB_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sub_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_sub_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sub_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_sub_scalar", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_sub_scalar(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -5620,13 +5782,32 @@ td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_div_scalar (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_div_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_div(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_div_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_div_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5643,32 +5824,7 @@ static td_status arm_cpu_float_div_scalar(const td_tensor *a, float value, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_div_scalar", TD_OP_FLOAT_DIV_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_div_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_div_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_div_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_div_scalar", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_div_scalar(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -5778,13 +5934,32 @@ td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_clamp_min (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_min";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)min;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(min), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_maximum(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_clamp_min(a, min, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_clamp_min", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5801,32 +5976,7 @@ static td_status arm_cpu_float_clamp_min(const td_tensor *a, float min, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_clamp_min", TD_OP_FLOAT_CLAMP_MIN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_clamp_min", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_clamp_min(td_c_a, min, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_clamp_min", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)min;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_clamp_min", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_clamp_min(a, min, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -5939,13 +6089,32 @@ td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
 
 /* ---- float_clamp_max (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_max";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)max;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(max), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_minimum(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_clamp_max(a, max, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_clamp_max", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5962,32 +6131,7 @@ static td_status arm_cpu_float_clamp_max(const td_tensor *a, float max, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_clamp_max", TD_OP_FLOAT_CLAMP_MAX, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_clamp_max", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_clamp_max(td_c_a, max, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_clamp_max", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)max;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_clamp_max", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_clamp_max(a, max, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -6100,9 +6244,31 @@ td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
 
 /* ---- float_is_nan (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_nan";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_is_nan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_is_nan", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6119,6 +6285,8 @@ static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_sha
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_is_nan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_is_nan", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6190,9 +6358,43 @@ td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
 
 /* ---- float_is_inf (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_inf";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t4, td_t3, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_is_inf(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_is_inf", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6209,6 +6411,8 @@ static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_sha
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_is_inf(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_is_inf", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6280,13 +6484,32 @@ td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
 
 /* ---- float_equal_elem (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6303,32 +6526,7 @@ static td_status arm_cpu_float_equal_elem(const td_tensor *a, float value, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_equal_elem", TD_OP_FLOAT_EQUAL_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_equal_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_equal_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_equal_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_equal_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -6390,13 +6588,36 @@ td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_not_equal_elem (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t2, &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_not_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_not_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6413,32 +6634,7 @@ static td_status arm_cpu_float_not_equal_elem(const td_tensor *a, float value, c
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_not_equal_elem", TD_OP_FLOAT_NOT_EQUAL_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_not_equal_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_not_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_not_equal_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_not_equal_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_not_equal_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -6500,13 +6696,32 @@ td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **o
 
 /* ---- float_greater_elem (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_greater_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6523,32 +6738,7 @@ static td_status arm_cpu_float_greater_elem(const td_tensor *a, float value, con
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_greater_elem", TD_OP_FLOAT_GREATER_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_greater_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_greater_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_greater_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_greater_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_greater_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -6610,13 +6800,32 @@ td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out
 
 /* ---- float_greater_equal_elem (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_greater_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6633,32 +6842,7 @@ static td_status arm_cpu_float_greater_equal_elem(const td_tensor *a, float valu
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_greater_equal_elem", TD_OP_FLOAT_GREATER_EQUAL_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_greater_equal_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_greater_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_greater_equal_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_greater_equal_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -6720,13 +6904,32 @@ td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor
 
 /* ---- float_lower_elem (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6743,32 +6946,7 @@ static td_status arm_cpu_float_lower_elem(const td_tensor *a, float value, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_lower_elem", TD_OP_FLOAT_LOWER_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_lower_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_lower_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_lower_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_lower_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_lower_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -6830,13 +7008,32 @@ td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_lower_equal_elem (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_lower_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6853,32 +7050,7 @@ static td_status arm_cpu_float_lower_equal_elem(const td_tensor *a, float value,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_lower_equal_elem", TD_OP_FLOAT_LOWER_EQUAL_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_lower_equal_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_lower_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_lower_equal_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_lower_equal_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -14539,13 +14711,100 @@ td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- float_hypot (binary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hypot";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_abs(b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_maximum(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_minimum(td_t1, td_t2, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t4, td_t3, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t5, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t6, (float)((float)(1.0)), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t3, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t9, td_t11, (float)(0.0), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t1, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t2, td_t15, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t16, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t12, td_t18, td_t15, &td_t19);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t19, true, td_shape_out, td_ctx, out);
+        td_t19 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_hypot(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_hypot", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14562,36 +14821,7 @@ static td_status arm_cpu_float_hypot(const td_tensor *a, const td_tensor *b, con
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_hypot", TD_OP_FLOAT_HYPOT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_hypot", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_hypot", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_hypot(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_hypot", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_hypot", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_hypot(a, b, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -14728,13 +14958,32 @@ td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- float_powi (binary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_powf(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_powi(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powi", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14751,36 +15000,7 @@ static td_status arm_cpu_float_powi(const td_tensor *a, const td_tensor *b, cons
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_powi", TD_OP_FLOAT_POWI, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_powi", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_powi", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_powi(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_powi", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_powi", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_powi(a, b, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -15062,13 +15282,32 @@ td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* ---- float_not_equal (binary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_not_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -15085,36 +15324,7 @@ static td_status arm_cpu_float_not_equal(const td_tensor *a, const td_tensor *b,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_not_equal", TD_OP_FLOAT_NOT_EQUAL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_not_equal", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_not_equal", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_not_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_not_equal", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_not_equal", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_not_equal(a, b, td_shape_out, td_ctx, out);
 }
 #endif
 

@@ -134,6 +134,68 @@ static void test_float_atan_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_cosh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cosh(ins[0], out);
+    return st;
+}
+
+static void test_float_cosh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cosh, ins, 1, 364274u);
+}
+
+static void test_float_cosh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cosh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_sinh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sinh(ins[0], out);
+    return st;
+}
+
+static void test_float_sinh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sinh, ins, 1, 372193u);
+}
+
+static void test_float_sinh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_sinh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_tan(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -160,6 +222,99 @@ static void test_float_tan_guard(void **state)
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_tan(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_asinh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_asinh(ins[0], out);
+    return st;
+}
+
+static void test_float_asinh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asinh, ins, 1, 388031u);
+}
+
+static void test_float_asinh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_asinh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_acosh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_acosh(ins[0], out);
+    return st;
+}
+
+static void test_float_acosh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, TDT_ABOVE_ONE } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acosh, ins, 1, 395950u);
+}
+
+static void test_float_acosh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 10.0f, 0.5f, INFINITY, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_acosh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_atanh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atanh(ins[0], out);
+    return st;
+}
+
+static void test_float_atanh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atanh, ins, 1, 403869u);
+}
+
+static void test_float_atanh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 0.5f, -0.5f, 1.0f, -1.0f, 2.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_atanh(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
     assert_null(out);
     td_tensor_release(a);
@@ -229,6 +384,22 @@ static void test_float_trunc_guard(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_sign_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 2.5f, -0.1f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_sign(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_erf(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -291,6 +462,68 @@ static void test_float_log1p_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_recip(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_recip(ins[0], out);
+    return st;
+}
+
+static void test_float_recip_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_recip, ins, 1, 467221u);
+}
+
+static void test_float_recip_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -4.0f, 0.5f, 0.0f, -0.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_recip(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_powi_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_powi_scalar(ins[0], (int32_t)3, out);
+    return st;
+}
+
+static void test_float_powi_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi_scalar, ins, 1, 490978u);
+}
+
+static void test_float_powi_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_powi_scalar(a, (int32_t)3, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_remainder_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -317,6 +550,130 @@ static void test_float_remainder_scalar_guard(void **state)
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_remainder_scalar(a, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_sub_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sub_scalar(ins[0], 0.5f, out);
+    return st;
+}
+
+static void test_float_sub_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub_scalar, ins, 1, 514735u);
+}
+
+static void test_float_sub_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, -3.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_sub_scalar(a, 0.5f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_div_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_div_scalar(ins[0], 2.0f, out);
+    return st;
+}
+
+static void test_float_div_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div_scalar, ins, 1, 522654u);
+}
+
+static void test_float_div_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, -3.0f, 0.0f, 4.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_div_scalar(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_clamp_min(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_clamp_min(ins[0], -1.0f, out);
+    return st;
+}
+
+static void test_float_clamp_min_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_min, ins, 1, 530573u);
+}
+
+static void test_float_clamp_min_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, -0.5f, 0.0f, 1.0f, NAN, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_clamp_min(a, -1.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_clamp_max(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_clamp_max(ins[0], 1.0f, out);
+    return st;
+}
+
+static void test_float_clamp_max_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_max, ins, 1, 538492u);
+}
+
+static void test_float_clamp_max_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, 0.5f, 3.0f, INFINITY, NAN, 1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_clamp_max(a, 1.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
     assert_null(out);
     td_tensor_release(a);
@@ -349,6 +706,102 @@ static void test_float_is_inf_guard(void **state)
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_is_inf(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_not_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_not_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_greater_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_greater_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_lower_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_lower_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
     assert_null(out);
     td_tensor_release(a);
@@ -2432,6 +2885,133 @@ static void test_float_atan2_merge_none_balanced(void **state)
     td_tensor_release(b);
 }
 
+static td_status fwd_float_hypot(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_hypot(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_hypot_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    static const int64_t s2[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hypot, ins, 2, 475140u);
+}
+
+static void test_float_hypot_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_hypot(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_hypot(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status fwd_float_powi(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(d, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    td_status st = td_float_powi(ins[0], b, out);
+    td_tensor_release(b);
+    return st;
+}
+
+static void test_float_powi_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi, ins, 1, 483059u);
+}
+
+static void test_float_powi_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_powi(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(b, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_powi(a, b, &out), "float_powi");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static td_status fwd_float_remainder(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -2485,6 +3065,50 @@ static void test_float_remainder_merge_none_balanced(void **state)
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_remainder(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_not_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_not_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
     assert_null(out);
@@ -2653,20 +3277,49 @@ int main(void)
         TDT_TEST(test_float_asin_guard),
         TDT_TEST(test_float_atan_gradcheck),
         TDT_TEST(test_float_atan_guard),
+        TDT_TEST(test_float_cosh_gradcheck),
+        TDT_TEST(test_float_cosh_guard),
+        TDT_TEST(test_float_sinh_gradcheck),
+        TDT_TEST(test_float_sinh_guard),
         TDT_TEST(test_float_tan_gradcheck),
         TDT_TEST(test_float_tan_guard),
+        TDT_TEST(test_float_asinh_gradcheck),
+        TDT_TEST(test_float_asinh_guard),
+        TDT_TEST(test_float_acosh_gradcheck),
+        TDT_TEST(test_float_acosh_guard),
+        TDT_TEST(test_float_atanh_gradcheck),
+        TDT_TEST(test_float_atanh_guard),
         TDT_TEST(test_float_ceil_guard),
         TDT_TEST(test_float_floor_guard),
         TDT_TEST(test_float_round_guard),
         TDT_TEST(test_float_trunc_guard),
+        TDT_TEST(test_float_sign_guard),
         TDT_TEST(test_float_erf_gradcheck),
         TDT_TEST(test_float_erf_guard),
         TDT_TEST(test_float_log1p_gradcheck),
         TDT_TEST(test_float_log1p_guard),
+        TDT_TEST(test_float_recip_gradcheck),
+        TDT_TEST(test_float_recip_guard),
+        TDT_TEST(test_float_powi_scalar_gradcheck),
+        TDT_TEST(test_float_powi_scalar_guard),
         TDT_TEST(test_float_remainder_scalar_gradcheck),
         TDT_TEST(test_float_remainder_scalar_guard),
+        TDT_TEST(test_float_sub_scalar_gradcheck),
+        TDT_TEST(test_float_sub_scalar_guard),
+        TDT_TEST(test_float_div_scalar_gradcheck),
+        TDT_TEST(test_float_div_scalar_guard),
+        TDT_TEST(test_float_clamp_min_gradcheck),
+        TDT_TEST(test_float_clamp_min_guard),
+        TDT_TEST(test_float_clamp_max_gradcheck),
+        TDT_TEST(test_float_clamp_max_guard),
         TDT_TEST(test_float_is_nan_guard),
         TDT_TEST(test_float_is_inf_guard),
+        TDT_TEST(test_float_equal_elem_guard),
+        TDT_TEST(test_float_not_equal_elem_guard),
+        TDT_TEST(test_float_greater_elem_guard),
+        TDT_TEST(test_float_greater_equal_elem_guard),
+        TDT_TEST(test_float_lower_elem_guard),
+        TDT_TEST(test_float_lower_equal_elem_guard),
         TDT_TEST(test_float_reshape_gradcheck),
         TDT_TEST(test_float_reshape_guard),
         TDT_TEST(test_float_swap_dims_gradcheck),
@@ -2777,9 +3430,17 @@ int main(void)
         TDT_TEST(test_float_atan2_gradcheck),
         TDT_TEST(test_float_atan2_guard),
         TDT_TEST(test_float_atan2_merge_none_balanced),
+        TDT_TEST(test_float_hypot_gradcheck),
+        TDT_TEST(test_float_hypot_guard),
+        TDT_TEST(test_float_hypot_merge_none_balanced),
+        TDT_TEST(test_float_powi_gradcheck),
+        TDT_TEST(test_float_powi_guard),
+        TDT_TEST(test_float_powi_merge_disabled_enabled),
         TDT_TEST(test_float_remainder_gradcheck),
         TDT_TEST(test_float_remainder_guard),
         TDT_TEST(test_float_remainder_merge_none_balanced),
+        TDT_TEST(test_float_not_equal_guard),
+        TDT_TEST(test_float_not_equal_merge_none_balanced),
         TDT_TEST(test_float_slice_assign_gradcheck),
         TDT_TEST(test_float_slice_assign_guard),
         TDT_TEST(test_float_slice_assign_merge_none_balanced),

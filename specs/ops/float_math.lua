@@ -90,6 +90,8 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- e^89 overflows although cosh(89) = 2.2e38 does not: the last 0.7 before overflow give inf
+  decompose = "(float_exp(a) + float_exp(-a)) * 0.5",
   examples = {
     -- (e + 1/e) / 2 = 1.5430806, (e^2 + e^-2) / 2 = 3.7621957
     { a = { shape = { 6 }, data = { 0, 1, -1, 2, "inf", "-inf" } },
@@ -108,6 +110,14 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- e^a - e^-a cancels for small |a|: below 0.3 the odd Taylor series to a^5 (relative
+  -- error below a^6 / 5040 = 1.5e-7); above, the cancellation costs at most ~2 ULP
+  decompose = {
+    "s = a * a",
+    "small = a + a * s * (s * 0.00833333333 + 0.166666667)",
+    "big = (float_exp(a) - float_exp(-a)) * 0.5",
+    "float_mask_where(big, float_lower(float_abs(a), float_full(device(a), shape(a), 0.3)), small)",
+  },
   examples = {
     -- (e - 1/e) / 2 = 1.1752012, (e^2 - e^-2) / 2 = 3.6268604
     { a = { shape = { 6 }, data = { 0, 1, -1, 2, "inf", "-inf" } },
@@ -126,6 +136,7 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_sin(a) / float_cos(a)",
   examples = {
     -- tan(pi/4) = 1; tan(1) = 1.5574077; tan(inf) is NaN
     { a = { shape = { 5 }, data = { 0, 0.7853982, -0.7853982, 1, "inf" } },
@@ -144,6 +155,15 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- asinh|a| = log1p(|a| + a^2 / (1 + sqrt(a^2 + 1))) (accurate near 0), and ln|a| + ln 2
+  -- above 1e18 where a^2 would overflow; the sign of a put back (NaN stays NaN)
+  decompose = {
+    "x = float_abs(a)",
+    "small = float_log1p(x + x * x / (float_sqrt(x * x + 1.0) + 1.0))",
+    "big = float_log(x) + 0.693147180559945",
+    "r = float_mask_where(small, float_greater(x, float_full(device(a), shape(a), 1e18)), big)",
+    "float_mask_where(r, float_lower(a, float_zeros(device(a), shape(a))), -r)",
+  },
   examples = {
     -- asinh(x) = ln(x + sqrt(x^2 + 1)): ln(1 + sqrt 2) = 0.8813736, ln(2 + sqrt 5) = 1.4436355
     { a = { shape = { 6 }, data = { 0, 1, -1, 2, "inf", "-inf" } },
@@ -162,6 +182,14 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- log1p(t + sqrt(t (a + 1))) with t = a - 1 (exact near 1, accurate there), and
+  -- ln a + ln 2 above 1e18 where the product would overflow
+  decompose = {
+    "t = a - 1.0",
+    "small = float_log1p(t + float_sqrt(t * (a + 1.0)))",
+    "big = float_log(a) + 0.693147180559945",
+    "float_mask_where(small, float_greater(a, float_full(device(a), shape(a), 1e18)), big)",
+  },
   examples = {
     -- acosh(x) = ln(x + sqrt(x^2 - 1)): ln(2 + sqrt 3) = 1.3169579, ln(10 + sqrt 99) = 2.9932228
     { a = { shape = { 6 }, data = { 1, 2, 10, 0.5, "inf", "nan" } },
@@ -181,6 +209,8 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- atanh(a) = log1p(2a / (1 - a)) / 2: accurate near 0, +-inf at +-1, NaN beyond
+  decompose = "float_log1p(a * 2.0 / (1.0 - a)) * 0.5",
   examples = {
     -- atanh(x) = ln((1 + x) / (1 - x)) / 2: ln(3) / 2 = 0.5493061
     { a = { shape = { 6 }, data = { 0, 0.5, -0.5, 1, -1, 2 } },
@@ -265,6 +295,10 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  decompose = {
+    "z = float_zeros(device(a), shape(a))",
+    "bool_into_float(float_greater(a, z)) - bool_into_float(float_lower(a, z))",
+  },
   semantics = "as torch.sign: NaN gives 0 (computed as (a > 0) - (a < 0))",
   examples = {
     { a = { shape = { 7 }, data = { 2.5, -0.1, 0, -0.0, "inf", "-inf", "nan" } },
@@ -322,6 +356,7 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_div(float_ones(device(a), shape(a)), a)",
   examples = {
     { a = { shape = { 6 }, data = { 2, -4, 0.5, 0, -0.0, "inf" } },
       out = { shape = { 6 }, data = { 0.5, -0.25, 2, "inf", "-inf", 0 } } },
@@ -338,6 +373,17 @@ op {
   args = { "float a", "float b" },
   returns = "float",
   shape = "broadcast(a, b)",
+  -- m sqrt(1 + (n / m)^2) with m = max(|a|, |b|), n = min: no overflow; 0 where m = 0
+  -- (0 / 0), and inf where either is infinite (the NaN of inf / inf, or a NaN partner)
+  decompose = {
+    "x = float_abs(a)",
+    "y = float_abs(b)",
+    "m = float_maximum(x, y)",
+    "r = float_minimum(x, y) / m",
+    "h = float_mask_fill(m * float_sqrt(r * r + 1.0), float_equal(m, float_zeros(device(a), shape(a))), 0.0)",
+    "inf = -float_log(float_zeros(device(a), shape(a)))",
+    "float_mask_where(h, bool_or(float_equal(x, inf), float_equal(y, inf)), inf)",
+  },
   examples = {
     { a = { shape = { 6 }, data = { 3, 5, 0, "inf", "nan", 3e30 } }, b = { shape = { 6 }, data = { 4, -12, 0, "nan", 1, 4e30 } },
       out = { shape = { 6 }, data = { 5, 13, 0, "inf", "nan", 5e30 } } },
@@ -360,6 +406,7 @@ op {
   args = { "float a", "int b" },
   returns = "float",
   shape = "broadcast(a, b)",
+  decompose = "float_powf(a, int_into_float(b))",
   semantics = "as torch.pow(float tensor, int tensor): b is converted to float, so |b| beyond 2^24 rounds",
   examples = {
     { a = { shape = { 6 }, data = { 2, -3, 0.5, 0, 2, "nan" } }, b = { shape = { 6 }, data = { 3, 3, -2, 0, -1, 0 } },
@@ -381,6 +428,7 @@ op {
   args = { "float a", "i32 exponent" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_powf_scalar(a, exponent)",
   examples = {
     { a = { shape = { 4 }, data = { 2, -3, 0.5, 0 } }, exponent = 3,
       out = { shape = { 4 }, data = { 8, -27, 0.125, 0 } } },
@@ -447,6 +495,7 @@ op {
   args = { "float a", "f32 value" },
   returns = "float",
   shape = "same(a)",
+  decompose = "a - value",
   examples = {
     { a = { shape = { 2, 2 }, data = { 1, 2, -3, "inf" } }, value = 0.5,
       out = { shape = { 2, 2 }, data = { 0.5, 1.5, -3.5, "inf" } } },
@@ -463,6 +512,7 @@ op {
   args = { "float a", "f32 value" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_div(a, float_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 2, 2 }, data = { 1, -3, 0, 4 } }, value = 2,
       out = { shape = { 2, 2 }, data = { 0.5, -1.5, 0, 2 } } },
@@ -481,6 +531,7 @@ op {
   args = { "float a", "f32 min" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_maximum(a, float_full(device(a), shape(a), min))",
   examples = {
     { a = { shape = { 6 }, data = { -2, -0.5, 0, 1, "nan", "-inf" } }, min = -1,
       out = { shape = { 6 }, data = { -1, -0.5, 0, 1, "nan", -1 } } },
@@ -498,6 +549,7 @@ op {
   args = { "float a", "f32 max" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_minimum(a, float_full(device(a), shape(a), max))",
   examples = {
     { a = { shape = { 6 }, data = { -2, 0.5, 3, "inf", "nan", 1 } }, max = 1,
       out = { shape = { 6 }, data = { -2, 0.5, 1, 1, "nan", 1 } } },
@@ -517,6 +569,7 @@ op {
   args = { "float a" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "bool_not(float_equal(a, a))",
   examples = {
     { a = { shape = { 6 }, data = { "nan", 1, "inf", "-inf", 0, 1e-39 } },
       out = { shape = { 6 }, data = { true, false, false, false, false, false } } },
@@ -531,6 +584,10 @@ op {
   args = { "float a" },
   returns = "bool",
   shape = "same(a)",
+  decompose = {
+    "inf = -float_log(float_zeros(device(a), shape(a)))",
+    "float_equal(float_abs(a), inf)",
+  },
   examples = {
     { a = { shape = { 6 }, data = { "nan", 1, "inf", "-inf", 0, 3.4e38 } },
       out = { shape = { 6 }, data = { false, false, true, true, false, false } } },
@@ -545,6 +602,7 @@ op {
   args = { "float a", "float b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  decompose = "bool_not(float_equal(a, b))",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, "nan", 5, 6 } }, b = { shape = { 3 }, data = { 1, 5, 6 } },
       out = { shape = { 2, 3 }, data = { false, true, true, true, false, false } } },
@@ -561,6 +619,7 @@ op {
   args = { "float a", "f32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "float_equal(a, float_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 5 }, data = { 1, 2, "nan", 2, -2 } }, value = 2,
       out = { shape = { 5 }, data = { false, true, false, true, false } } },
@@ -577,6 +636,7 @@ op {
   args = { "float a", "f32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "bool_not(float_equal(a, float_full(device(a), shape(a), value)))",
   examples = {
     { a = { shape = { 5 }, data = { 1, 2, "nan", 2, -2 } }, value = 2,
       out = { shape = { 5 }, data = { true, false, true, false, true } } },
@@ -591,6 +651,7 @@ op {
   args = { "float a", "f32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "float_greater(a, float_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 6 }, data = { 1, 2, 3, "nan", "inf", "-inf" } }, value = 2,
       out = { shape = { 6 }, data = { false, false, true, false, true, false } } },
@@ -605,6 +666,7 @@ op {
   args = { "float a", "f32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "float_greater_equal(a, float_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 6 }, data = { 1, 2, 3, "nan", "inf", "-inf" } }, value = 2,
       out = { shape = { 6 }, data = { false, true, true, false, true, false } } },
@@ -619,6 +681,7 @@ op {
   args = { "float a", "f32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "float_lower(a, float_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 6 }, data = { 1, 2, 3, "nan", "inf", "-inf" } }, value = 2,
       out = { shape = { 6 }, data = { true, false, false, false, false, true } } },
@@ -633,6 +696,7 @@ op {
   args = { "float a", "f32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "float_lower_equal(a, float_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 6 }, data = { 1, 2, 3, "nan", "inf", "-inf" } }, value = 2,
       out = { shape = { 6 }, data = { true, true, false, false, false, true } } },
