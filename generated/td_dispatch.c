@@ -243,7 +243,9 @@ static td_status arm_autodiff_float_from_data(td_device *device, const float *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_from_data[] = "float_from_data";
+
+static inline td_status entry_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_from_data";
     if (out == NULL)
@@ -275,6 +277,17 @@ td_status td_float_from_data(td_device *device, const float *data, const int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_float_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- int_from_data (creation) ---- */
@@ -337,7 +350,9 @@ static td_status arm_autodiff_int_from_data(td_device *device, const int32_t *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_from_data[] = "int_from_data";
+
+static inline td_status entry_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_from_data";
     if (out == NULL)
@@ -369,6 +384,17 @@ td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_int_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- bool_from_data (creation) ---- */
@@ -431,7 +457,9 @@ static td_status arm_autodiff_bool_from_data(td_device *device, const bool *data
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_from_data[] = "bool_from_data";
+
+static inline td_status entry_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_from_data";
     if (out == NULL)
@@ -463,6 +491,17 @@ td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_bool_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- float_zeros (creation) ---- */
@@ -525,7 +564,9 @@ static td_status arm_autodiff_float_zeros(td_device *device, const int64_t *shap
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_zeros[] = "float_zeros";
+
+static inline td_status entry_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_zeros";
     if (out == NULL)
@@ -555,6 +596,17 @@ td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_zeros(device, shape, shape_len, out);
+        td_trace_op(td_opname_float_zeros, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_zeros(device, shape, shape_len, out);
 }
 
 /* ---- int_zeros (creation) ---- */
@@ -617,7 +669,9 @@ static td_status arm_autodiff_int_zeros(td_device *device, const int64_t *shape,
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_zeros[] = "int_zeros";
+
+static inline td_status entry_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_zeros";
     if (out == NULL)
@@ -647,6 +701,17 @@ td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_zeros(device, shape, shape_len, out);
+        td_trace_op(td_opname_int_zeros, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_zeros(device, shape, shape_len, out);
 }
 
 /* ---- float_ones (creation) ---- */
@@ -709,7 +774,9 @@ static td_status arm_autodiff_float_ones(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_ones[] = "float_ones";
+
+static inline td_status entry_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_ones";
     if (out == NULL)
@@ -739,6 +806,17 @@ td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_ones(device, shape, shape_len, out);
+        td_trace_op(td_opname_float_ones, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_ones(device, shape, shape_len, out);
 }
 
 /* ---- int_ones (creation) ---- */
@@ -801,7 +879,9 @@ static td_status arm_autodiff_int_ones(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_ones[] = "int_ones";
+
+static inline td_status entry_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_ones";
     if (out == NULL)
@@ -831,6 +911,17 @@ td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_ones(device, shape, shape_len, out);
+        td_trace_op(td_opname_int_ones, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_ones(device, shape, shape_len, out);
 }
 
 /* ---- float_full (creation) ---- */
@@ -893,7 +984,9 @@ static td_status arm_autodiff_float_full(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
+static const char td_opname_float_full[] = "float_full";
+
+static inline td_status entry_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_full";
     if (out == NULL)
@@ -923,6 +1016,17 @@ td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_full(device, shape, shape_len, value, out);
+        td_trace_op(td_opname_float_full, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_full(device, shape, shape_len, value, out);
 }
 
 /* ---- int_full (creation) ---- */
@@ -985,7 +1089,9 @@ static td_status arm_autodiff_int_full(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
+static const char td_opname_int_full[] = "int_full";
+
+static inline td_status entry_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_full";
     if (out == NULL)
@@ -1015,6 +1121,17 @@ td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, in
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_full(device, shape, shape_len, value, out);
+        td_trace_op(td_opname_int_full, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_full(device, shape, shape_len, value, out);
 }
 
 /* ---- float_random (creation) ---- */
@@ -1077,7 +1194,9 @@ static td_status arm_autodiff_float_random(td_device *device, const int64_t *sha
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
+static const char td_opname_float_random[] = "float_random";
+
+static inline td_status entry_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
 {
     static const char td_opname[] = "float_random";
     if (out == NULL)
@@ -1109,6 +1228,17 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
+        td_trace_op(td_opname_float_random, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
 }
 
 /* ---- int_arange (creation) ---- */
@@ -1171,7 +1301,9 @@ static td_status arm_autodiff_int_arange(td_device *device, int64_t start, int64
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
+static const char td_opname_int_arange[] = "int_arange";
+
+static inline td_status entry_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
 {
     static const char td_opname[] = "int_arange";
     if (out == NULL)
@@ -1197,6 +1329,17 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_arange(device, start, end, step, out);
+        td_trace_op(td_opname_int_arange, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_arange(device, start, end, step, out);
 }
 
 /* ---- int_reshape (unary) ---- */
@@ -1259,7 +1402,9 @@ static td_status arm_autodiff_int_reshape(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_reshape[] = "int_reshape";
+
+static inline td_status entry_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_reshape";
     if (out == NULL)
@@ -1290,6 +1435,18 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_reshape(a, shape, shape_len, out);
 }
 
 /* ---- int_swap_dims (unary) ---- */
@@ -1352,7 +1509,9 @@ static td_status arm_autodiff_int_swap_dims(const td_tensor *a, int64_t dim0, in
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_int_swap_dims[] = "int_swap_dims";
+
+static inline td_status entry_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "int_swap_dims";
     if (out == NULL)
@@ -1379,6 +1538,18 @@ td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_te
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- int_permute (unary) ---- */
@@ -1441,7 +1612,9 @@ static td_status arm_autodiff_int_permute(const td_tensor *a, const int64_t *per
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_int_permute[] = "int_permute";
+
+static inline td_status entry_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "int_permute";
     if (out == NULL)
@@ -1472,6 +1645,18 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_permute(a, perm, perm_len, out);
 }
 
 /* ---- int_expand (unary) ---- */
@@ -1534,7 +1719,9 @@ static td_status arm_autodiff_int_expand(const td_tensor *a, const int64_t *shap
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_expand[] = "int_expand";
+
+static inline td_status entry_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_expand";
     if (out == NULL)
@@ -1565,6 +1752,18 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_expand(a, shape, shape_len, out);
 }
 
 /* ---- int_slice (unary) ---- */
@@ -1627,7 +1826,9 @@ static td_status arm_autodiff_int_slice(const td_tensor *a, const int64_t *start
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_int_slice[] = "int_slice";
+
+static inline td_status entry_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "int_slice";
     if (out == NULL)
@@ -1662,6 +1863,18 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- bool_reshape (unary) ---- */
@@ -1724,7 +1937,9 @@ static td_status arm_autodiff_bool_reshape(const td_tensor *a, const int64_t *sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_reshape[] = "bool_reshape";
+
+static inline td_status entry_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_reshape";
     if (out == NULL)
@@ -1755,6 +1970,18 @@ td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_reshape(a, shape, shape_len, out);
 }
 
 /* ---- bool_swap_dims (unary) ---- */
@@ -1817,7 +2044,9 @@ static td_status arm_autodiff_bool_swap_dims(const td_tensor *a, int64_t dim0, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_bool_swap_dims[] = "bool_swap_dims";
+
+static inline td_status entry_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "bool_swap_dims";
     if (out == NULL)
@@ -1844,6 +2073,18 @@ td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- bool_permute (unary) ---- */
@@ -1906,7 +2147,9 @@ static td_status arm_autodiff_bool_permute(const td_tensor *a, const int64_t *pe
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_bool_permute[] = "bool_permute";
+
+static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_permute";
     if (out == NULL)
@@ -1937,6 +2180,18 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_permute(a, perm, perm_len, out);
 }
 
 /* ---- bool_expand (unary) ---- */
@@ -1999,7 +2254,9 @@ static td_status arm_autodiff_bool_expand(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_expand[] = "bool_expand";
+
+static inline td_status entry_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_expand";
     if (out == NULL)
@@ -2030,6 +2287,18 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_expand(a, shape, shape_len, out);
 }
 
 /* ---- bool_slice (unary) ---- */
@@ -2092,7 +2361,9 @@ static td_status arm_autodiff_bool_slice(const td_tensor *a, const int64_t *star
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_bool_slice[] = "bool_slice";
+
+static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice";
     if (out == NULL)
@@ -2127,6 +2398,18 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- int_mask_fill (unary) ---- */
@@ -2189,7 +2472,9 @@ static td_status arm_autodiff_int_mask_fill(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+static const char td_opname_int_mask_fill[] = "int_mask_fill";
+
+static inline td_status entry_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_fill";
     if (out == NULL)
@@ -2221,6 +2506,18 @@ td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t va
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_int_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mask_fill(a, mask, value, out);
 }
 
 /* ---- int_sum (unary) ---- */
@@ -2283,7 +2580,9 @@ static td_status arm_autodiff_int_sum(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sum(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_sum[] = "int_sum";
+
+static inline td_status entry_int_sum(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_sum";
     if (out == NULL)
@@ -2310,6 +2609,18 @@ td_status td_int_sum(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sum(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sum(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_sum, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sum(a, out);
 }
 
 /* ---- int_into_float (unary) ---- */
@@ -2372,7 +2683,9 @@ static td_status arm_autodiff_int_into_float(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_into_float(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_into_float[] = "int_into_float";
+
+static inline td_status entry_int_into_float(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_into_float";
     if (out == NULL)
@@ -2399,6 +2712,18 @@ td_status td_int_into_float(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_into_float(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_into_float(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_into_float, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_into_float(a, out);
 }
 
 /* ---- bool_into_float (unary) ---- */
@@ -2461,7 +2786,9 @@ static td_status arm_autodiff_bool_into_float(const td_tensor *a, const td_shape
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_into_float[] = "bool_into_float";
+
+static inline td_status entry_bool_into_float(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_float";
     if (out == NULL)
@@ -2488,6 +2815,18 @@ td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_float(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_float, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_float(a, out);
 }
 
 /* ---- bool_into_int (unary) ---- */
@@ -2550,7 +2889,9 @@ static td_status arm_autodiff_bool_into_int(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_into_int[] = "bool_into_int";
+
+static inline td_status entry_bool_into_int(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_int";
     if (out == NULL)
@@ -2577,6 +2918,18 @@ td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_int(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_int, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_int(a, out);
 }
 
 /* ---- bool_not (unary) ---- */
@@ -2639,7 +2992,9 @@ static td_status arm_autodiff_bool_not(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_not(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_not[] = "bool_not";
+
+static inline td_status entry_bool_not(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_not";
     if (out == NULL)
@@ -2666,6 +3021,18 @@ td_status td_bool_not(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_not(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_not(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_not, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_not(a, out);
 }
 
 /* ---- int_into_data (unary) ---- */
@@ -2714,7 +3081,9 @@ static td_status arm_autodiff_int_into_data(const td_tensor *a, int32_t *dst, in
     return td_st;
 }
 
-td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
+static const char td_opname_int_into_data[] = "int_into_data";
+
+static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 {
     static const char td_opname[] = "int_into_data";
     if (a == NULL)
@@ -2740,6 +3109,18 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_into_data(a, dst, dst_len);
 }
 
 /* ---- bool_into_data (unary) ---- */
@@ -2788,7 +3169,9 @@ static td_status arm_autodiff_bool_into_data(const td_tensor *a, bool *dst, int6
     return td_st;
 }
 
-td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
+static const char td_opname_bool_into_data[] = "bool_into_data";
+
+static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 {
     static const char td_opname[] = "bool_into_data";
     if (a == NULL)
@@ -2814,6 +3197,18 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_data(a, dst, dst_len);
 }
 
 /* ---- float_acos (unary_float) ---- */
@@ -2944,7 +3339,9 @@ static td_status arm_autodiff_float_acos(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_acos(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_acos[] = "float_acos";
+
+static inline td_status entry_float_acos(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_acos";
     if (out == NULL)
@@ -2971,6 +3368,18 @@ td_status td_float_acos(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_acos(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_acos(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_acos, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_acos(a, out);
 }
 
 /* ---- float_asin (unary_float) ---- */
@@ -3097,7 +3506,9 @@ static td_status arm_autodiff_float_asin(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_asin(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_asin[] = "float_asin";
+
+static inline td_status entry_float_asin(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_asin";
     if (out == NULL)
@@ -3124,6 +3535,18 @@ td_status td_float_asin(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_asin(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_asin(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_asin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_asin(a, out);
 }
 
 /* ---- float_atan (unary_float) ---- */
@@ -3242,7 +3665,9 @@ static td_status arm_autodiff_float_atan(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_atan(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_atan[] = "float_atan";
+
+static inline td_status entry_float_atan(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_atan";
     if (out == NULL)
@@ -3269,6 +3694,18 @@ td_status td_float_atan(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_atan(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_atan(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_atan, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_atan(a, out);
 }
 
 /* ---- float_cosh (unary_float) ---- */
@@ -3408,7 +3845,9 @@ static td_status arm_autodiff_float_cosh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_cosh(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_cosh[] = "float_cosh";
+
+static inline td_status entry_float_cosh(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_cosh";
     if (out == NULL)
@@ -3435,6 +3874,18 @@ td_status td_float_cosh(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_cosh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cosh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_cosh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cosh(a, out);
 }
 
 /* ---- float_sinh (unary_float) ---- */
@@ -3614,7 +4065,9 @@ static td_status arm_autodiff_float_sinh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_sinh(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sinh[] = "float_sinh";
+
+static inline td_status entry_float_sinh(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sinh";
     if (out == NULL)
@@ -3641,6 +4094,18 @@ td_status td_float_sinh(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sinh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sinh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sinh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sinh(a, out);
 }
 
 /* ---- float_tan (unary_float) ---- */
@@ -3788,7 +4253,9 @@ static td_status arm_autodiff_float_tan(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_tan(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_tan[] = "float_tan";
+
+static inline td_status entry_float_tan(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_tan";
     if (out == NULL)
@@ -3815,6 +4282,18 @@ td_status td_float_tan(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_tan(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_tan(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_tan, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_tan(a, out);
 }
 
 /* ---- float_asinh (unary_float) ---- */
@@ -4014,7 +4493,9 @@ static td_status arm_autodiff_float_asinh(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-td_status td_float_asinh(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_asinh[] = "float_asinh";
+
+static inline td_status entry_float_asinh(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_asinh";
     if (out == NULL)
@@ -4041,6 +4522,18 @@ td_status td_float_asinh(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_asinh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_asinh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_asinh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_asinh(a, out);
 }
 
 /* ---- float_acosh (unary_float) ---- */
@@ -4216,7 +4709,9 @@ static td_status arm_autodiff_float_acosh(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-td_status td_float_acosh(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_acosh[] = "float_acosh";
+
+static inline td_status entry_float_acosh(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_acosh";
     if (out == NULL)
@@ -4243,6 +4738,18 @@ td_status td_float_acosh(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_acosh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_acosh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_acosh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_acosh(a, out);
 }
 
 /* ---- float_atanh (unary_float) ---- */
@@ -4394,7 +4901,9 @@ static td_status arm_autodiff_float_atanh(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-td_status td_float_atanh(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_atanh[] = "float_atanh";
+
+static inline td_status entry_float_atanh(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_atanh";
     if (out == NULL)
@@ -4421,6 +4930,18 @@ td_status td_float_atanh(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_atanh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_atanh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_atanh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_atanh(a, out);
 }
 
 /* ---- float_ceil (unary_float) ---- */
@@ -4484,7 +5005,9 @@ static td_status arm_autodiff_float_ceil(const td_tensor *a, const td_shape *td_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_ceil(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_ceil[] = "float_ceil";
+
+static inline td_status entry_float_ceil(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_ceil";
     if (out == NULL)
@@ -4511,6 +5034,18 @@ td_status td_float_ceil(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_ceil(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_ceil(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_ceil, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_ceil(a, out);
 }
 
 /* ---- float_floor (unary_float) ---- */
@@ -4574,7 +5109,9 @@ static td_status arm_autodiff_float_floor(const td_tensor *a, const td_shape *td
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_floor(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_floor[] = "float_floor";
+
+static inline td_status entry_float_floor(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_floor";
     if (out == NULL)
@@ -4601,6 +5138,18 @@ td_status td_float_floor(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_floor(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_floor(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_floor, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_floor(a, out);
 }
 
 /* ---- float_round (unary_float) ---- */
@@ -4664,7 +5213,9 @@ static td_status arm_autodiff_float_round(const td_tensor *a, const td_shape *td
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_round(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_round[] = "float_round";
+
+static inline td_status entry_float_round(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_round";
     if (out == NULL)
@@ -4691,6 +5242,18 @@ td_status td_float_round(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_round(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_round(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_round, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_round(a, out);
 }
 
 /* ---- float_trunc (unary_float) ---- */
@@ -4754,7 +5317,9 @@ static td_status arm_autodiff_float_trunc(const td_tensor *a, const td_shape *td
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_trunc(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_trunc[] = "float_trunc";
+
+static inline td_status entry_float_trunc(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_trunc";
     if (out == NULL)
@@ -4781,6 +5346,18 @@ td_status td_float_trunc(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_trunc(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_trunc(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_trunc, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_trunc(a, out);
 }
 
 /* ---- float_sign (unary_float) ---- */
@@ -4873,7 +5450,9 @@ static td_status arm_autodiff_float_sign(const td_tensor *a, const td_shape *td_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_sign(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sign[] = "float_sign";
+
+static inline td_status entry_float_sign(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sign";
     if (out == NULL)
@@ -4900,6 +5479,18 @@ td_status td_float_sign(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sign(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sign(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sign, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sign(a, out);
 }
 
 /* ---- float_erf (unary_float) ---- */
@@ -5026,7 +5617,9 @@ static td_status arm_autodiff_float_erf(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_erf(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_erf[] = "float_erf";
+
+static inline td_status entry_float_erf(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_erf";
     if (out == NULL)
@@ -5053,6 +5646,18 @@ td_status td_float_erf(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_erf(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_erf(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_erf, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_erf(a, out);
 }
 
 /* ---- float_log1p (unary_float) ---- */
@@ -5167,7 +5772,9 @@ static td_status arm_autodiff_float_log1p(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-td_status td_float_log1p(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_log1p[] = "float_log1p";
+
+static inline td_status entry_float_log1p(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_log1p";
     if (out == NULL)
@@ -5194,6 +5801,18 @@ td_status td_float_log1p(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_log1p(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log1p(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log1p, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log1p(a, out);
 }
 
 /* ---- float_recip (unary_float) ---- */
@@ -5326,7 +5945,9 @@ static td_status arm_autodiff_float_recip(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-td_status td_float_recip(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_recip[] = "float_recip";
+
+static inline td_status entry_float_recip(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_recip";
     if (out == NULL)
@@ -5353,6 +5974,18 @@ td_status td_float_recip(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_recip(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_recip(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_recip, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_recip(a, out);
 }
 
 /* ---- float_powi_scalar (unary_float) ---- */
@@ -5477,7 +6110,9 @@ static td_status arm_autodiff_float_powi_scalar(const td_tensor *a, int32_t expo
     return TD_OK;
 }
 
-td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
+static const char td_opname_float_powi_scalar[] = "float_powi_scalar";
+
+static inline td_status entry_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
     static const char td_opname[] = "float_powi_scalar";
     if (out == NULL)
@@ -5504,6 +6139,18 @@ td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powi_scalar(a, exponent, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powi_scalar(a, exponent, out);
 }
 
 /* ---- float_remainder_scalar (unary_float) ---- */
@@ -5609,7 +6256,9 @@ static td_status arm_autodiff_float_remainder_scalar(const td_tensor *a, float v
     return TD_OK;
 }
 
-td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_remainder_scalar[] = "float_remainder_scalar";
+
+static inline td_status entry_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_remainder_scalar";
     if (out == NULL)
@@ -5636,6 +6285,18 @@ td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_remainder_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_remainder_scalar(a, value, out);
 }
 
 /* ---- float_sub_scalar (unary_float) ---- */
@@ -5751,7 +6412,9 @@ static td_status arm_autodiff_float_sub_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_sub_scalar[] = "float_sub_scalar";
+
+static inline td_status entry_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_sub_scalar";
     if (out == NULL)
@@ -5778,6 +6441,18 @@ td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sub_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sub_scalar(a, value, out);
 }
 
 /* ---- float_div_scalar (unary_float) ---- */
@@ -5903,7 +6578,9 @@ static td_status arm_autodiff_float_div_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_div_scalar[] = "float_div_scalar";
+
+static inline td_status entry_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_div_scalar";
     if (out == NULL)
@@ -5930,6 +6607,18 @@ td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_div_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_div_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_div_scalar(a, value, out);
 }
 
 /* ---- float_clamp_min (unary_float) ---- */
@@ -6058,7 +6747,9 @@ static td_status arm_autodiff_float_clamp_min(const td_tensor *a, float min, con
     return TD_OK;
 }
 
-td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
+static const char td_opname_float_clamp_min[] = "float_clamp_min";
+
+static inline td_status entry_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp_min";
     if (out == NULL)
@@ -6085,6 +6776,18 @@ td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_clamp_min(a, min, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_clamp_min, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_clamp_min(a, min, out);
 }
 
 /* ---- float_clamp_max (unary_float) ---- */
@@ -6213,7 +6916,9 @@ static td_status arm_autodiff_float_clamp_max(const td_tensor *a, float max, con
     return TD_OK;
 }
 
-td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
+static const char td_opname_float_clamp_max[] = "float_clamp_max";
+
+static inline td_status entry_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp_max";
     if (out == NULL)
@@ -6240,6 +6945,18 @@ td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_clamp_max(a, max, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_clamp_max, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_clamp_max(a, max, out);
 }
 
 /* ---- float_is_nan (unary_float) ---- */
@@ -6327,7 +7044,9 @@ static td_status arm_autodiff_float_is_nan(const td_tensor *a, const td_shape *t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_is_nan[] = "float_is_nan";
+
+static inline td_status entry_float_is_nan(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_is_nan";
     if (out == NULL)
@@ -6354,6 +7073,18 @@ td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_is_nan(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_is_nan, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_is_nan(a, out);
 }
 
 /* ---- float_is_inf (unary_float) ---- */
@@ -6453,7 +7184,9 @@ static td_status arm_autodiff_float_is_inf(const td_tensor *a, const td_shape *t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_is_inf[] = "float_is_inf";
+
+static inline td_status entry_float_is_inf(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_is_inf";
     if (out == NULL)
@@ -6480,6 +7213,18 @@ td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_is_inf(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_is_inf, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_is_inf(a, out);
 }
 
 /* ---- float_equal_elem (unary_float) ---- */
@@ -6557,7 +7302,9 @@ static td_status arm_autodiff_float_equal_elem(const td_tensor *a, float value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_equal_elem[] = "float_equal_elem";
+
+static inline td_status entry_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_equal_elem";
     if (out == NULL)
@@ -6584,6 +7331,18 @@ td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_equal_elem(a, value, out);
 }
 
 /* ---- float_not_equal_elem (unary_float) ---- */
@@ -6665,7 +7424,9 @@ static td_status arm_autodiff_float_not_equal_elem(const td_tensor *a, float val
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_not_equal_elem[] = "float_not_equal_elem";
+
+static inline td_status entry_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_not_equal_elem";
     if (out == NULL)
@@ -6692,6 +7453,18 @@ td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_not_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_not_equal_elem(a, value, out);
 }
 
 /* ---- float_greater_elem (unary_float) ---- */
@@ -6769,7 +7542,9 @@ static td_status arm_autodiff_float_greater_elem(const td_tensor *a, float value
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_greater_elem[] = "float_greater_elem";
+
+static inline td_status entry_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_elem";
     if (out == NULL)
@@ -6796,6 +7571,18 @@ td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_greater_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater_elem(a, value, out);
 }
 
 /* ---- float_greater_equal_elem (unary_float) ---- */
@@ -6873,7 +7660,9 @@ static td_status arm_autodiff_float_greater_equal_elem(const td_tensor *a, float
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_greater_equal_elem[] = "float_greater_equal_elem";
+
+static inline td_status entry_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_equal_elem";
     if (out == NULL)
@@ -6900,6 +7689,18 @@ td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater_equal_elem(a, value, out);
 }
 
 /* ---- float_lower_elem (unary_float) ---- */
@@ -6977,7 +7778,9 @@ static td_status arm_autodiff_float_lower_elem(const td_tensor *a, float value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_lower_elem[] = "float_lower_elem";
+
+static inline td_status entry_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_elem";
     if (out == NULL)
@@ -7004,6 +7807,18 @@ td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_lower_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower_elem(a, value, out);
 }
 
 /* ---- float_lower_equal_elem (unary_float) ---- */
@@ -7081,7 +7896,9 @@ static td_status arm_autodiff_float_lower_equal_elem(const td_tensor *a, float v
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_lower_equal_elem[] = "float_lower_equal_elem";
+
+static inline td_status entry_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal_elem";
     if (out == NULL)
@@ -7108,6 +7925,18 @@ td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower_equal_elem(a, value, out);
 }
 
 /* ---- float_reshape (unary_float) ---- */
@@ -7221,7 +8050,9 @@ static td_status arm_autodiff_float_reshape(const td_tensor *a, const int64_t *s
     return TD_OK;
 }
 
-td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_reshape[] = "float_reshape";
+
+static inline td_status entry_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_reshape";
     if (out == NULL)
@@ -7252,6 +8083,18 @@ td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_l
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_reshape(a, shape, shape_len, out);
 }
 
 /* ---- float_swap_dims (unary_float) ---- */
@@ -7364,7 +8207,9 @@ static td_status arm_autodiff_float_swap_dims(const td_tensor *a, int64_t dim0, 
     return TD_OK;
 }
 
-td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_float_swap_dims[] = "float_swap_dims";
+
+static inline td_status entry_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "float_swap_dims";
     if (out == NULL)
@@ -7391,6 +8236,18 @@ td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- float_permute (unary_float) ---- */
@@ -7504,7 +8361,9 @@ static td_status arm_autodiff_float_permute(const td_tensor *a, const int64_t *p
     return TD_OK;
 }
 
-td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_float_permute[] = "float_permute";
+
+static inline td_status entry_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "float_permute";
     if (out == NULL)
@@ -7535,6 +8394,18 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_permute(a, perm, perm_len, out);
 }
 
 /* ---- float_expand (unary_float) ---- */
@@ -7642,7 +8513,9 @@ static td_status arm_autodiff_float_expand(const td_tensor *a, const int64_t *sh
     return TD_OK;
 }
 
-td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_expand[] = "float_expand";
+
+static inline td_status entry_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_expand";
     if (out == NULL)
@@ -7673,6 +8546,18 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_expand(a, shape, shape_len, out);
 }
 
 /* ---- float_slice (unary_float) ---- */
@@ -7789,7 +8674,9 @@ static td_status arm_autodiff_float_slice(const td_tensor *a, const int64_t *sta
     return TD_OK;
 }
 
-td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_float_slice[] = "float_slice";
+
+static inline td_status entry_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "float_slice";
     if (out == NULL)
@@ -7824,6 +8711,18 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_neg (unary_float) ---- */
@@ -7935,7 +8834,9 @@ static td_status arm_autodiff_float_neg(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_neg(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_neg[] = "float_neg";
+
+static inline td_status entry_float_neg(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_neg";
     if (out == NULL)
@@ -7962,6 +8863,18 @@ td_status td_float_neg(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_neg(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_neg(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_neg, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_neg(a, out);
 }
 
 /* ---- float_abs (unary_float) ---- */
@@ -8076,7 +8989,9 @@ static td_status arm_autodiff_float_abs(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_abs(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_abs[] = "float_abs";
+
+static inline td_status entry_float_abs(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_abs";
     if (out == NULL)
@@ -8103,6 +9018,18 @@ td_status td_float_abs(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_abs(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_abs(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_abs, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_abs(a, out);
 }
 
 /* ---- float_exp (unary_float) ---- */
@@ -8214,7 +9141,9 @@ static td_status arm_autodiff_float_exp(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_exp(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_exp[] = "float_exp";
+
+static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_exp";
     if (out == NULL)
@@ -8241,6 +9170,18 @@ td_status td_float_exp(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_exp(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_exp(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_exp, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_exp(a, out);
 }
 
 /* ---- float_log (unary_float) ---- */
@@ -8351,7 +9292,9 @@ static td_status arm_autodiff_float_log(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_log(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_log[] = "float_log";
+
+static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_log";
     if (out == NULL)
@@ -8378,6 +9321,18 @@ td_status td_float_log(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_log(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log(a, out);
 }
 
 /* ---- float_sqrt (unary_float) ---- */
@@ -8493,7 +9448,9 @@ static td_status arm_autodiff_float_sqrt(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sqrt[] = "float_sqrt";
+
+static inline td_status entry_float_sqrt(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sqrt";
     if (out == NULL)
@@ -8520,6 +9477,18 @@ td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sqrt(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sqrt, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sqrt(a, out);
 }
 
 /* ---- float_sin (unary_float) ---- */
@@ -8634,7 +9603,9 @@ static td_status arm_autodiff_float_sin(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_sin(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sin[] = "float_sin";
+
+static inline td_status entry_float_sin(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sin";
     if (out == NULL)
@@ -8661,6 +9632,18 @@ td_status td_float_sin(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sin(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sin(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sin(a, out);
 }
 
 /* ---- float_cos (unary_float) ---- */
@@ -8779,7 +9762,9 @@ static td_status arm_autodiff_float_cos(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_cos(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_cos[] = "float_cos";
+
+static inline td_status entry_float_cos(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_cos";
     if (out == NULL)
@@ -8806,6 +9791,18 @@ td_status td_float_cos(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_cos(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cos(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_cos, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cos(a, out);
 }
 
 /* ---- float_tanh (unary_float) ---- */
@@ -8929,7 +9926,9 @@ static td_status arm_autodiff_float_tanh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_tanh(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_tanh[] = "float_tanh";
+
+static inline td_status entry_float_tanh(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_tanh";
     if (out == NULL)
@@ -8956,6 +9955,18 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_tanh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_tanh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_tanh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_tanh(a, out);
 }
 
 /* ---- float_sigmoid (unary_float) ---- */
@@ -9079,7 +10090,9 @@ static td_status arm_autodiff_float_sigmoid(const td_tensor *a, const td_shape *
     return TD_OK;
 }
 
-td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sigmoid[] = "float_sigmoid";
+
+static inline td_status entry_float_sigmoid(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sigmoid";
     if (out == NULL)
@@ -9106,6 +10119,18 @@ td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sigmoid(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sigmoid(a, out);
 }
 
 /* ---- float_relu (unary_float) ---- */
@@ -9220,7 +10245,9 @@ static td_status arm_autodiff_float_relu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_relu(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_relu[] = "float_relu";
+
+static inline td_status entry_float_relu(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_relu";
     if (out == NULL)
@@ -9247,6 +10274,18 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_relu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_relu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_relu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_relu(a, out);
 }
 
 /* ---- float_gelu (unary_float) ---- */
@@ -9361,7 +10400,9 @@ static td_status arm_autodiff_float_gelu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_gelu(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_gelu[] = "float_gelu";
+
+static inline td_status entry_float_gelu(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_gelu";
     if (out == NULL)
@@ -9388,6 +10429,18 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_gelu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_gelu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_gelu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_gelu(a, out);
 }
 
 /* ---- float_powf_scalar (unary_float) ---- */
@@ -9506,7 +10559,9 @@ static td_status arm_autodiff_float_powf_scalar(const td_tensor *a, float expone
     return TD_OK;
 }
 
-td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
+static const char td_opname_float_powf_scalar[] = "float_powf_scalar";
+
+static inline td_status entry_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
 {
     static const char td_opname[] = "float_powf_scalar";
     if (out == NULL)
@@ -9533,6 +10588,18 @@ td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powf_scalar(a, exponent, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_powf_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powf_scalar(a, exponent, out);
 }
 
 /* ---- float_clamp (unary_float) ---- */
@@ -9648,7 +10715,9 @@ static td_status arm_autodiff_float_clamp(const td_tensor *a, float lo, float hi
     return TD_OK;
 }
 
-td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
+static const char td_opname_float_clamp[] = "float_clamp";
+
+static inline td_status entry_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp";
     if (out == NULL)
@@ -9675,6 +10744,18 @@ td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_clamp(a, lo, hi, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_clamp, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_clamp(a, lo, hi, out);
 }
 
 /* ---- float_add_scalar (unary_float) ---- */
@@ -9780,7 +10861,9 @@ static td_status arm_autodiff_float_add_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_add_scalar[] = "float_add_scalar";
+
+static inline td_status entry_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_add_scalar";
     if (out == NULL)
@@ -9807,6 +10890,18 @@ td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_add_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_add_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_add_scalar(a, value, out);
 }
 
 /* ---- float_mul_scalar (unary_float) ---- */
@@ -9918,7 +11013,9 @@ static td_status arm_autodiff_float_mul_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_mul_scalar[] = "float_mul_scalar";
+
+static inline td_status entry_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_mul_scalar";
     if (out == NULL)
@@ -9945,6 +11042,18 @@ td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mul_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mul_scalar(a, value, out);
 }
 
 /* ---- float_mask_fill (unary_float) ---- */
@@ -10057,7 +11166,9 @@ static td_status arm_autodiff_float_mask_fill(const td_tensor *a, const td_tenso
     return TD_OK;
 }
 
-td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
+static const char td_opname_float_mask_fill[] = "float_mask_fill";
+
+static inline td_status entry_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_fill";
     if (out == NULL)
@@ -10089,6 +11200,18 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_float_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mask_fill(a, mask, value, out);
 }
 
 /* ---- float_sum (unary_float) ---- */
@@ -10200,7 +11323,9 @@ static td_status arm_autodiff_float_sum(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_sum(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sum[] = "float_sum";
+
+static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sum";
     if (out == NULL)
@@ -10227,6 +11352,18 @@ td_status td_float_sum(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sum(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sum(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sum, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sum(a, out);
 }
 
 /* ---- float_sum_dim (unary_float) ---- */
@@ -10338,7 +11475,9 @@ static td_status arm_autodiff_float_sum_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_sum_dim[] = "float_sum_dim";
+
+static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_sum_dim";
     if (out == NULL)
@@ -10365,6 +11504,18 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sum_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sum_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sum_dim(a, dim, out);
 }
 
 /* ---- float_mean_dim (unary_float) ---- */
@@ -10504,7 +11655,9 @@ static td_status arm_autodiff_float_mean_dim(const td_tensor *a, int64_t dim, co
     return TD_OK;
 }
 
-td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_mean_dim[] = "float_mean_dim";
+
+static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_mean_dim";
     if (out == NULL)
@@ -10531,6 +11684,18 @@ td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mean_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_mean_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mean_dim(a, dim, out);
 }
 
 /* ---- float_max_dim (unary_float) ---- */
@@ -10641,7 +11806,9 @@ static td_status arm_autodiff_float_max_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_max_dim[] = "float_max_dim";
+
+static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_max_dim";
     if (out == NULL)
@@ -10668,6 +11835,18 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_max_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_dim(a, dim, out);
 }
 
 /* ---- float_min_dim (unary_float) ---- */
@@ -10807,7 +11986,9 @@ static td_status arm_autodiff_float_min_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_min_dim[] = "float_min_dim";
+
+static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_min_dim";
     if (out == NULL)
@@ -10834,6 +12015,18 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_min_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_min_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_min_dim(a, dim, out);
 }
 
 /* ---- float_argmax (unary_float) ---- */
@@ -10897,7 +12090,9 @@ static td_status arm_autodiff_float_argmax(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_argmax[] = "float_argmax";
+
+static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_argmax";
     if (out == NULL)
@@ -10924,6 +12119,18 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_argmax(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_argmax, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_argmax(a, dim, out);
 }
 
 /* ---- float_argmin (unary_float) ---- */
@@ -10987,7 +12194,9 @@ static td_status arm_autodiff_float_argmin(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_argmin[] = "float_argmin";
+
+static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_argmin";
     if (out == NULL)
@@ -11014,6 +12223,18 @@ td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_argmin(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_argmin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_argmin(a, dim, out);
 }
 
 /* ---- float_into_int (unary_float) ---- */
@@ -11077,7 +12298,9 @@ static td_status arm_autodiff_float_into_int(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_into_int(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_into_int[] = "float_into_int";
+
+static inline td_status entry_float_into_int(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_into_int";
     if (out == NULL)
@@ -11104,6 +12327,18 @@ td_status td_float_into_int(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_into_int(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_into_int(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_into_int, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_into_int(a, out);
 }
 
 /* ---- float_into_data (unary_float) ---- */
@@ -11153,7 +12388,9 @@ static td_status arm_autodiff_float_into_data(const td_tensor *a, float *dst, in
     return td_st;
 }
 
-td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
+static const char td_opname_float_into_data[] = "float_into_data";
+
+static inline td_status entry_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
 {
     static const char td_opname[] = "float_into_data";
     if (a == NULL)
@@ -11179,6 +12416,18 @@ td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_into_data(a, dst, dst_len);
 }
 
 /* ---- int_add (binary) ---- */
@@ -11241,7 +12490,9 @@ static td_status arm_autodiff_int_add(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_add[] = "int_add";
+
+static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_add";
     if (out == NULL)
@@ -11273,6 +12524,18 @@ td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_add(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_add, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_add(a, b, out);
 }
 
 /* ---- int_sub (binary) ---- */
@@ -11335,7 +12598,9 @@ static td_status arm_autodiff_int_sub(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_sub[] = "int_sub";
+
+static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_sub";
     if (out == NULL)
@@ -11367,6 +12632,18 @@ td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sub(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_sub, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sub(a, b, out);
 }
 
 /* ---- int_mul (binary) ---- */
@@ -11429,7 +12706,9 @@ static td_status arm_autodiff_int_mul(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_mul[] = "int_mul";
+
+static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_mul";
     if (out == NULL)
@@ -11461,6 +12740,18 @@ td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_mul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mul(a, b, out);
 }
 
 /* ---- int_div (binary) ---- */
@@ -11523,7 +12814,9 @@ static td_status arm_autodiff_int_div(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_div[] = "int_div";
+
+static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_div";
     if (out == NULL)
@@ -11555,6 +12848,18 @@ td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_div(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_div, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_div(a, b, out);
 }
 
 /* ---- int_remainder (binary) ---- */
@@ -11617,7 +12922,9 @@ static td_status arm_autodiff_int_remainder(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_remainder[] = "int_remainder";
+
+static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_remainder";
     if (out == NULL)
@@ -11649,6 +12956,18 @@ td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_remainder(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_remainder, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_remainder(a, b, out);
 }
 
 /* ---- int_equal (binary) ---- */
@@ -11711,7 +13030,9 @@ static td_status arm_autodiff_int_equal(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_equal[] = "int_equal";
+
+static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_equal";
     if (out == NULL)
@@ -11743,6 +13064,18 @@ td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_equal(a, b, out);
 }
 
 /* ---- int_greater (binary) ---- */
@@ -11805,7 +13138,9 @@ static td_status arm_autodiff_int_greater(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_greater[] = "int_greater";
+
+static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_greater";
     if (out == NULL)
@@ -11837,6 +13172,18 @@ td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_greater(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_greater, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_greater(a, b, out);
 }
 
 /* ---- int_lower (binary) ---- */
@@ -11899,7 +13246,9 @@ static td_status arm_autodiff_int_lower(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_lower[] = "int_lower";
+
+static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_lower";
     if (out == NULL)
@@ -11931,6 +13280,18 @@ td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_lower(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_lower, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_lower(a, b, out);
 }
 
 /* ---- int_mask_where (binary) ---- */
@@ -11993,7 +13354,9 @@ static td_status arm_autodiff_int_mask_where(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+static const char td_opname_int_mask_where[] = "int_mask_where";
+
+static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_where";
     if (out == NULL)
@@ -12030,6 +13393,18 @@ td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_int_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mask_where(a, mask, value, out);
 }
 
 /* ---- bool_and (binary) ---- */
@@ -12092,7 +13467,9 @@ static td_status arm_autodiff_bool_and(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_bool_and[] = "bool_and";
+
+static inline td_status entry_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "bool_and";
     if (out == NULL)
@@ -12124,6 +13501,18 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_and(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_and, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_and(a, b, out);
 }
 
 /* ---- bool_or (binary) ---- */
@@ -12219,7 +13608,9 @@ static td_status arm_autodiff_bool_or(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_bool_or[] = "bool_or";
+
+static inline td_status entry_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "bool_or";
     if (out == NULL)
@@ -12251,6 +13642,18 @@ td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_or(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_or, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_or(a, b, out);
 }
 
 /* ---- int_slice_assign (binary) ---- */
@@ -12313,7 +13716,9 @@ static td_status arm_autodiff_int_slice_assign(const td_tensor *a, const td_tens
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_int_slice_assign[] = "int_slice_assign";
+
+static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "int_slice_assign";
     if (out == NULL)
@@ -12353,6 +13758,18 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_int_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- bool_slice_assign (binary) ---- */
@@ -12415,7 +13832,9 @@ static td_status arm_autodiff_bool_slice_assign(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_bool_slice_assign[] = "bool_slice_assign";
+
+static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice_assign";
     if (out == NULL)
@@ -12455,6 +13874,18 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_bool_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_add (binary_float) ---- */
@@ -12570,7 +14001,9 @@ static td_status arm_autodiff_float_add(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_add[] = "float_add";
+
+static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_add";
     if (out == NULL)
@@ -12602,6 +14035,18 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_add(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_add, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_add(a, b, out);
 }
 
 /* ---- float_sub (binary_float) ---- */
@@ -12748,7 +14193,9 @@ static td_status arm_autodiff_float_sub(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_sub[] = "float_sub";
+
+static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_sub";
     if (out == NULL)
@@ -12780,6 +14227,18 @@ td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sub(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_sub, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sub(a, b, out);
 }
 
 /* ---- float_mul (binary_float) ---- */
@@ -12905,7 +14364,9 @@ static td_status arm_autodiff_float_mul(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_mul[] = "float_mul";
+
+static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_mul";
     if (out == NULL)
@@ -12937,6 +14398,18 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_mul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mul(a, b, out);
 }
 
 /* ---- float_div (binary_float) ---- */
@@ -13071,7 +14544,9 @@ static td_status arm_autodiff_float_div(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_div[] = "float_div";
+
+static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_div";
     if (out == NULL)
@@ -13103,6 +14578,18 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_div(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_div, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_div(a, b, out);
 }
 
 /* ---- float_powf (binary_float) ---- */
@@ -13248,7 +14735,9 @@ static td_status arm_autodiff_float_powf(const td_tensor *a, const td_tensor *b,
     return TD_OK;
 }
 
-td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_powf[] = "float_powf";
+
+static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_powf";
     if (out == NULL)
@@ -13280,6 +14769,18 @@ td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powf(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_powf, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powf(a, b, out);
 }
 
 /* ---- float_maximum (binary_float) ---- */
@@ -13437,7 +14938,9 @@ static td_status arm_autodiff_float_maximum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_maximum[] = "float_maximum";
+
+static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_maximum";
     if (out == NULL)
@@ -13469,6 +14972,18 @@ td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_maximum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_maximum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_maximum(a, b, out);
 }
 
 /* ---- float_minimum (binary_float) ---- */
@@ -13626,7 +15141,9 @@ static td_status arm_autodiff_float_minimum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_minimum[] = "float_minimum";
+
+static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_minimum";
     if (out == NULL)
@@ -13658,6 +15175,18 @@ td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_minimum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_minimum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_minimum(a, b, out);
 }
 
 /* ---- float_equal (binary_float) ---- */
@@ -13722,7 +15251,9 @@ static td_status arm_autodiff_float_equal(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_equal[] = "float_equal";
+
+static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_equal";
     if (out == NULL)
@@ -13754,6 +15285,18 @@ td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_equal(a, b, out);
 }
 
 /* ---- float_greater (binary_float) ---- */
@@ -13818,7 +15361,9 @@ static td_status arm_autodiff_float_greater(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_greater[] = "float_greater";
+
+static inline td_status entry_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_greater";
     if (out == NULL)
@@ -13850,6 +15395,18 @@ td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_greater, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater(a, b, out);
 }
 
 /* ---- float_greater_equal (binary_float) ---- */
@@ -13914,7 +15471,9 @@ static td_status arm_autodiff_float_greater_equal(const td_tensor *a, const td_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_greater_equal[] = "float_greater_equal";
+
+static inline td_status entry_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_equal";
     if (out == NULL)
@@ -13946,6 +15505,18 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_greater_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater_equal(a, b, out);
 }
 
 /* ---- float_lower (binary_float) ---- */
@@ -14031,7 +15602,9 @@ static td_status arm_autodiff_float_lower(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_lower[] = "float_lower";
+
+static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_lower";
     if (out == NULL)
@@ -14063,6 +15636,18 @@ td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_lower, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower(a, b, out);
 }
 
 /* ---- float_lower_equal (binary_float) ---- */
@@ -14148,7 +15733,9 @@ static td_status arm_autodiff_float_lower_equal(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_lower_equal[] = "float_lower_equal";
+
+static inline td_status entry_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal";
     if (out == NULL)
@@ -14180,6 +15767,18 @@ td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_lower_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower_equal(a, b, out);
 }
 
 /* ---- float_mask_where (binary_float) ---- */
@@ -14312,7 +15911,9 @@ static td_status arm_autodiff_float_mask_where(const td_tensor *a, const td_tens
     return TD_OK;
 }
 
-td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+static const char td_opname_float_mask_where[] = "float_mask_where";
+
+static inline td_status entry_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_where";
     if (out == NULL)
@@ -14349,6 +15950,18 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_float_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mask_where(a, mask, value, out);
 }
 
 /* ---- float_matmul (binary_float) ---- */
@@ -14482,7 +16095,9 @@ static td_status arm_autodiff_float_matmul(const td_tensor *a, const td_tensor *
     return TD_OK;
 }
 
-td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_matmul[] = "float_matmul";
+
+static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul";
     if (out == NULL)
@@ -14514,6 +16129,18 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_matmul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_matmul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_matmul(a, b, out);
 }
 
 /* ---- float_atan2 (binary_float) ---- */
@@ -14675,7 +16302,9 @@ static td_status arm_autodiff_float_atan2(const td_tensor *a, const td_tensor *b
     return TD_OK;
 }
 
-td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_atan2[] = "float_atan2";
+
+static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_atan2";
     if (out == NULL)
@@ -14707,6 +16336,18 @@ td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_atan2(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_atan2, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_atan2(a, b, out);
 }
 
 /* ---- float_hypot (binary_float) ---- */
@@ -14922,7 +16563,9 @@ static td_status arm_autodiff_float_hypot(const td_tensor *a, const td_tensor *b
     return TD_OK;
 }
 
-td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_hypot[] = "float_hypot";
+
+static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_hypot";
     if (out == NULL)
@@ -14954,6 +16597,18 @@ td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_hypot(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_hypot, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_hypot(a, b, out);
 }
 
 /* ---- float_powi (binary_float) ---- */
@@ -15083,7 +16738,9 @@ static td_status arm_autodiff_float_powi(const td_tensor *a, const td_tensor *b,
     return TD_OK;
 }
 
-td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_powi[] = "float_powi";
+
+static inline td_status entry_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_powi";
     if (out == NULL)
@@ -15115,6 +16772,18 @@ td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powi(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_powi, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powi(a, b, out);
 }
 
 /* ---- float_remainder (binary_float) ---- */
@@ -15246,7 +16915,9 @@ static td_status arm_autodiff_float_remainder(const td_tensor *a, const td_tenso
     return TD_OK;
 }
 
-td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_remainder[] = "float_remainder";
+
+static inline td_status entry_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_remainder";
     if (out == NULL)
@@ -15278,6 +16949,18 @@ td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_remainder(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_remainder, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_remainder(a, b, out);
 }
 
 /* ---- float_not_equal (binary_float) ---- */
@@ -15356,7 +17039,9 @@ static td_status arm_autodiff_float_not_equal(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_not_equal[] = "float_not_equal";
+
+static inline td_status entry_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_not_equal";
     if (out == NULL)
@@ -15388,6 +17073,18 @@ td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_not_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_not_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_not_equal(a, b, out);
 }
 
 /* ---- float_slice_assign (binary_float) ---- */
@@ -15524,7 +17221,9 @@ static td_status arm_autodiff_float_slice_assign(const td_tensor *a, const td_te
     return TD_OK;
 }
 
-td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_float_slice_assign[] = "float_slice_assign";
+
+static inline td_status entry_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "float_slice_assign";
     if (out == NULL)
@@ -15564,6 +17263,18 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_float_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_cat (multi) ---- */
@@ -15673,7 +17384,9 @@ static td_status arm_autodiff_float_cat(const td_tensor *const *xs, int xs_len, 
     return TD_OK;
 }
 
-td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_float_cat[] = "float_cat";
+
+static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_cat";
     if (out == NULL)
@@ -15710,6 +17423,17 @@ td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_float_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cat(xs, xs_len, dim, out);
 }
 
 /* ---- int_cat (multi) ---- */
@@ -15778,7 +17502,9 @@ static td_status arm_autodiff_int_cat(const td_tensor *const *xs, int xs_len, in
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_int_cat[] = "int_cat";
+
+static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_cat";
     if (out == NULL)
@@ -15815,6 +17541,17 @@ td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_ten
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_int_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_cat(xs, xs_len, dim, out);
 }
 
 /* ---- bool_cat (multi) ---- */
@@ -15883,7 +17620,9 @@ static td_status arm_autodiff_bool_cat(const td_tensor *const *xs, int xs_len, i
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_bool_cat[] = "bool_cat";
+
+static inline td_status entry_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "bool_cat";
     if (out == NULL)
@@ -15920,6 +17659,17 @@ td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_te
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_bool_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_cat(xs, xs_len, dim, out);
 }
 
 /* ---- float_to_device (to_device) ---- */
@@ -16035,7 +17785,9 @@ static td_status arm_autodiff_float_to_device(const td_tensor *a, td_device *dev
     return TD_OK;
 }
 
-td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_float_to_device[] = "float_to_device";
+
+static inline td_status entry_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "float_to_device";
     if (out == NULL)
@@ -16064,6 +17816,18 @@ td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_to_device(a, device, out);
 }
 
 /* ---- int_to_device (to_device) ---- */
@@ -16136,7 +17900,9 @@ static td_status arm_autodiff_int_to_device(const td_tensor *a, td_device *devic
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_int_to_device[] = "int_to_device";
+
+static inline td_status entry_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "int_to_device";
     if (out == NULL)
@@ -16165,6 +17931,18 @@ td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **ou
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_to_device(a, device, out);
 }
 
 /* ---- bool_to_device (to_device) ---- */
@@ -16237,7 +18015,9 @@ static td_status arm_autodiff_bool_to_device(const td_tensor *a, td_device *devi
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_bool_to_device[] = "bool_to_device";
+
+static inline td_status entry_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "bool_to_device";
     if (out == NULL)
@@ -16266,6 +18046,18 @@ td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_to_device(a, device, out);
 }
 
 /* ---- float_all_reduce (distributed) ---- */
@@ -16387,7 +18179,9 @@ static td_status arm_autodiff_float_all_reduce(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+static const char td_opname_float_all_reduce[] = "float_all_reduce";
+
+static inline td_status entry_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
     static const char td_opname[] = "float_all_reduce";
     if (out == NULL)
@@ -16418,6 +18212,18 @@ td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_all_reduce(a, group, op, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_all_reduce(a, group, op, out);
 }
 
 /* ---- float_broadcast (distributed) ---- */
@@ -16540,7 +18346,9 @@ static td_status arm_autodiff_float_broadcast(const td_tensor *a, td_group *grou
     return TD_OK;
 }
 
-td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
+static const char td_opname_float_broadcast[] = "float_broadcast";
+
+static inline td_status entry_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
 {
     static const char td_opname[] = "float_broadcast";
     if (out == NULL)
@@ -16569,6 +18377,18 @@ td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_broadcast(a, group, root, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_broadcast, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_broadcast(a, group, root, out);
 }
 
 /* ---- float_all_gather (distributed) ---- */
@@ -16688,7 +18508,9 @@ static td_status arm_autodiff_float_all_gather(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
+static const char td_opname_float_all_gather[] = "float_all_gather";
+
+static inline td_status entry_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
 {
     static const char td_opname[] = "float_all_gather";
     if (out == NULL)
@@ -16717,6 +18539,18 @@ td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_all_gather(a, group, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_all_gather, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_all_gather(a, group, out);
 }
 
 /* ---- int_all_reduce (distributed) ---- */
@@ -16789,7 +18623,9 @@ static td_status arm_autodiff_int_all_reduce(const td_tensor *a, td_group *group
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+static const char td_opname_int_all_reduce[] = "int_all_reduce";
+
+static inline td_status entry_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
     static const char td_opname[] = "int_all_reduce";
     if (out == NULL)
@@ -16820,6 +18656,18 @@ td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_all_reduce(a, group, op, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_all_reduce(a, group, op, out);
 }
 
 /* ---- sync (device) ---- */
@@ -16866,7 +18714,9 @@ static td_status arm_autodiff_sync(td_device *device, const td_shape *td_shape_o
     return td_st;
 }
 
-td_status td_sync(td_device *device)
+static const char td_opname_sync[] = "sync";
+
+static inline td_status entry_sync(td_device *device)
 {
     static const char td_opname[] = "sync";
     if (device == NULL)
@@ -16887,4 +18737,15 @@ td_status td_sync(td_device *device)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_sync(td_device *device)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_sync(device);
+        td_trace_op(td_opname_sync, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_sync(device);
 }
