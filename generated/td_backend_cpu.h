@@ -59,6 +59,37 @@ td_status td_cpu_float_log_sigmoid(const td_tensor *a, td_tensor *out); /* Eleme
 td_status td_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor *out); /* Elementwise a > 0 ? a : negative_slope * a (torch.nn.functional.leaky_relu). */
 td_status td_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor *out); /* Elementwise max(0, min(1, alpha * a + beta)) (burn's hard_sigmoid; alpha = 1/6, beta = 0.5 is torch.nn.functional.hardsigmoid). */
 td_status td_cpu_float_silu(const td_tensor *a, td_tensor *out); /* Elementwise a * sigmoid(a) (SiLU, also called swish). */
+td_status td_cpu_float_acos(const td_tensor *a, td_tensor *out); /* Elementwise arc cosine of a, in [0, pi]; NaN outside [-1, 1]. */
+td_status td_cpu_float_asin(const td_tensor *a, td_tensor *out); /* Elementwise arc sine of a, in [-pi/2, pi/2]; NaN outside [-1, 1]. */
+td_status td_cpu_float_atan(const td_tensor *a, td_tensor *out); /* Elementwise arc tangent of a, in (-pi/2, pi/2). */
+td_status td_cpu_float_cosh(const td_tensor *a, td_tensor *out); /* Elementwise hyperbolic cosine of a. */
+td_status td_cpu_float_sinh(const td_tensor *a, td_tensor *out); /* Elementwise hyperbolic sine of a. */
+td_status td_cpu_float_tan(const td_tensor *a, td_tensor *out); /* Elementwise tangent of a. */
+td_status td_cpu_float_asinh(const td_tensor *a, td_tensor *out); /* Elementwise inverse hyperbolic sine of a. */
+td_status td_cpu_float_acosh(const td_tensor *a, td_tensor *out); /* Elementwise inverse hyperbolic cosine of a, >= 0; NaN below 1. */
+td_status td_cpu_float_atanh(const td_tensor *a, td_tensor *out); /* Elementwise inverse hyperbolic tangent of a; +-inf at +-1, NaN outside [-1, 1]. */
+td_status td_cpu_float_ceil(const td_tensor *a, td_tensor *out); /* Elementwise smallest integer value not less than a (inf and NaN unchanged). */
+td_status td_cpu_float_floor(const td_tensor *a, td_tensor *out); /* Elementwise largest integer value not greater than a (inf and NaN unchanged). */
+td_status td_cpu_float_round(const td_tensor *a, td_tensor *out); /* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). */
+td_status td_cpu_float_trunc(const td_tensor *a, td_tensor *out); /* Elementwise a rounded toward zero (inf and NaN unchanged). */
+td_status td_cpu_float_sign(const td_tensor *a, td_tensor *out); /* Elementwise sign of a: 1, -1, or 0 for +-0 and NaN. */
+td_status td_cpu_float_erf(const td_tensor *a, td_tensor *out); /* Elementwise error function of a. */
+td_status td_cpu_float_log1p(const td_tensor *a, td_tensor *out); /* Elementwise ln(1 + a), accurate for tiny a; -inf at -1, NaN below. */
+td_status td_cpu_float_recip(const td_tensor *a, td_tensor *out); /* Elementwise 1 / a. */
+td_status td_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor *out); /* Elementwise a raised to the integer power exponent; 0^0 = 1. */
+td_status td_cpu_float_remainder_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise remainder of a / value with the sign of value (as float_remainder). */
+td_status td_cpu_float_sub_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a - value. */
+td_status td_cpu_float_div_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a / value. */
+td_status td_cpu_float_clamp_min(const td_tensor *a, float min, td_tensor *out); /* Elementwise max(a, min); NaN stays NaN. */
+td_status td_cpu_float_clamp_max(const td_tensor *a, float max, td_tensor *out); /* Elementwise min(a, max); NaN stays NaN. */
+td_status td_cpu_float_is_nan(const td_tensor *a, td_tensor *out); /* Elementwise: is a NaN, as bool. */
+td_status td_cpu_float_is_inf(const td_tensor *a, td_tensor *out); /* Elementwise: is a +inf or -inf, as bool. */
+td_status td_cpu_float_equal_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a == value as bool. */
+td_status td_cpu_float_not_equal_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a != value as bool (true where a is NaN). */
+td_status td_cpu_float_greater_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a > value as bool. */
+td_status td_cpu_float_greater_equal_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a >= value as bool. */
+td_status td_cpu_float_lower_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a < value as bool. */
+td_status td_cpu_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a <= value as bool. */
 td_status td_cpu_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
 td_status td_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
@@ -122,6 +153,11 @@ td_status td_cpu_float_lower(const td_tensor *a, const td_tensor *b, td_tensor *
 td_status td_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a <= b as bool, broadcasting. */
 td_status td_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims; leading (batch) dims broadcast. */
+td_status td_cpu_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise angle of the point (b, a), i.e. atan(a / b) in the right quadrant, in [-pi, pi], broadcasting (torch.atan2(a, b)). */
+td_status td_cpu_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise sqrt(a^2 + b^2) without undue overflow, broadcasting; inf if either is infinite, even with a NaN. */
+td_status td_cpu_float_powi(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the integer power b (an int tensor), broadcasting; 0^0 = 1. */
+td_status td_cpu_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise remainder of a / b with the sign of b (a - floor(a / b) * b, computed exactly), broadcasting; NaN where b is 0. */
+td_status td_cpu_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a != b as bool, broadcasting (true where either is NaN). */
 td_status td_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
 td_status td_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
 td_status td_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates int tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */

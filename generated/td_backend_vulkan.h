@@ -51,6 +51,19 @@ td_status td_vulkan_bool_into_int(const td_tensor *a, td_tensor *out); /* Conver
 td_status td_vulkan_bool_not(const td_tensor *a, td_tensor *out); /* Elementwise logical not. */
 td_status td_vulkan_int_into_data(const td_tensor *a, int32_t *dst); /* Copies the elements, row-major, into dst, which holds at least numel ints. */
 td_status td_vulkan_bool_into_data(const td_tensor *a, bool *dst); /* Copies the elements, row-major, into dst, which holds at least numel bools. */
+td_status td_vulkan_float_acos(const td_tensor *a, td_tensor *out); /* Elementwise arc cosine of a, in [0, pi]; NaN outside [-1, 1]. */
+td_status td_vulkan_float_asin(const td_tensor *a, td_tensor *out); /* Elementwise arc sine of a, in [-pi/2, pi/2]; NaN outside [-1, 1]. */
+td_status td_vulkan_float_atan(const td_tensor *a, td_tensor *out); /* Elementwise arc tangent of a, in (-pi/2, pi/2). */
+td_status td_vulkan_float_tan(const td_tensor *a, td_tensor *out); /* Elementwise tangent of a. */
+td_status td_vulkan_float_ceil(const td_tensor *a, td_tensor *out); /* Elementwise smallest integer value not less than a (inf and NaN unchanged). */
+td_status td_vulkan_float_floor(const td_tensor *a, td_tensor *out); /* Elementwise largest integer value not greater than a (inf and NaN unchanged). */
+td_status td_vulkan_float_round(const td_tensor *a, td_tensor *out); /* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). */
+td_status td_vulkan_float_trunc(const td_tensor *a, td_tensor *out); /* Elementwise a rounded toward zero (inf and NaN unchanged). */
+td_status td_vulkan_float_erf(const td_tensor *a, td_tensor *out); /* Elementwise error function of a. */
+td_status td_vulkan_float_log1p(const td_tensor *a, td_tensor *out); /* Elementwise ln(1 + a), accurate for tiny a; -inf at -1, NaN below. */
+td_status td_vulkan_float_remainder_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise remainder of a / value with the sign of value (as float_remainder). */
+td_status td_vulkan_float_is_nan(const td_tensor *a, td_tensor *out); /* Elementwise: is a NaN, as bool. */
+td_status td_vulkan_float_is_inf(const td_tensor *a, td_tensor *out); /* Elementwise: is a +inf or -inf, as bool. */
 td_status td_vulkan_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
 td_status td_vulkan_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
@@ -108,6 +121,8 @@ td_status td_vulkan_float_lower(const td_tensor *a, const td_tensor *b, td_tenso
 td_status td_vulkan_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a <= b as bool, broadcasting. */
 td_status td_vulkan_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims; leading (batch) dims broadcast. */
+td_status td_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise angle of the point (b, a), i.e. atan(a / b) in the right quadrant, in [-pi, pi], broadcasting (torch.atan2(a, b)). */
+td_status td_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise remainder of a / b with the sign of b (a - floor(a / b) * b, computed exactly), broadcasting; NaN where b is 0. */
 td_status td_vulkan_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
 td_status td_vulkan_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
 td_status td_vulkan_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates int tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */

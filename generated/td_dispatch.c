@@ -73,6 +73,37 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_LEAKY_RELU] = "float_leaky_relu",
     [TD_OP_FLOAT_HARD_SIGMOID] = "float_hard_sigmoid",
     [TD_OP_FLOAT_SILU] = "float_silu",
+    [TD_OP_FLOAT_ACOS] = "float_acos",
+    [TD_OP_FLOAT_ASIN] = "float_asin",
+    [TD_OP_FLOAT_ATAN] = "float_atan",
+    [TD_OP_FLOAT_COSH] = "float_cosh",
+    [TD_OP_FLOAT_SINH] = "float_sinh",
+    [TD_OP_FLOAT_TAN] = "float_tan",
+    [TD_OP_FLOAT_ASINH] = "float_asinh",
+    [TD_OP_FLOAT_ACOSH] = "float_acosh",
+    [TD_OP_FLOAT_ATANH] = "float_atanh",
+    [TD_OP_FLOAT_CEIL] = "float_ceil",
+    [TD_OP_FLOAT_FLOOR] = "float_floor",
+    [TD_OP_FLOAT_ROUND] = "float_round",
+    [TD_OP_FLOAT_TRUNC] = "float_trunc",
+    [TD_OP_FLOAT_SIGN] = "float_sign",
+    [TD_OP_FLOAT_ERF] = "float_erf",
+    [TD_OP_FLOAT_LOG1P] = "float_log1p",
+    [TD_OP_FLOAT_RECIP] = "float_recip",
+    [TD_OP_FLOAT_POWI_SCALAR] = "float_powi_scalar",
+    [TD_OP_FLOAT_REMAINDER_SCALAR] = "float_remainder_scalar",
+    [TD_OP_FLOAT_SUB_SCALAR] = "float_sub_scalar",
+    [TD_OP_FLOAT_DIV_SCALAR] = "float_div_scalar",
+    [TD_OP_FLOAT_CLAMP_MIN] = "float_clamp_min",
+    [TD_OP_FLOAT_CLAMP_MAX] = "float_clamp_max",
+    [TD_OP_FLOAT_IS_NAN] = "float_is_nan",
+    [TD_OP_FLOAT_IS_INF] = "float_is_inf",
+    [TD_OP_FLOAT_EQUAL_ELEM] = "float_equal_elem",
+    [TD_OP_FLOAT_NOT_EQUAL_ELEM] = "float_not_equal_elem",
+    [TD_OP_FLOAT_GREATER_ELEM] = "float_greater_elem",
+    [TD_OP_FLOAT_GREATER_EQUAL_ELEM] = "float_greater_equal_elem",
+    [TD_OP_FLOAT_LOWER_ELEM] = "float_lower_elem",
+    [TD_OP_FLOAT_LOWER_EQUAL_ELEM] = "float_lower_equal_elem",
     [TD_OP_FLOAT_RESHAPE] = "float_reshape",
     [TD_OP_FLOAT_SWAP_DIMS] = "float_swap_dims",
     [TD_OP_FLOAT_PERMUTE] = "float_permute",
@@ -136,6 +167,11 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_LOWER_EQUAL] = "float_lower_equal",
     [TD_OP_FLOAT_MASK_WHERE] = "float_mask_where",
     [TD_OP_FLOAT_MATMUL] = "float_matmul",
+    [TD_OP_FLOAT_ATAN2] = "float_atan2",
+    [TD_OP_FLOAT_HYPOT] = "float_hypot",
+    [TD_OP_FLOAT_POWI] = "float_powi",
+    [TD_OP_FLOAT_REMAINDER] = "float_remainder",
+    [TD_OP_FLOAT_NOT_EQUAL] = "float_not_equal",
     [TD_OP_FLOAT_SLICE_ASSIGN] = "float_slice_assign",
     [TD_OP_FLOAT_CAT] = "float_cat",
     [TD_OP_INT_CAT] = "int_cat",
@@ -4714,6 +4750,4734 @@ td_status td_float_silu(const td_tensor *a, td_tensor **out)
         return td_st;
     }
     return entry_float_silu(a, out);
+}
+
+/* ---- float_acos (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_acos", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_acos(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_acos", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_acos(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_acos(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_neg(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t3, (float)(1), &t4);
+        if (st == TD_OK)
+            st = td_float_sqrt(t4, &t5);
+        if (st == TD_OK)
+            st = td_float_div(t1, t5, &t6);
+        if (st == TD_OK) {
+            grads[i] = t6;
+            t6 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+        td_tensor_release(t6);
+    }
+    return st;
+}
+
+static td_status fw_float_acos(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_acos(vals[0], out);
+}
+
+static td_status arm_autodiff_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acos";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_acos(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_acos(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_acos, fw_float_acos, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_acos[] = "float_acos";
+
+static inline td_status entry_float_acos(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_acos";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_acos(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_acos(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_acos(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_acos(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_acos(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_acos, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_acos(a, out);
+}
+
+/* ---- float_asin (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_asin", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_asin(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_asin", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_asin(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_asin(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_neg(t1, &t2);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t2, (float)(1), &t3);
+        if (st == TD_OK)
+            st = td_float_sqrt(t3, &t4);
+        if (st == TD_OK)
+            st = td_float_div(grad, t4, &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    return st;
+}
+
+static td_status fw_float_asin(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_asin(vals[0], out);
+}
+
+static td_status arm_autodiff_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asin";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_asin(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_asin(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_asin, fw_float_asin, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_asin[] = "float_asin";
+
+static inline td_status entry_float_asin(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_asin";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_asin(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_asin(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_asin(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_asin(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_asin(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_asin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_asin(a, out);
+}
+
+/* ---- float_atan (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atan", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_atan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atan", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_atan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_atan(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t1, (float)(1), &t2);
+        if (st == TD_OK)
+            st = td_float_div(grad, t2, &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_atan(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_atan(vals[0], out);
+}
+
+static td_status arm_autodiff_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_atan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_atan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_atan, fw_float_atan, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_atan[] = "float_atan";
+
+static inline td_status entry_float_atan(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_atan(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_atan(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_atan(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_atan(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_atan(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_atan, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_atan(a, out);
+}
+
+/* ---- float_cosh (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cosh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_exp(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t4, (float)((float)(0.5)), &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_cosh(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_cosh", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_cosh(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_cosh(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_cosh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_sinh(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_cosh(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_cosh(vals[0], out);
+}
+
+static td_status arm_autodiff_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cosh";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_cosh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_cosh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_cosh, fw_float_cosh, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_cosh[] = "float_cosh";
+
+static inline td_status entry_float_cosh(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_cosh";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_cosh(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_cosh(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_cosh(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_cosh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cosh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_cosh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cosh(a, out);
+}
+
+/* ---- float_sinh (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sinh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t1, (float)((float)(0.00833333333)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t3, (float)((float)(0.166666667)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t2, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add(a, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(a, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t7, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t10, (float)((float)(0.5)), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.3), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(td_t12, td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t11, td_t14, td_t6, &td_t15);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t15, true, td_shape_out, td_ctx, out);
+        td_t15 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_sinh(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_sinh", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_sinh(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_sinh(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_sinh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_cosh(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_sinh(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_sinh(vals[0], out);
+}
+
+static td_status arm_autodiff_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sinh";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_sinh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_sinh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sinh, fw_float_sinh, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_sinh[] = "float_sinh";
+
+static inline td_status entry_float_sinh(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_sinh";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_sinh(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_sinh(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_sinh(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_sinh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sinh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sinh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sinh(a, out);
+}
+
+/* ---- float_tan (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tan";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_sin(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_cos(a, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_tan(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_tan", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_tan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_tan(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_tan", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_tan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_tan(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(res, res, &t1);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t1, (float)(1), &t2);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t2, &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_tan(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_tan(vals[0], out);
+}
+
+static td_status arm_autodiff_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tan";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_tan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_tan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_tan, fw_float_tan, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_tan[] = "float_tan";
+
+static inline td_status entry_float_tan(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_tan";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_tan(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_tan(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_tan(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_tan(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_tan(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_tan, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_tan(a, out);
+}
+
+/* ---- float_asinh (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asinh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t1, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t3, (float)((float)(1.0)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t5, (float)((float)(1.0)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t2, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t1, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_log1p(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t1, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t10, (float)((float)(0.693147181)), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1e+18), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t1, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t9, td_t13, td_t11, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(a, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t14, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t14, td_t16, td_t17, &td_t18);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t18, true, td_shape_out, td_ctx, out);
+        td_t18 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_asinh(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_asinh", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_asinh(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_asinh(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_asinh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t1, (float)(1), &t2);
+        if (st == TD_OK)
+            st = td_float_sqrt(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_div(grad, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_asinh(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_asinh(vals[0], out);
+}
+
+static td_status arm_autodiff_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asinh";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_asinh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_asinh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_asinh, fw_float_asinh, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_asinh[] = "float_asinh";
+
+static inline td_status entry_float_asinh(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_asinh";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_asinh(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_asinh(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_asinh(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_asinh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_asinh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_asinh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_asinh(a, out);
+}
+
+/* ---- float_acosh (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acosh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)(-(float)(1.0)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)((float)(1.0)), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t1, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_log1p(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_log(a, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t7, (float)((float)(0.693147181)), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1e+18), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t6, td_t10, td_t8, &td_t11);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t11, true, td_shape_out, td_ctx, out);
+        td_t11 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_acosh(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_acosh", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_acosh(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_acosh(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_acosh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        if (st == TD_OK)
+            st = td_float_add_scalar(vals[0], -(float)(1), &t1);
+        if (st == TD_OK)
+            st = td_float_add_scalar(vals[0], (float)(1), &t2);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_float_sqrt(t3, &t4);
+        if (st == TD_OK)
+            st = td_float_div(grad, t4, &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    return st;
+}
+
+static td_status fw_float_acosh(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_acosh(vals[0], out);
+}
+
+static td_status arm_autodiff_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acosh";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_acosh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_acosh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_acosh, fw_float_acosh, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_acosh[] = "float_acosh";
+
+static inline td_status entry_float_acosh(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_acosh";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_acosh(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_acosh(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_acosh(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_acosh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_acosh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_acosh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_acosh(a, out);
+}
+
+/* ---- float_atanh (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atanh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)(2.0)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t2, (float)((float)(1.0)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_log1p(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t5, (float)((float)(0.5)), &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_atanh(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atanh", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_atanh(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_atanh(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_atanh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_neg(t1, &t2);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t2, (float)(1), &t3);
+        if (st == TD_OK)
+            st = td_float_div(grad, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_atanh(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_atanh(vals[0], out);
+}
+
+static td_status arm_autodiff_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atanh";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_atanh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_atanh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_atanh, fw_float_atanh, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_atanh[] = "float_atanh";
+
+static inline td_status entry_float_atanh(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_atanh";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_atanh(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_atanh(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_atanh(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_atanh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_atanh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_atanh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_atanh(a, out);
+}
+
+/* ---- float_ceil (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_ceil", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_ceil(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_ceil", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_ceil(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_ceil";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_ceil(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_ceil(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_ceil[] = "float_ceil";
+
+static inline td_status entry_float_ceil(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_ceil";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_ceil(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_ceil(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_ceil(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_ceil(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_ceil(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_ceil, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_ceil(a, out);
+}
+
+/* ---- float_floor (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_floor", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_floor(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_floor", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_floor(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_floor";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_floor(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_floor(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_floor[] = "float_floor";
+
+static inline td_status entry_float_floor(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_floor";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_floor(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_floor(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_floor(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_floor(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_floor(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_floor, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_floor(a, out);
+}
+
+/* ---- float_round (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_round", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_round(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_round", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_round(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_round";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_round(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_round(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_round[] = "float_round";
+
+static inline td_status entry_float_round(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_round";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_round(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_round(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_round(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_round(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_round(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_round, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_round(a, out);
+}
+
+/* ---- float_trunc (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_trunc", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_trunc(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_trunc", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_trunc(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_trunc";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_trunc(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_trunc(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_trunc[] = "float_trunc";
+
+static inline td_status entry_float_trunc(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_trunc";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_trunc(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_trunc(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_trunc(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_trunc(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_trunc(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_trunc, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_trunc(a, out);
+}
+
+/* ---- float_sign (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sign";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(a, td_t1, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t3, td_t5, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_sign(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_sign", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_sign(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_sign(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sign";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_sign(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_sign(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_sign[] = "float_sign";
+
+static inline td_status entry_float_sign(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_sign";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_sign(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_sign(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_sign(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_sign(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sign(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sign, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sign(a, out);
+}
+
+/* ---- float_erf (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_erf", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_erf(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_erf", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_erf(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_erf(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_neg(t1, &t2);
+        if (st == TD_OK)
+            st = td_float_exp(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t3, &t4);
+        if (st == TD_OK)
+            st = td_float_mul_scalar(t4, (float)(1.12837917), &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    return st;
+}
+
+static td_status fw_float_erf(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_erf(vals[0], out);
+}
+
+static td_status arm_autodiff_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_erf";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_erf(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_erf(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_erf, fw_float_erf, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_erf[] = "float_erf";
+
+static inline td_status entry_float_erf(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_erf";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_erf(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_erf(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_erf(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_erf(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_erf(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_erf, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_erf(a, out);
+}
+
+/* ---- float_log1p (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_log1p", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_log1p(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_log1p", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_log1p(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_log1p(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_add_scalar(vals[0], (float)(1), &t1);
+        if (st == TD_OK)
+            st = td_float_div(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_log1p(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_log1p(vals[0], out);
+}
+
+static td_status arm_autodiff_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log1p";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_log1p(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_log1p(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_log1p, fw_float_log1p, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_log1p[] = "float_log1p";
+
+static inline td_status entry_float_log1p(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_log1p";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_log1p(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_log1p(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_log1p(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_log1p(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log1p(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log1p, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log1p(a, out);
+}
+
+/* ---- float_recip (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_recip";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_ones(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t1, a, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_recip(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_recip", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_recip(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_recip(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_recip(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_mul(t1, res, &t2);
+        if (st == TD_OK)
+            st = td_float_mul(t2, res, &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_recip(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_recip(vals[0], out);
+}
+
+static td_status arm_autodiff_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_recip";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_recip(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_recip(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_recip, fw_float_recip, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_recip[] = "float_recip";
+
+static inline td_status entry_float_recip(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_recip";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_recip(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_recip(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_recip(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_recip(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_recip(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_recip, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_recip(a, out);
+}
+
+/* ---- float_powi_scalar (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)exponent;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_powf_scalar(a, (float)(exponent), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_powi_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_powi_scalar(a, exponent, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_powi_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_powi_scalar_grad(vals[0], (int32_t)n->iattrs[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_powi_scalar(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_powi_scalar(vals[0], (int32_t)n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi_scalar";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_powi_scalar(a->inner, exponent, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_powi_scalar(a->inner, exponent, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_powi_scalar, fw_float_powi_scalar, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)exponent;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_powi_scalar[] = "float_powi_scalar";
+
+static inline td_status entry_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powi_scalar(a, exponent, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powi_scalar(a, exponent, out);
+}
+
+/* ---- float_remainder_scalar (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_remainder_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_remainder_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_remainder_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    return st;
+}
+
+static td_status fw_float_remainder_scalar(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_remainder_scalar(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder_scalar";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_remainder_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_remainder_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_remainder_scalar, fw_float_remainder_scalar, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = value;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_remainder_scalar[] = "float_remainder_scalar";
+
+static inline td_status entry_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_remainder_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_remainder_scalar(a, value, out);
+}
+
+/* ---- float_sub_scalar (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)(-(float)(value)), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_sub_scalar(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_sub_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_sub_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_sub_scalar(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_sub_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    return st;
+}
+
+static td_status fw_float_sub_scalar(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_sub_scalar(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub_scalar";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_sub_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_sub_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sub_scalar, fw_float_sub_scalar, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = value;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_sub_scalar[] = "float_sub_scalar";
+
+static inline td_status entry_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_sub_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_sub_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_sub_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sub_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sub_scalar(a, value, out);
+}
+
+/* ---- float_div_scalar (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_div_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_div(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_div_scalar(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_div_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_div_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_div_scalar(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_div_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul_scalar(grad, 1.0f / (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_div_scalar(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_div_scalar(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_div_scalar";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_div_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_div_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_div_scalar, fw_float_div_scalar, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = value;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_div_scalar[] = "float_div_scalar";
+
+static inline td_status entry_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_div_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_div_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_div_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_div_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_div_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_div_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_div_scalar(a, value, out);
+}
+
+/* ---- float_clamp_min (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_min";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)min;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(min), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_maximum(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_clamp_min(a, min, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_clamp_min", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_clamp_min(a, min, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_clamp_min(a, min, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_clamp_min(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_at_least(vals[0], (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_clamp_min(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_clamp_min(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_min";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_clamp_min(a->inner, min, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_clamp_min(a->inner, min, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_clamp_min, fw_float_clamp_min, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = min;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_clamp_min[] = "float_clamp_min";
+
+static inline td_status entry_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_min";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_clamp_min(a, min, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_clamp_min(a, min, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_clamp_min(a, min, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_clamp_min(a, min, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_clamp_min, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_clamp_min(a, min, out);
+}
+
+/* ---- float_clamp_max (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_max";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)max;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(max), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_minimum(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_clamp_max(a, max, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_clamp_max", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_clamp_max(a, max, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_clamp_max(a, max, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_clamp_max(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_at_most(vals[0], (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_clamp_max(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_clamp_max(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_max";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_clamp_max(a->inner, max, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_clamp_max(a->inner, max, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_clamp_max, fw_float_clamp_max, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = max;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_clamp_max[] = "float_clamp_max";
+
+static inline td_status entry_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_max";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_clamp_max(a, max, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_clamp_max(a, max, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_clamp_max(a, max, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_clamp_max(a, max, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_clamp_max, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_clamp_max(a, max, out);
+}
+
+/* ---- float_is_nan (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_nan";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_is_nan(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_is_nan", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_is_nan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_is_nan(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_is_nan", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_is_nan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_nan";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_is_nan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_is_nan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_is_nan[] = "float_is_nan";
+
+static inline td_status entry_float_is_nan(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_nan";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_is_nan(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_is_nan(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_is_nan(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_is_nan(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_is_nan, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_is_nan(a, out);
+}
+
+/* ---- float_is_inf (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_inf";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t4, td_t3, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_is_inf(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_is_inf", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_is_inf(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_is_inf(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_is_inf", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_is_inf(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_inf";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_is_inf(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_is_inf(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_is_inf[] = "float_is_inf";
+
+static inline td_status entry_float_is_inf(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_inf";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_is_inf(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_is_inf(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_is_inf(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_is_inf(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_is_inf, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_is_inf(a, out);
+}
+
+/* ---- float_equal_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_equal_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_equal_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_equal_elem[] = "float_equal_elem";
+
+static inline td_status entry_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_equal_elem(a, value, out);
+}
+
+/* ---- float_not_equal_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t2, &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_not_equal_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_not_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_not_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_not_equal_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_not_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_not_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_not_equal_elem[] = "float_not_equal_elem";
+
+static inline td_status entry_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_not_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_not_equal_elem(a, value, out);
+}
+
+/* ---- float_greater_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_greater_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_greater_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_greater_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_greater_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_greater_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_greater_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_greater_elem[] = "float_greater_elem";
+
+static inline td_status entry_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_greater_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_greater_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_greater_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_greater_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater_elem(a, value, out);
+}
+
+/* ---- float_greater_equal_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_greater_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_greater_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_greater_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_greater_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_greater_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_greater_equal_elem[] = "float_greater_equal_elem";
+
+static inline td_status entry_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater_equal_elem(a, value, out);
+}
+
+/* ---- float_lower_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_lower_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_lower_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_lower_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_lower_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_lower_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_lower_elem[] = "float_lower_elem";
+
+static inline td_status entry_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_lower_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_lower_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_lower_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_lower_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower_elem(a, value, out);
+}
+
+/* ---- float_lower_equal_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_lower_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_lower_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_lower_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_lower_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_lower_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_lower_equal_elem[] = "float_lower_equal_elem";
+
+static inline td_status entry_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower_equal_elem(a, value, out);
 }
 
 /* ---- float_reshape (unary_float) ---- */
@@ -13885,6 +18649,950 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
         return td_st;
     }
     return entry_float_matmul(a, b, out);
+}
+
+/* ---- float_atan2 (binary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atan2", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_atan2(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atan2", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_atan2(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_atan2(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, vals[1], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_mul(vals[1], vals[1], &t3);
+        if (st == TD_OK)
+            st = td_float_add(t2, t3, &t4);
+        if (st == TD_OK)
+            st = td_float_div(t1, t4, &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_mul(t1, vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t3);
+        if (st == TD_OK)
+            st = td_float_mul(vals[1], vals[1], &t4);
+        if (st == TD_OK)
+            st = td_float_add(t3, t4, &t5);
+        if (st == TD_OK)
+            st = td_float_div(t2, t5, &t6);
+        if (st == TD_OK) {
+            grads[i] = t6;
+            t6 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+        td_tensor_release(t6);
+    }
+    return st;
+}
+
+static td_status fw_float_atan2(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_atan2(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan2";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_atan2(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_atan2(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_atan2, fw_float_atan2, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_atan2[] = "float_atan2";
+
+static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan2";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_atan2(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_atan2(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_atan2(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_atan2(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_atan2, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_atan2(a, b, out);
+}
+
+/* ---- float_hypot (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hypot";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_abs(b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_maximum(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_minimum(td_t1, td_t2, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t4, td_t3, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t5, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t6, (float)((float)(1.0)), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t3, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t9, td_t11, (float)(0.0), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t1, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t2, td_t15, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t16, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t12, td_t18, td_t15, &td_t19);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t19, true, td_shape_out, td_ctx, out);
+        td_t19 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_hypot(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_hypot", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_hypot(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_hypot(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_hypot(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_div(t1, res, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, vals[1], &t1);
+        if (st == TD_OK)
+            st = td_float_div(t1, res, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_hypot(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_hypot(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hypot";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_hypot(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_hypot(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_hypot, fw_float_hypot, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_hypot[] = "float_hypot";
+
+static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_hypot";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_hypot(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_hypot(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_hypot(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_hypot(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_hypot, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_hypot(a, b, out);
+}
+
+/* ---- float_powi (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_powf(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_powi(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_powi", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_powi(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_powi(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_powi(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_powi_grad(vals[0], vals[1], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_powi(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_powi(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_powi(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_powi(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_powi, fw_float_powi, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_powi[] = "float_powi";
+
+static inline td_status entry_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_powi(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_powi(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_powi(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powi(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_powi, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powi(a, b, out);
+}
+
+/* ---- float_remainder (binary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_remainder", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_remainder(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_remainder", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_remainder(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_remainder(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_div(vals[0], vals[1], &t2);
+        if (st == TD_OK)
+            st = td_float_floor(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_remainder(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_remainder(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_remainder(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_remainder(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_remainder, fw_float_remainder, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_remainder[] = "float_remainder";
+
+static inline td_status entry_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_remainder(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_remainder(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_remainder(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_remainder(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_remainder, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_remainder(a, b, out);
+}
+
+/* ---- float_not_equal (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_not_equal(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_not_equal(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_not_equal(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_not_equal[] = "float_not_equal";
+
+static inline td_status entry_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_not_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_not_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_not_equal(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_not_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_not_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_not_equal(a, b, out);
 }
 
 /* ---- float_slice_assign (binary_float) ---- */

@@ -213,6 +213,183 @@ td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_silu(const td_tensor *a, td_tensor **out);
 
+/* Elementwise arc cosine of a, in [0, pi]; NaN outside [-1, 1].
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_acos(const td_tensor *a, td_tensor **out);
+
+/* Elementwise arc sine of a, in [-pi/2, pi/2]; NaN outside [-1, 1].
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_asin(const td_tensor *a, td_tensor **out);
+
+/* Elementwise arc tangent of a, in (-pi/2, pi/2).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_atan(const td_tensor *a, td_tensor **out);
+
+/* Elementwise hyperbolic cosine of a.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cosh(const td_tensor *a, td_tensor **out);
+
+/* Elementwise hyperbolic sine of a.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_sinh(const td_tensor *a, td_tensor **out);
+
+/* Elementwise tangent of a.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_tan(const td_tensor *a, td_tensor **out);
+
+/* Elementwise inverse hyperbolic sine of a.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_asinh(const td_tensor *a, td_tensor **out);
+
+/* Elementwise inverse hyperbolic cosine of a, >= 0; NaN below 1.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_acosh(const td_tensor *a, td_tensor **out);
+
+/* Elementwise inverse hyperbolic tangent of a; +-inf at +-1, NaN outside [-1, 1].
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_atanh(const td_tensor *a, td_tensor **out);
+
+/* Elementwise smallest integer value not less than a (inf and NaN unchanged).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_ceil(const td_tensor *a, td_tensor **out);
+
+/* Elementwise largest integer value not greater than a (inf and NaN unchanged).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_floor(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a rounded to the nearest integer, halves to the even one (torch.round).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_round(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a rounded toward zero (inf and NaN unchanged).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_trunc(const td_tensor *a, td_tensor **out);
+
+/* Elementwise sign of a: 1, -1, or 0 for +-0 and NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: as torch.sign: NaN gives 0 (computed as (a > 0) - (a < 0)).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_sign(const td_tensor *a, td_tensor **out);
+
+/* Elementwise error function of a.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_erf(const td_tensor *a, td_tensor **out);
+
+/* Elementwise ln(1 + a), accurate for tiny a; -inf at -1, NaN below.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_log1p(const td_tensor *a, td_tensor **out);
+
+/* Elementwise 1 / a.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_recip(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a raised to the integer power exponent; 0^0 = 1.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out);
+
+/* Elementwise remainder of a / value with the sign of value (as float_remainder).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a - value.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a / value.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise max(a, min); NaN stays NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out);
+
+/* Elementwise min(a, max); NaN stays NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out);
+
+/* Elementwise: is a NaN, as bool.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_is_nan(const td_tensor *a, td_tensor **out);
+
+/* Elementwise: is a +inf or -inf, as bool.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_is_inf(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a == value as bool.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a != value as bool (true where a is NaN).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a > value as bool.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a >= value as bool.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a < value as bool.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a <= value as bool.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out);
+
 /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -553,6 +730,36 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
  * Note: both inputs need at least 2 dims (no 1-D vector promotion).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise angle of the point (b, a), i.e. atan(a / b) in the right quadrant, in [-pi, pi], broadcasting (torch.atan2(a, b)).
+ * Family binary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise sqrt(a^2 + b^2) without undue overflow, broadcasting; inf if either is infinite, even with a NaN.
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a raised to the integer power b (an int tensor), broadcasting; 0^0 = 1.
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: as torch.pow(float tensor, int tensor): b is converted to float, so |b| beyond 2^24 rounds.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise remainder of a / b with the sign of b (a - floor(a / b) * b, computed exactly), broadcasting; NaN where b is 0.
+ * Family binary_float; implemented by: cpu, vulkan.
+ * Note: as torch.remainder: fmod(a, b), plus b when it is nonzero and its sign differs from b's.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a != b as bool, broadcasting (true where either is NaN).
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary_float; implemented by: cpu, vulkan.

@@ -282,6 +282,772 @@ static void test_float_silu_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_acos(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_acos(ins[0], out);
+    return st;
+}
+
+static void test_float_acos_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acos, ins, 1, 443464u);
+}
+
+static void test_float_acos_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.0f, 0.0f, -1.0f, 0.5f, -0.5f, 2.0f, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_acos(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_asin(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_asin(ins[0], out);
+    return st;
+}
+
+static void test_float_asin_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asin, ins, 1, 451383u);
+}
+
+static void test_float_asin_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_asin(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_atan(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atan(ins[0], out);
+    return st;
+}
+
+static void test_float_atan_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan, ins, 1, 459302u);
+}
+
+static void test_float_atan_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, 0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_atan(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_cosh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cosh(ins[0], out);
+    return st;
+}
+
+static void test_float_cosh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cosh, ins, 1, 475140u);
+}
+
+static void test_float_cosh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cosh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_sinh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sinh(ins[0], out);
+    return st;
+}
+
+static void test_float_sinh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sinh, ins, 1, 483059u);
+}
+
+static void test_float_sinh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_sinh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_tan(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_tan(ins[0], out);
+    return st;
+}
+
+static void test_float_tan_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(5) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tan, ins, 1, 490978u);
+}
+
+static void test_float_tan_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f, 0.7853982f, -0.7853982f, 1.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_tan(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_asinh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_asinh(ins[0], out);
+    return st;
+}
+
+static void test_float_asinh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asinh, ins, 1, 498897u);
+}
+
+static void test_float_asinh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_asinh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_acosh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_acosh(ins[0], out);
+    return st;
+}
+
+static void test_float_acosh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, TDT_ABOVE_ONE } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acosh, ins, 1, 506816u);
+}
+
+static void test_float_acosh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 10.0f, 0.5f, INFINITY, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_acosh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_atanh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atanh(ins[0], out);
+    return st;
+}
+
+static void test_float_atanh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atanh, ins, 1, 514735u);
+}
+
+static void test_float_atanh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 0.5f, -0.5f, 1.0f, -1.0f, 2.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_atanh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_ceil_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, INFINITY, NAN, 8388607.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_ceil(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_floor_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, -INFINITY, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_floor(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_round_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, 2.6f, -2.6f, INFINITY, 8388609.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_round(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_trunc_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.7f, -1.7f, 0.5f, -0.5f, 3.0f, INFINITY, 1e+10f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_trunc(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sign_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 2.5f, -0.1f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_sign(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_erf(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_erf(ins[0], out);
+    return st;
+}
+
+static void test_float_erf_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_erf, ins, 1, 562249u);
+}
+
+static void test_float_erf_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_erf(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_log1p(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log1p(ins[0], out);
+    return st;
+}
+
+static void test_float_log1p_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log1p, ins, 1, 570168u);
+}
+
+static void test_float_log1p_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 1.0f, -0.5f, 1e-10f, -1.0f, -2.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_log1p(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_recip(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_recip(ins[0], out);
+    return st;
+}
+
+static void test_float_recip_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_recip, ins, 1, 578087u);
+}
+
+static void test_float_recip_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -4.0f, 0.5f, 0.0f, -0.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_recip(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_powi_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_powi_scalar(ins[0], (int32_t)3, out);
+    return st;
+}
+
+static void test_float_powi_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi_scalar, ins, 1, 601844u);
+}
+
+static void test_float_powi_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_powi_scalar(a, (int32_t)3, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_remainder_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_remainder_scalar(ins[0], 3.0f, out);
+    return st;
+}
+
+static void test_float_remainder_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder_scalar, ins, 1, 617682u);
+}
+
+static void test_float_remainder_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 5.0f, -5.0f, 5.5f, -0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_remainder_scalar(a, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_sub_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sub_scalar(ins[0], 0.5f, out);
+    return st;
+}
+
+static void test_float_sub_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub_scalar, ins, 1, 625601u);
+}
+
+static void test_float_sub_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, -3.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_sub_scalar(a, 0.5f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_div_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_div_scalar(ins[0], 2.0f, out);
+    return st;
+}
+
+static void test_float_div_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div_scalar, ins, 1, 633520u);
+}
+
+static void test_float_div_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, -3.0f, 0.0f, 4.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_div_scalar(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_clamp_min(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_clamp_min(ins[0], -1.0f, out);
+    return st;
+}
+
+static void test_float_clamp_min_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_min, ins, 1, 641439u);
+}
+
+static void test_float_clamp_min_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, -0.5f, 0.0f, 1.0f, NAN, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_clamp_min(a, -1.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_clamp_max(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_clamp_max(ins[0], 1.0f, out);
+    return st;
+}
+
+static void test_float_clamp_max_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_max, ins, 1, 649358u);
+}
+
+static void test_float_clamp_max_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, 0.5f, 3.0f, INFINITY, NAN, 1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_clamp_max(a, 1.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_nan_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 1e-39f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_is_nan(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_inf_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 3.4e+38f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_is_inf(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_not_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_not_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_greater_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_greater_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_lower_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_lower_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_reshape(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -295,7 +1061,7 @@ static void test_float_reshape_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 443464u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 728548u);
 }
 
 static void test_float_reshape_guard(void **state)
@@ -327,7 +1093,7 @@ static void test_float_swap_dims_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 451383u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 736467u);
 }
 
 static void test_float_swap_dims_guard(void **state)
@@ -359,7 +1125,7 @@ static void test_float_permute_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 459302u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 744386u);
 }
 
 static void test_float_permute_guard(void **state)
@@ -392,7 +1158,7 @@ static void test_float_expand_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(1) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 467221u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 752305u);
 }
 
 static void test_float_expand_guard(void **state)
@@ -426,7 +1192,7 @@ static void test_float_slice_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 475140u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 760224u);
 }
 
 static void test_float_slice_guard(void **state)
@@ -459,7 +1225,7 @@ static void test_float_neg_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 696872u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 981956u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -490,7 +1256,7 @@ static void test_float_abs_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 704791u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 989875u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -521,7 +1287,7 @@ static void test_float_exp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 712710u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 997794u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -552,7 +1318,7 @@ static void test_float_log_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 720629u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 1005713u);
 }
 
 static void test_float_log_guard(void **state)
@@ -583,7 +1349,7 @@ static void test_float_sqrt_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 728548u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 1013632u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -614,7 +1380,7 @@ static void test_float_sin_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 736467u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 1021551u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -645,7 +1411,7 @@ static void test_float_cos_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 744386u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 1029470u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -676,7 +1442,7 @@ static void test_float_tanh_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 752305u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 1037389u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -707,7 +1473,7 @@ static void test_float_sigmoid_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 760224u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 1045308u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -738,7 +1504,7 @@ static void test_float_relu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 768143u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 1053227u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -769,7 +1535,7 @@ static void test_float_gelu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 776062u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 1061146u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -800,7 +1566,7 @@ static void test_float_powf_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 783981u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 1069065u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -831,7 +1597,7 @@ static void test_float_clamp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 791900u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 1076984u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -862,7 +1628,7 @@ static void test_float_add_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 799819u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 1084903u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -893,7 +1659,7 @@ static void test_float_mul_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 807738u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 1092822u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -930,7 +1696,7 @@ static void test_float_mask_fill_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 815657u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 1100741u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -991,7 +1757,7 @@ static void test_float_sum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 823576u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 1108660u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -1022,7 +1788,7 @@ static void test_float_sum_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 831495u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 1116579u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -1053,7 +1819,7 @@ static void test_float_mean_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 839414u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 1124498u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -1084,7 +1850,7 @@ static void test_float_max_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 847333u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 1132417u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -1115,7 +1881,7 @@ static void test_float_min_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 855252u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 1140336u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -2529,6 +3295,297 @@ static void test_float_matmul_merge_none_balanced(void **state)
     td_tensor_release(b);
 }
 
+static td_status fwd_float_atan2(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atan2(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_atan2_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    static const int64_t s2[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan2, ins, 2, 467221u);
+}
+
+static void test_float_atan2_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_atan2(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_atan2(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status fwd_float_hypot(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_hypot(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_hypot_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    static const int64_t s2[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hypot, ins, 2, 586006u);
+}
+
+static void test_float_hypot_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_hypot(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_hypot(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status fwd_float_powi(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(d, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    td_status st = td_float_powi(ins[0], b, out);
+    td_tensor_release(b);
+    return st;
+}
+
+static void test_float_powi_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi, ins, 1, 593925u);
+}
+
+static void test_float_powi_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_powi(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(b, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_powi(a, b, &out), "float_powi");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status fwd_float_remainder(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_remainder(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_remainder_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(2) };
+    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder, ins, 2, 609763u);
+}
+
+static void test_float_remainder_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_remainder(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_remainder(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_not_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_not_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static td_status fwd_float_slice_assign(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -2544,7 +3601,7 @@ static void test_float_slice_assign_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 483059u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 768143u);
 }
 
 static void test_float_slice_assign_guard(void **state)
@@ -2609,7 +3666,7 @@ static void test_float_cat_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(1) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 490978u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 776062u);
 }
 
 static void test_float_cat_guard(void **state)
@@ -2646,7 +3703,7 @@ static void test_float_to_device_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 609763u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 894847u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -2699,6 +3756,55 @@ int main(void)
         TDT_TEST(test_float_hard_sigmoid_guard),
         TDT_TEST(test_float_silu_gradcheck),
         TDT_TEST(test_float_silu_guard),
+        TDT_TEST(test_float_acos_gradcheck),
+        TDT_TEST(test_float_acos_guard),
+        TDT_TEST(test_float_asin_gradcheck),
+        TDT_TEST(test_float_asin_guard),
+        TDT_TEST(test_float_atan_gradcheck),
+        TDT_TEST(test_float_atan_guard),
+        TDT_TEST(test_float_cosh_gradcheck),
+        TDT_TEST(test_float_cosh_guard),
+        TDT_TEST(test_float_sinh_gradcheck),
+        TDT_TEST(test_float_sinh_guard),
+        TDT_TEST(test_float_tan_gradcheck),
+        TDT_TEST(test_float_tan_guard),
+        TDT_TEST(test_float_asinh_gradcheck),
+        TDT_TEST(test_float_asinh_guard),
+        TDT_TEST(test_float_acosh_gradcheck),
+        TDT_TEST(test_float_acosh_guard),
+        TDT_TEST(test_float_atanh_gradcheck),
+        TDT_TEST(test_float_atanh_guard),
+        TDT_TEST(test_float_ceil_guard),
+        TDT_TEST(test_float_floor_guard),
+        TDT_TEST(test_float_round_guard),
+        TDT_TEST(test_float_trunc_guard),
+        TDT_TEST(test_float_sign_guard),
+        TDT_TEST(test_float_erf_gradcheck),
+        TDT_TEST(test_float_erf_guard),
+        TDT_TEST(test_float_log1p_gradcheck),
+        TDT_TEST(test_float_log1p_guard),
+        TDT_TEST(test_float_recip_gradcheck),
+        TDT_TEST(test_float_recip_guard),
+        TDT_TEST(test_float_powi_scalar_gradcheck),
+        TDT_TEST(test_float_powi_scalar_guard),
+        TDT_TEST(test_float_remainder_scalar_gradcheck),
+        TDT_TEST(test_float_remainder_scalar_guard),
+        TDT_TEST(test_float_sub_scalar_gradcheck),
+        TDT_TEST(test_float_sub_scalar_guard),
+        TDT_TEST(test_float_div_scalar_gradcheck),
+        TDT_TEST(test_float_div_scalar_guard),
+        TDT_TEST(test_float_clamp_min_gradcheck),
+        TDT_TEST(test_float_clamp_min_guard),
+        TDT_TEST(test_float_clamp_max_gradcheck),
+        TDT_TEST(test_float_clamp_max_guard),
+        TDT_TEST(test_float_is_nan_guard),
+        TDT_TEST(test_float_is_inf_guard),
+        TDT_TEST(test_float_equal_elem_guard),
+        TDT_TEST(test_float_not_equal_elem_guard),
+        TDT_TEST(test_float_greater_elem_guard),
+        TDT_TEST(test_float_greater_equal_elem_guard),
+        TDT_TEST(test_float_lower_elem_guard),
+        TDT_TEST(test_float_lower_equal_elem_guard),
         TDT_TEST(test_float_reshape_gradcheck),
         TDT_TEST(test_float_reshape_guard),
         TDT_TEST(test_float_swap_dims_gradcheck),
@@ -2816,6 +3922,20 @@ int main(void)
         TDT_TEST(test_float_matmul_gradcheck),
         TDT_TEST(test_float_matmul_guard),
         TDT_TEST(test_float_matmul_merge_none_balanced),
+        TDT_TEST(test_float_atan2_gradcheck),
+        TDT_TEST(test_float_atan2_guard),
+        TDT_TEST(test_float_atan2_merge_none_balanced),
+        TDT_TEST(test_float_hypot_gradcheck),
+        TDT_TEST(test_float_hypot_guard),
+        TDT_TEST(test_float_hypot_merge_none_balanced),
+        TDT_TEST(test_float_powi_gradcheck),
+        TDT_TEST(test_float_powi_guard),
+        TDT_TEST(test_float_powi_merge_disabled_enabled),
+        TDT_TEST(test_float_remainder_gradcheck),
+        TDT_TEST(test_float_remainder_guard),
+        TDT_TEST(test_float_remainder_merge_none_balanced),
+        TDT_TEST(test_float_not_equal_guard),
+        TDT_TEST(test_float_not_equal_merge_none_balanced),
         TDT_TEST(test_float_slice_assign_gradcheck),
         TDT_TEST(test_float_slice_assign_guard),
         TDT_TEST(test_float_slice_assign_merge_none_balanced),

@@ -4129,6 +4129,2862 @@ static void test_float_silu_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_silu, (int)(sizeof cases_float_silu / sizeof cases_float_silu[0]));
 }
 
+static void test_float_acos_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.0f, 0.0f, -1.0f, 0.5f, -0.5f, 2.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_acos(a, &out), "float_acos");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 0.0f, 1.5707964f, 3.1415927f, 1.0471976f, 2.0943951f, NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_acos_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_acos(NULL, &out), TD_E_NULL, "float_acos");
+    assert_null(out);
+}
+
+static void test_float_acos_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_acos(a, &out), TD_E_KIND, "float_acos");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_acos(const tdt_call *c)
+{
+    return td_float_acos(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_acos[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_acos_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acos",
+        .run = cmp_float_acos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3128371284u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_acos, (int)(sizeof cases_float_acos / sizeof cases_float_acos[0]));
+}
+
+static void test_float_asin_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_asin(a, &out), "float_asin");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 1.5707964f, -1.5707964f, 0.5235988f, -0.5235988f, NAN };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_asin_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_asin(NULL, &out), TD_E_NULL, "float_asin");
+    assert_null(out);
+}
+
+static void test_float_asin_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_asin(a, &out), TD_E_KIND, "float_asin");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_asin(const tdt_call *c)
+{
+    return td_float_asin(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_asin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_asin_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asin",
+        .run = cmp_float_asin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4012578933u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_asin, (int)(sizeof cases_float_asin / sizeof cases_float_asin[0]));
+}
+
+static void test_float_atan_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_atan(a, &out), "float_atan");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 0.7853982f, -0.7853982f, 1.5707964f, -1.5707964f, 0.4636476f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_atan_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_atan(NULL, &out), TD_E_NULL, "float_atan");
+    assert_null(out);
+}
+
+static void test_float_atan_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_atan(a, &out), TD_E_KIND, "float_atan");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_atan(const tdt_call *c)
+{
+    return td_float_atan(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_atan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_atan_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan",
+        .run = cmp_float_atan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3465792912u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_atan, (int)(sizeof cases_float_atan / sizeof cases_float_atan[0]));
+}
+
+static void test_float_cosh_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_cosh(a, &out), "float_cosh");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 1.0f, 1.5430806f, 1.5430806f, 3.7621957f, INFINITY, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cosh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_cosh(NULL, &out), TD_E_NULL, "float_cosh");
+    assert_null(out);
+}
+
+static void test_float_cosh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cosh(a, &out), TD_E_KIND, "float_cosh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_cosh(const tdt_call *c)
+{
+    return td_float_cosh(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_cosh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_cosh_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cosh",
+        .run = cmp_float_cosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1594289899u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_cosh, (int)(sizeof cases_float_cosh / sizeof cases_float_cosh[0]));
+}
+
+static void test_float_sinh_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sinh(a, &out), "float_sinh");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 1.1752012f, -1.1752012f, 3.6268604f, INFINITY, -INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sinh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_sinh(NULL, &out), TD_E_NULL, "float_sinh");
+    assert_null(out);
+}
+
+static void test_float_sinh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sinh(a, &out), TD_E_KIND, "float_sinh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_sinh(const tdt_call *c)
+{
+    return td_float_sinh(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_sinh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_sinh_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sinh",
+        .run = cmp_float_sinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 563779404u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_sinh, (int)(sizeof cases_float_sinh / sizeof cases_float_sinh[0]));
+}
+
+static void test_float_tan_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f, 0.7853982f, -0.7853982f, 1.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_tan(a, &out), "float_tan");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const float want[] = { 0.0f, 1.0f, -1.0f, 1.5574077f, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 5, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_tan_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_tan(NULL, &out), TD_E_NULL, "float_tan");
+    assert_null(out);
+}
+
+static void test_float_tan_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_tan(a, &out), TD_E_KIND, "float_tan");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_tan(const tdt_call *c)
+{
+    return td_float_tan(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_tan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_tan_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tan",
+        .run = cmp_float_tan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 865286089u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_tan, (int)(sizeof cases_float_tan / sizeof cases_float_tan[0]));
+}
+
+static void test_float_asinh_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_asinh(a, &out), "float_asinh");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 0.8813736f, -0.8813736f, 1.4436355f, INFINITY, -INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_asinh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_asinh(NULL, &out), TD_E_NULL, "float_asinh");
+    assert_null(out);
+}
+
+static void test_float_asinh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_asinh(a, &out), TD_E_KIND, "float_asinh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_asinh(const tdt_call *c)
+{
+    return td_float_asinh(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_asinh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_asinh_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asinh",
+        .run = cmp_float_asinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2648110503u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_asinh, (int)(sizeof cases_float_asinh / sizeof cases_float_asinh[0]));
+}
+
+static void test_float_acosh_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 10.0f, 0.5f, INFINITY, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_acosh(a, &out), "float_acosh");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 1.3169579f, 2.9932228f, NAN, INFINITY, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_acosh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_acosh(NULL, &out), TD_E_NULL, "float_acosh");
+    assert_null(out);
+}
+
+static void test_float_acosh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_acosh(a, &out), TD_E_KIND, "float_acosh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_acosh(const tdt_call *c)
+{
+    return td_float_acosh(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_acosh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_acosh_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acosh",
+        .run = cmp_float_acosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3314833012u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_acosh, (int)(sizeof cases_float_acosh / sizeof cases_float_acosh[0]));
+}
+
+static void test_float_atanh_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 0.5f, -0.5f, 1.0f, -1.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_atanh(a, &out), "float_atanh");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 0.5493061f, -0.5493061f, INFINITY, -INFINITY, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_atanh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_atanh(NULL, &out), TD_E_NULL, "float_atanh");
+    assert_null(out);
+}
+
+static void test_float_atanh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_atanh(a, &out), TD_E_KIND, "float_atanh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_atanh(const tdt_call *c)
+{
+    return td_float_atanh(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_atanh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_atanh_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atanh",
+        .run = cmp_float_atanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715996520u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_atanh, (int)(sizeof cases_float_atanh / sizeof cases_float_atanh[0]));
+}
+
+static void test_float_ceil_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, INFINITY, NAN, 8388607.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_ceil(a, &out), "float_ceil");
+    static const int64_t want_shape[] = { INT64_C(8) };
+    static const float want[] = { 2.0f, -1.0f, 1.0f, 0.0f, 2.0f, INFINITY, NAN, 8388608.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_ceil_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_ceil(NULL, &out), TD_E_NULL, "float_ceil");
+    assert_null(out);
+}
+
+static void test_float_ceil_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_ceil(a, &out), TD_E_KIND, "float_ceil");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_ceil(const tdt_call *c)
+{
+    return td_float_ceil(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_ceil[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_ceil_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ceil",
+        .run = cmp_float_ceil,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3582265875u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_ceil, (int)(sizeof cases_float_ceil / sizeof cases_float_ceil[0]));
+}
+
+static void test_float_floor_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, -INFINITY, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_floor(a, &out), "float_floor");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 1.0f, -2.0f, 0.0f, -1.0f, 2.0f, -INFINITY, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_floor_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_floor(NULL, &out), TD_E_NULL, "float_floor");
+    assert_null(out);
+}
+
+static void test_float_floor_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_floor(a, &out), TD_E_KIND, "float_floor");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_floor(const tdt_call *c)
+{
+    return td_float_floor(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_floor[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_floor_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_floor",
+        .run = cmp_float_floor,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3697887328u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_floor, (int)(sizeof cases_float_floor / sizeof cases_float_floor[0]));
+}
+
+static void test_float_round_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, 2.6f, -2.6f, INFINITY, 8388609.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_round(a, &out), "float_round");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(5) };
+    static const float want[] = { 0.0f, 2.0f, 2.0f, 0.0f, -2.0f, 2.0f, 3.0f, -3.0f, INFINITY, 8388609.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 10, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_round_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_round(NULL, &out), TD_E_NULL, "float_round");
+    assert_null(out);
+}
+
+static void test_float_round_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_round(a, &out), TD_E_KIND, "float_round");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_round(const tdt_call *c)
+{
+    return td_float_round(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_round[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_round_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_round",
+        .run = cmp_float_round,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2118157750u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_round, (int)(sizeof cases_float_round / sizeof cases_float_round[0]));
+}
+
+static void test_float_trunc_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.7f, -1.7f, 0.5f, -0.5f, 3.0f, INFINITY, 1e+10f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_trunc(a, &out), "float_trunc");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 1.0f, -1.0f, 0.0f, 0.0f, 3.0f, INFINITY, 1e+10f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_trunc_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_trunc(NULL, &out), TD_E_NULL, "float_trunc");
+    assert_null(out);
+}
+
+static void test_float_trunc_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_trunc(a, &out), TD_E_KIND, "float_trunc");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_trunc(const tdt_call *c)
+{
+    return td_float_trunc(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_trunc[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_trunc_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_trunc",
+        .run = cmp_float_trunc,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3386351628u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_trunc, (int)(sizeof cases_float_trunc / sizeof cases_float_trunc[0]));
+}
+
+static void test_float_sign_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 2.5f, -0.1f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sign(a, &out), "float_sign");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 1.0f, -1.0f, 0.0f, 0.0f, 1.0f, -1.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_sign(NULL, &out), TD_E_NULL, "float_sign");
+    assert_null(out);
+}
+
+static void test_float_sign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sign(a, &out), TD_E_KIND, "float_sign");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_sign(const tdt_call *c)
+{
+    return td_float_sign(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_sign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_sign_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sign",
+        .run = cmp_float_sign,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1102193403u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_sign, (int)(sizeof cases_float_sign / sizeof cases_float_sign[0]));
+}
+
+static void test_float_erf_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_erf(a, &out), "float_erf");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 0.0f, 0.5204999f, 0.8427008f, -0.8427008f, 0.9953223f, 1.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_erf_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_erf(NULL, &out), TD_E_NULL, "float_erf");
+    assert_null(out);
+}
+
+static void test_float_erf_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_erf(a, &out), TD_E_KIND, "float_erf");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_erf(const tdt_call *c)
+{
+    return td_float_erf(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_erf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_erf_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_erf",
+        .run = cmp_float_erf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3666361773u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_erf, (int)(sizeof cases_float_erf / sizeof cases_float_erf[0]));
+}
+
+static void test_float_log1p_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 1.0f, -0.5f, 1e-10f, -1.0f, -2.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_log1p(a, &out), "float_log1p");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 0.0f, 0.6931472f, -0.6931472f, 1e-10f, -INFINITY, NAN, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_log1p_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_log1p(NULL, &out), TD_E_NULL, "float_log1p");
+    assert_null(out);
+}
+
+static void test_float_log1p_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_log1p(a, &out), TD_E_KIND, "float_log1p");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_log1p(const tdt_call *c)
+{
+    return td_float_log1p(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_log1p[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_log1p_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log1p",
+        .run = cmp_float_log1p,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 595980781u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_log1p, (int)(sizeof cases_float_log1p / sizeof cases_float_log1p[0]));
+}
+
+static void test_float_recip_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -4.0f, 0.5f, 0.0f, -0.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_recip(a, &out), "float_recip");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.5f, -0.25f, 2.0f, INFINITY, -INFINITY, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_recip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_recip(NULL, &out), TD_E_NULL, "float_recip");
+    assert_null(out);
+}
+
+static void test_float_recip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_recip(a, &out), TD_E_KIND, "float_recip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_recip(const tdt_call *c)
+{
+    return td_float_recip(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_recip[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_recip_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_recip",
+        .run = cmp_float_recip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1322968353u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_recip, (int)(sizeof cases_float_recip / sizeof cases_float_recip[0]));
+}
+
+static void test_float_powi_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_powi_scalar(a, (int32_t)3, &out), "float_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { 8.0f, -27.0f, 0.125f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_powi_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 2.0f, -0.5f, 4.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_powi_scalar(a, (int32_t)-2, &out), "float_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.25f, 4.0f, 0.0625f, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_powi_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, NAN, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_powi_scalar(a, (int32_t)0, &out), "float_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_powi_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_powi_scalar(NULL, (int32_t)3, &out), TD_E_NULL, "float_powi_scalar");
+    assert_null(out);
+}
+
+static void test_float_powi_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_powi_scalar(a, (int32_t)3, &out), TD_E_KIND, "float_powi_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_powi_scalar(const tdt_call *c)
+{
+    return td_float_powi_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_powi_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_float_powi_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi_scalar",
+        .run = cmp_float_powi_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 4273381000u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_powi_scalar, (int)(sizeof cases_float_powi_scalar / sizeof cases_float_powi_scalar[0]));
+}
+
+static void test_float_remainder_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 5.0f, -5.0f, 5.5f, -0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_remainder_scalar(a, 3.0f, &out), "float_remainder_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { 2.0f, 1.0f, 2.5f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_remainder_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 3.0f, -3.0f, 1.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_remainder_scalar(a, -2.0f, &out), "float_remainder_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { -1.0f, -1.0f, -1.0f, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_remainder_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_remainder_scalar(NULL, 3.0f, &out), TD_E_NULL, "float_remainder_scalar");
+    assert_null(out);
+}
+
+static void test_float_remainder_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_remainder_scalar(a, 3.0f, &out), TD_E_KIND, "float_remainder_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_remainder_scalar(const tdt_call *c)
+{
+    return td_float_remainder_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_remainder_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -2.0f } },
+};
+
+static void test_float_remainder_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder_scalar",
+        .run = cmp_float_remainder_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1896631142u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_remainder_scalar, (int)(sizeof cases_float_remainder_scalar / sizeof cases_float_remainder_scalar[0]));
+}
+
+static void test_float_sub_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, -3.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sub_scalar(a, 0.5f, &out), "float_sub_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.5f, -3.5f, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sub_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_sub_scalar(NULL, 0.5f, &out), TD_E_NULL, "float_sub_scalar");
+    assert_null(out);
+}
+
+static void test_float_sub_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sub_scalar(a, 0.5f, &out), TD_E_KIND, "float_sub_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_sub_scalar(const tdt_call *c)
+{
+    return td_float_sub_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_sub_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.5f } },
+};
+
+static void test_float_sub_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sub_scalar",
+        .run = cmp_float_sub_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 385343625u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_sub_scalar, (int)(sizeof cases_float_sub_scalar / sizeof cases_float_sub_scalar[0]));
+}
+
+static void test_float_div_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, -3.0f, 0.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_div_scalar(a, 2.0f, &out), "float_div_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, -1.5f, 0.0f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_div_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 1e-30f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_div_scalar(a, 3.0f, &out), "float_div_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 0.33333334f, 1.0f, 3.3333334e-31f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_div_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_div_scalar(NULL, 2.0f, &out), TD_E_NULL, "float_div_scalar");
+    assert_null(out);
+}
+
+static void test_float_div_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_div_scalar(a, 2.0f, &out), TD_E_KIND, "float_div_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_div_scalar(const tdt_call *c)
+{
+    return td_float_div_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_div_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 3.0f } },
+};
+
+static void test_float_div_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div_scalar",
+        .run = cmp_float_div_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3184346706u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_div_scalar, (int)(sizeof cases_float_div_scalar / sizeof cases_float_div_scalar[0]));
+}
+
+static void test_float_clamp_min_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, -0.5f, 0.0f, 1.0f, NAN, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_clamp_min(a, -1.0f, &out), "float_clamp_min");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { -1.0f, -0.5f, 0.0f, 1.0f, NAN, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_clamp_min_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_clamp_min(NULL, -1.0f, &out), TD_E_NULL, "float_clamp_min");
+    assert_null(out);
+}
+
+static void test_float_clamp_min_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_clamp_min(a, -1.0f, &out), TD_E_KIND, "float_clamp_min");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_clamp_min(const tdt_call *c)
+{
+    return td_float_clamp_min(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_clamp_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -1.0f } },
+};
+
+static void test_float_clamp_min_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_min",
+        .run = cmp_float_clamp_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "min" },
+        .nmse = 1e-07,
+        .seed = 2059318650u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_clamp_min, (int)(sizeof cases_float_clamp_min / sizeof cases_float_clamp_min[0]));
+}
+
+static void test_float_clamp_max_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, 0.5f, 3.0f, INFINITY, NAN, 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_clamp_max(a, 1.0f, &out), "float_clamp_max");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { -2.0f, 0.5f, 1.0f, 1.0f, NAN, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_clamp_max_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_clamp_max(NULL, 1.0f, &out), TD_E_NULL, "float_clamp_max");
+    assert_null(out);
+}
+
+static void test_float_clamp_max_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_clamp_max(a, 1.0f, &out), TD_E_KIND, "float_clamp_max");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_clamp_max(const tdt_call *c)
+{
+    return td_float_clamp_max(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_clamp_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 1.0f } },
+};
+
+static void test_float_clamp_max_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_max",
+        .run = cmp_float_clamp_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "max" },
+        .nmse = 1e-07,
+        .seed = 1691490960u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_clamp_max, (int)(sizeof cases_float_clamp_max / sizeof cases_float_clamp_max[0]));
+}
+
+static void test_float_is_nan_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 1e-39f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_is_nan(a, &out), "float_is_nan");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { true, false, false, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_nan_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_is_nan(NULL, &out), TD_E_NULL, "float_is_nan");
+    assert_null(out);
+}
+
+static void test_float_is_nan_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_is_nan(a, &out), TD_E_KIND, "float_is_nan");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_is_nan(const tdt_call *c)
+{
+    return td_float_is_nan(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_is_nan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_is_nan_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_nan",
+        .run = cmp_float_is_nan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2576161456u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_is_nan, (int)(sizeof cases_float_is_nan / sizeof cases_float_is_nan[0]));
+}
+
+static void test_float_is_inf_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 3.4e+38f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_is_inf(a, &out), "float_is_inf");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { false, false, true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_inf_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_is_inf(NULL, &out), TD_E_NULL, "float_is_inf");
+    assert_null(out);
+}
+
+static void test_float_is_inf_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_is_inf(a, &out), TD_E_KIND, "float_is_inf");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_is_inf(const tdt_call *c)
+{
+    return td_float_is_inf(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_is_inf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_is_inf_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_inf",
+        .run = cmp_float_is_inf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2728453182u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_is_inf, (int)(sizeof cases_float_is_inf / sizeof cases_float_is_inf[0]));
+}
+
+static void test_float_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_equal_elem(a, 2.0f, &out), "float_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { false, true, false, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_equal_elem_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, -0.0f, 1.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_equal_elem(a, 0.0f, &out), "float_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_equal_elem(const tdt_call *c)
+{
+    return td_float_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.0f } },
+};
+
+static void test_float_equal_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal_elem",
+        .run = cmp_float_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3842648884u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_equal_elem, (int)(sizeof cases_float_equal_elem / sizeof cases_float_equal_elem[0]));
+}
+
+static void test_float_not_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_not_equal_elem(a, 2.0f, &out), "float_not_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { true, false, true, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_not_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_not_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_not_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_not_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_not_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_not_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_not_equal_elem(const tdt_call *c)
+{
+    return td_float_not_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_not_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+};
+
+static void test_float_not_equal_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal_elem",
+        .run = cmp_float_not_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1421993286u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_not_equal_elem, (int)(sizeof cases_float_not_equal_elem / sizeof cases_float_not_equal_elem[0]));
+}
+
+static void test_float_greater_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_greater_elem(a, 2.0f, &out), "float_greater_elem");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { false, false, true, false, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_greater_elem(NULL, 2.0f, &out), TD_E_NULL, "float_greater_elem");
+    assert_null(out);
+}
+
+static void test_float_greater_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_greater_elem(a, 2.0f, &out), TD_E_KIND, "float_greater_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_greater_elem(const tdt_call *c)
+{
+    return td_float_greater_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_greater_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+};
+
+static void test_float_greater_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_elem",
+        .run = cmp_float_greater_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2550030102u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_greater_elem, (int)(sizeof cases_float_greater_elem / sizeof cases_float_greater_elem[0]));
+}
+
+static void test_float_greater_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_greater_equal_elem(a, 2.0f, &out), "float_greater_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { false, true, true, false, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_greater_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_greater_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_greater_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_greater_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_greater_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_greater_equal_elem(const tdt_call *c)
+{
+    return td_float_greater_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_greater_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+};
+
+static void test_float_greater_equal_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal_elem",
+        .run = cmp_float_greater_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2759539511u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_greater_equal_elem, (int)(sizeof cases_float_greater_equal_elem / sizeof cases_float_greater_equal_elem[0]));
+}
+
+static void test_float_lower_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_lower_elem(a, 2.0f, &out), "float_lower_elem");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { true, false, false, false, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_lower_elem(NULL, 2.0f, &out), TD_E_NULL, "float_lower_elem");
+    assert_null(out);
+}
+
+static void test_float_lower_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_lower_elem(a, 2.0f, &out), TD_E_KIND, "float_lower_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_lower_elem(const tdt_call *c)
+{
+    return td_float_lower_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_lower_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+};
+
+static void test_float_lower_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_elem",
+        .run = cmp_float_lower_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2388812703u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_lower_elem, (int)(sizeof cases_float_lower_elem / sizeof cases_float_lower_elem[0]));
+}
+
+static void test_float_lower_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_lower_equal_elem(a, 2.0f, &out), "float_lower_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { true, true, false, false, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_lower_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_lower_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_lower_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_lower_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_lower_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_lower_equal_elem(const tdt_call *c)
+{
+    return td_float_lower_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_lower_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+};
+
+static void test_float_lower_equal_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal_elem",
+        .run = cmp_float_lower_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2972579934u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_lower_equal_elem, (int)(sizeof cases_float_lower_equal_elem / sizeof cases_float_lower_equal_elem[0]));
+}
+
 static void test_float_reshape_example_1(void **state)
 {
     (void)state;
@@ -13050,6 +15906,784 @@ static void test_float_matmul_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_matmul, (int)(sizeof cases_float_matmul / sizeof cases_float_matmul[0]));
 }
 
+static void test_float_atan2_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_atan2(a, b, &out), "float_atan2");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.7853982f, 2.3561945f, -0.7853982f, -2.3561945f, 0.0f, 3.1415927f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 1.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, INFINITY, -INFINITY };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_atan2(a, b, &out), "float_atan2");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.5707964f, 0.0f, 3.1415927f, -1.5707964f, 0.0f, -3.1415927f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_atan2(NULL, b, &out), TD_E_NULL, "float_atan2");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_atan2(a, b, &out), TD_E_KIND, "float_atan2");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_atan2(a, b, &out), TD_E_BACKEND_MISMATCH, "float_atan2");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_atan2(const tdt_call *c)
+{
+    return td_float_atan2(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_atan2[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_atan2_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan2",
+        .run = cmp_float_atan2,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3568088582u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_atan2, (int)(sizeof cases_float_atan2 / sizeof cases_float_atan2[0]));
+}
+
+static void test_float_hypot_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_hypot(a, b, &out), "float_hypot");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 5.0f, 13.0f, 0.0f, INFINITY, NAN, 5e+30f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 1.0f, -8.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, -INFINITY };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_hypot(a, b, &out), "float_hypot");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 1.4142135f, INFINITY, 8.0f, 8.0622577f, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_hypot(NULL, b, &out), TD_E_NULL, "float_hypot");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_hypot(a, b, &out), TD_E_KIND, "float_hypot");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_hypot(a, b, &out), TD_E_BACKEND_MISMATCH, "float_hypot");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_hypot(const tdt_call *c)
+{
+    return td_float_hypot(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_hypot[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_hypot_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hypot",
+        .run = cmp_float_hypot,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1802293856u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_hypot, (int)(sizeof cases_float_hypot / sizeof cases_float_hypot[0]));
+}
+
+static void test_float_powi_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_powi(a, b, &out), "float_powi");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 8.0f, -27.0f, 4.0f, 1.0f, 0.5f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 2.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 0, 1, 2 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_powi(a, b, &out), "float_powi");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 2.0f, 4.0f, 1.0f, -1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_powi(NULL, b, &out), TD_E_NULL, "float_powi");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_powi(a, b, &out), TD_E_KIND, "float_powi");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_powi(a, b, &out), TD_E_BACKEND_MISMATCH, "float_powi");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_powi(const tdt_call *c)
+{
+    return td_float_powi(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_powi[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_powi_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi",
+        .run = cmp_float_powi,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3122371731u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_powi, (int)(sizeof cases_float_powi / sizeof cases_float_powi[0]));
+}
+
+static void test_float_remainder_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_remainder(a, b, &out), "float_remainder");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const float want[] = { 1.5f, 0.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 5.0f, -5.0f, 5.0f, -5.0f, 5.5f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 3.0f, 3.0f, -3.0f, -3.0f, 2.0f, 3.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_remainder(a, b, &out), "float_remainder");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 2.0f, 1.0f, -1.0f, -2.0f, 1.5f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { -1.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, INFINITY, 0.75f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_remainder(a, b, &out), "float_remainder");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { NAN, INFINITY, 0.5f, NAN, NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_remainder(NULL, b, &out), TD_E_NULL, "float_remainder");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_remainder(a, b, &out), TD_E_KIND, "float_remainder");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_remainder(a, b, &out), TD_E_BACKEND_MISMATCH, "float_remainder");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_remainder(const tdt_call *c)
+{
+    return td_float_remainder(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_remainder[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_remainder_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder",
+        .run = cmp_float_remainder,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1392116533u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_remainder, (int)(sizeof cases_float_remainder / sizeof cases_float_remainder[0]));
+}
+
+static void test_float_not_equal_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_not_equal(a, b, &out), "float_not_equal");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { false, true, true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { NAN, 0.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { NAN, -0.0f, INFINITY };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_not_equal(a, b, &out), "float_not_equal");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const bool want[] = { true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_not_equal(NULL, b, &out), TD_E_NULL, "float_not_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_not_equal(a, b, &out), TD_E_KIND, "float_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_not_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "float_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_not_equal(const tdt_call *c)
+{
+    return td_float_not_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_not_equal[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_not_equal_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal",
+        .run = cmp_float_not_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1276083572u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_not_equal, (int)(sizeof cases_float_not_equal / sizeof cases_float_not_equal[0]));
+}
+
 static void test_float_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -14225,6 +17859,135 @@ int main(void)
         TDT_TEST(test_float_silu_null),
         TDT_TEST(test_float_silu_wrong_kind),
         TDT_TEST(test_float_silu_vs_cpu),
+        TDT_TEST(test_float_acos_example_1),
+        TDT_TEST(test_float_acos_null),
+        TDT_TEST(test_float_acos_wrong_kind),
+        TDT_TEST(test_float_acos_vs_cpu),
+        TDT_TEST(test_float_asin_example_1),
+        TDT_TEST(test_float_asin_null),
+        TDT_TEST(test_float_asin_wrong_kind),
+        TDT_TEST(test_float_asin_vs_cpu),
+        TDT_TEST(test_float_atan_example_1),
+        TDT_TEST(test_float_atan_null),
+        TDT_TEST(test_float_atan_wrong_kind),
+        TDT_TEST(test_float_atan_vs_cpu),
+        TDT_TEST(test_float_cosh_example_1),
+        TDT_TEST(test_float_cosh_null),
+        TDT_TEST(test_float_cosh_wrong_kind),
+        TDT_TEST(test_float_cosh_vs_cpu),
+        TDT_TEST(test_float_sinh_example_1),
+        TDT_TEST(test_float_sinh_null),
+        TDT_TEST(test_float_sinh_wrong_kind),
+        TDT_TEST(test_float_sinh_vs_cpu),
+        TDT_TEST(test_float_tan_example_1),
+        TDT_TEST(test_float_tan_null),
+        TDT_TEST(test_float_tan_wrong_kind),
+        TDT_TEST(test_float_tan_vs_cpu),
+        TDT_TEST(test_float_asinh_example_1),
+        TDT_TEST(test_float_asinh_null),
+        TDT_TEST(test_float_asinh_wrong_kind),
+        TDT_TEST(test_float_asinh_vs_cpu),
+        TDT_TEST(test_float_acosh_example_1),
+        TDT_TEST(test_float_acosh_null),
+        TDT_TEST(test_float_acosh_wrong_kind),
+        TDT_TEST(test_float_acosh_vs_cpu),
+        TDT_TEST(test_float_atanh_example_1),
+        TDT_TEST(test_float_atanh_null),
+        TDT_TEST(test_float_atanh_wrong_kind),
+        TDT_TEST(test_float_atanh_vs_cpu),
+        TDT_TEST(test_float_ceil_example_1),
+        TDT_TEST(test_float_ceil_null),
+        TDT_TEST(test_float_ceil_wrong_kind),
+        TDT_TEST(test_float_ceil_vs_cpu),
+        TDT_TEST(test_float_floor_example_1),
+        TDT_TEST(test_float_floor_null),
+        TDT_TEST(test_float_floor_wrong_kind),
+        TDT_TEST(test_float_floor_vs_cpu),
+        TDT_TEST(test_float_round_example_1),
+        TDT_TEST(test_float_round_null),
+        TDT_TEST(test_float_round_wrong_kind),
+        TDT_TEST(test_float_round_vs_cpu),
+        TDT_TEST(test_float_trunc_example_1),
+        TDT_TEST(test_float_trunc_null),
+        TDT_TEST(test_float_trunc_wrong_kind),
+        TDT_TEST(test_float_trunc_vs_cpu),
+        TDT_TEST(test_float_sign_example_1),
+        TDT_TEST(test_float_sign_null),
+        TDT_TEST(test_float_sign_wrong_kind),
+        TDT_TEST(test_float_sign_vs_cpu),
+        TDT_TEST(test_float_erf_example_1),
+        TDT_TEST(test_float_erf_null),
+        TDT_TEST(test_float_erf_wrong_kind),
+        TDT_TEST(test_float_erf_vs_cpu),
+        TDT_TEST(test_float_log1p_example_1),
+        TDT_TEST(test_float_log1p_null),
+        TDT_TEST(test_float_log1p_wrong_kind),
+        TDT_TEST(test_float_log1p_vs_cpu),
+        TDT_TEST(test_float_recip_example_1),
+        TDT_TEST(test_float_recip_null),
+        TDT_TEST(test_float_recip_wrong_kind),
+        TDT_TEST(test_float_recip_vs_cpu),
+        TDT_TEST(test_float_powi_scalar_example_1),
+        TDT_TEST(test_float_powi_scalar_example_2),
+        TDT_TEST(test_float_powi_scalar_example_3),
+        TDT_TEST(test_float_powi_scalar_null),
+        TDT_TEST(test_float_powi_scalar_wrong_kind),
+        TDT_TEST(test_float_powi_scalar_vs_cpu),
+        TDT_TEST(test_float_remainder_scalar_example_1),
+        TDT_TEST(test_float_remainder_scalar_example_2),
+        TDT_TEST(test_float_remainder_scalar_null),
+        TDT_TEST(test_float_remainder_scalar_wrong_kind),
+        TDT_TEST(test_float_remainder_scalar_vs_cpu),
+        TDT_TEST(test_float_sub_scalar_example_1),
+        TDT_TEST(test_float_sub_scalar_null),
+        TDT_TEST(test_float_sub_scalar_wrong_kind),
+        TDT_TEST(test_float_sub_scalar_vs_cpu),
+        TDT_TEST(test_float_div_scalar_example_1),
+        TDT_TEST(test_float_div_scalar_example_2),
+        TDT_TEST(test_float_div_scalar_null),
+        TDT_TEST(test_float_div_scalar_wrong_kind),
+        TDT_TEST(test_float_div_scalar_vs_cpu),
+        TDT_TEST(test_float_clamp_min_example_1),
+        TDT_TEST(test_float_clamp_min_null),
+        TDT_TEST(test_float_clamp_min_wrong_kind),
+        TDT_TEST(test_float_clamp_min_vs_cpu),
+        TDT_TEST(test_float_clamp_max_example_1),
+        TDT_TEST(test_float_clamp_max_null),
+        TDT_TEST(test_float_clamp_max_wrong_kind),
+        TDT_TEST(test_float_clamp_max_vs_cpu),
+        TDT_TEST(test_float_is_nan_example_1),
+        TDT_TEST(test_float_is_nan_null),
+        TDT_TEST(test_float_is_nan_wrong_kind),
+        TDT_TEST(test_float_is_nan_vs_cpu),
+        TDT_TEST(test_float_is_inf_example_1),
+        TDT_TEST(test_float_is_inf_null),
+        TDT_TEST(test_float_is_inf_wrong_kind),
+        TDT_TEST(test_float_is_inf_vs_cpu),
+        TDT_TEST(test_float_equal_elem_example_1),
+        TDT_TEST(test_float_equal_elem_example_2),
+        TDT_TEST(test_float_equal_elem_null),
+        TDT_TEST(test_float_equal_elem_wrong_kind),
+        TDT_TEST(test_float_equal_elem_vs_cpu),
+        TDT_TEST(test_float_not_equal_elem_example_1),
+        TDT_TEST(test_float_not_equal_elem_null),
+        TDT_TEST(test_float_not_equal_elem_wrong_kind),
+        TDT_TEST(test_float_not_equal_elem_vs_cpu),
+        TDT_TEST(test_float_greater_elem_example_1),
+        TDT_TEST(test_float_greater_elem_null),
+        TDT_TEST(test_float_greater_elem_wrong_kind),
+        TDT_TEST(test_float_greater_elem_vs_cpu),
+        TDT_TEST(test_float_greater_equal_elem_example_1),
+        TDT_TEST(test_float_greater_equal_elem_null),
+        TDT_TEST(test_float_greater_equal_elem_wrong_kind),
+        TDT_TEST(test_float_greater_equal_elem_vs_cpu),
+        TDT_TEST(test_float_lower_elem_example_1),
+        TDT_TEST(test_float_lower_elem_null),
+        TDT_TEST(test_float_lower_elem_wrong_kind),
+        TDT_TEST(test_float_lower_elem_vs_cpu),
+        TDT_TEST(test_float_lower_equal_elem_example_1),
+        TDT_TEST(test_float_lower_equal_elem_null),
+        TDT_TEST(test_float_lower_equal_elem_wrong_kind),
+        TDT_TEST(test_float_lower_equal_elem_vs_cpu),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
@@ -14594,6 +18357,37 @@ int main(void)
         TDT_TEST(test_float_matmul_wrong_kind),
         TDT_TEST(test_float_matmul_backend_mismatch),
         TDT_TEST(test_float_matmul_vs_cpu),
+        TDT_TEST(test_float_atan2_example_1),
+        TDT_TEST(test_float_atan2_example_2),
+        TDT_TEST(test_float_atan2_null),
+        TDT_TEST(test_float_atan2_wrong_kind),
+        TDT_TEST(test_float_atan2_backend_mismatch),
+        TDT_TEST(test_float_atan2_vs_cpu),
+        TDT_TEST(test_float_hypot_example_1),
+        TDT_TEST(test_float_hypot_example_2),
+        TDT_TEST(test_float_hypot_null),
+        TDT_TEST(test_float_hypot_wrong_kind),
+        TDT_TEST(test_float_hypot_backend_mismatch),
+        TDT_TEST(test_float_hypot_vs_cpu),
+        TDT_TEST(test_float_powi_example_1),
+        TDT_TEST(test_float_powi_example_2),
+        TDT_TEST(test_float_powi_null),
+        TDT_TEST(test_float_powi_wrong_kind),
+        TDT_TEST(test_float_powi_backend_mismatch),
+        TDT_TEST(test_float_powi_vs_cpu),
+        TDT_TEST(test_float_remainder_example_1),
+        TDT_TEST(test_float_remainder_example_2),
+        TDT_TEST(test_float_remainder_example_3),
+        TDT_TEST(test_float_remainder_null),
+        TDT_TEST(test_float_remainder_wrong_kind),
+        TDT_TEST(test_float_remainder_backend_mismatch),
+        TDT_TEST(test_float_remainder_vs_cpu),
+        TDT_TEST(test_float_not_equal_example_1),
+        TDT_TEST(test_float_not_equal_example_2),
+        TDT_TEST(test_float_not_equal_null),
+        TDT_TEST(test_float_not_equal_wrong_kind),
+        TDT_TEST(test_float_not_equal_backend_mismatch),
+        TDT_TEST(test_float_not_equal_vs_cpu),
         TDT_TEST(test_float_slice_assign_example_1),
         TDT_TEST(test_float_slice_assign_example_2),
         TDT_TEST(test_float_slice_assign_example_3),

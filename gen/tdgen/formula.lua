@@ -160,6 +160,13 @@ M.helpers = {
   cross_entropy_grad = { c = "td_ad_cross_entropy_grad", params = { "tensor", "tensor", "itensor" },
     uses = { "float_max_dim", "float_sub", "float_exp", "float_sum_dim", "float_div", "int_reshape", "int_arange",
       "int_equal", "bool_into_float", "float_mul", "float_mul_scalar" } },
+  -- float math (issue 10)
+  at_least = { c = "td_ad_at_least", params = { "tensor", "scalar" }, uses = { "float_full", "float_greater_equal", "bool_into_float" } },
+  at_most = { c = "td_ad_at_most", params = { "tensor", "scalar" }, uses = { "float_full", "float_lower_equal", "bool_into_float" } },
+  powi_grad = { c = "td_ad_powi_grad", params = { "tensor", "itensor" },
+    uses = { "int_into_float", "float_add_scalar", "float_powf", "float_mul", "float_full", "float_equal", "float_mask_fill" } },
+  powi_scalar_grad = { c = "td_ad_powi_scalar_grad", params = { "tensor", "iscalar" },
+    uses = { "float_zeros", "float_powi_scalar", "float_mul_scalar" } },
 }
 
 local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", i32 = "iscalar", dims = "array", shape = "array",

@@ -577,8 +577,8 @@ function M.validate(entries)
       for _, k in ipairs(sorted_keys(f.gradcheck or {})) do
         local v = f.gradcheck[k]
         local a = type(k) == "string" and op.arg_by_name[k] or nil
-        if not a or a.t.tensor ~= "float" or v ~= "positive" then
-          err(e, "gradcheck", string.format("expected float input = \"positive\", got %s = %s", show(k), show(v)))
+        if not a or a.t.tensor ~= "float" or (v ~= "positive" and v ~= "above_one") then
+          err(e, "gradcheck", string.format("expected float input = \"positive\" or \"above_one\", got %s = %s", show(k), show(v)))
         end
       end
       if f.bound == nil and f.backward ~= nil then

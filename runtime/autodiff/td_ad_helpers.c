@@ -390,3 +390,67 @@ td_status td_ad_cross_entropy_grad(const td_tensor *g, const td_tensor *logits, 
     return st;
 }
 #endif
+
+/* ---- float math (issue 10) ---- */
+
+#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_FULL)
+/* 1 where x >= s, else 0 (NaN: 0). */
+td_status td_ad_at_least(const td_tensor *x, float s, td_tensor **out)
+{
+    return compare_scalar(x, s, td_float_greater_equal, out);
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_LOWER_EQUAL) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_FULL)
+/* 1 where x <= s, else 0 (NaN: 0). */
+td_status td_ad_at_most(const td_tensor *x, float s, td_tensor **out)
+{
+    return compare_scalar(x, s, td_float_lower_equal, out);
+}
+#endif
+
+#if defined(TD_HAVE_OP_INT_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_ADD_SCALAR) && defined(TD_HAVE_OP_FLOAT_POWF) && \
+    defined(TD_HAVE_OP_FLOAT_MUL) && defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_EQUAL) &&          \
+    defined(TD_HAVE_OP_FLOAT_MASK_FILL)
+/* d/da a^b = b * a^(b - 1) for an int tensor b (broadcast with a), and 0 where b = 0 as in
+ * PyTorch's pow_backward (so 0^0 does not give 0 * 0^-1 = NaN). */
+td_status td_ad_powi_grad(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    td_tensor *bf = NULL, *bm1 = NULL, *p = NULL, *r = NULL, *zero = NULL, *is0 = NULL;
+    td_status st = td_int_into_float(b, &bf);
+    if (st == TD_OK)
+        st = td_float_add_scalar(bf, -1.0f, &bm1);
+    if (st == TD_OK)
+        st = td_float_powf(a, bm1, &p);
+    if (st == TD_OK)
+        st = td_float_mul(p, bf, &r);
+    if (st == TD_OK)
+        st = td_float_full(b->device, NULL, 0, 0.0f, &zero);
+    if (st == TD_OK)
+        st = td_float_equal(bf, zero, &is0);
+    if (st == TD_OK)
+        st = td_float_mask_fill(r, is0, 0.0f, out);
+    td_tensor_release(bf);
+    td_tensor_release(bm1);
+    td_tensor_release(p);
+    td_tensor_release(r);
+    td_tensor_release(zero);
+    td_tensor_release(is0);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_POWI_SCALAR) && defined(TD_HAVE_OP_FLOAT_MUL_SCALAR)
+/* d/da a^n = n * a^(n - 1), and 0 for n = 0 (PyTorch). */
+td_status td_ad_powi_scalar_grad(const td_tensor *a, int64_t n, td_tensor **out)
+{
+    if (n == 0)
+        return td_float_zeros(a->device, a->shape.dims, a->shape.ndim, out);
+    td_tensor *p = NULL;
+    td_status st = td_float_powi_scalar(a, (int32_t)(n - 1), &p);
+    if (st == TD_OK)
+        st = td_float_mul_scalar(p, (float)n, out);
+    td_tensor_release(p);
+    return st;
+}
+#endif

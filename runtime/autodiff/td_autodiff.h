@@ -96,5 +96,10 @@ td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, 
 /* activations (specs/ops/activation.lua) */
 td_status td_ad_cross_entropy_grad(const td_tensor *g, const td_tensor *logits, const td_tensor *targets,
                                    td_tensor **out);
+/* float math (issue 10) */
+td_status td_ad_at_least(const td_tensor *x, float s, td_tensor **out);
+td_status td_ad_at_most(const td_tensor *x, float s, td_tensor **out);
+td_status td_ad_powi_grad(const td_tensor *a, const td_tensor *b, td_tensor **out);
+td_status td_ad_powi_scalar_grad(const td_tensor *a, int64_t n, td_tensor **out);
 
 #endif

@@ -9,7 +9,9 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_matmul.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_dist.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_activation.c
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_bool.c)
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_bool.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_float_math.c
+)
 
 # TD_OPENMP and TD_BLAS are AUTO, ON or OFF (td_use_dependency); this file is included once
 # per library built, and its configure lines are printed once.

@@ -7,13 +7,15 @@
 extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_vk_spv_reduce[], td_vk_spv_unary[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_unary_size;
+extern const uint32_t td_vk_spv_fmath[];
+extern const size_t td_vk_spv_fmath_size;
 
 td_status vk_pipelines_create(vk_dev *d, vk_shader sh, const char *op)
 {
     const uint32_t *code[VK_SH_COUNT] = { td_vk_spv_copy, td_vk_spv_ew, td_vk_spv_matmul, td_vk_spv_reduce,
-                                          td_vk_spv_unary };
+                                          td_vk_spv_unary, td_vk_spv_fmath };
     const size_t size[VK_SH_COUNT] = { td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size,
-                                       td_vk_spv_reduce_size, td_vk_spv_unary_size };
+                                       td_vk_spv_reduce_size, td_vk_spv_unary_size, td_vk_spv_fmath_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };

@@ -317,11 +317,13 @@ void tdt_expect_same_impl(const td_tensor *a, const td_tensor *b, float tol, con
 
 /* ---- gradient checks ---- */
 
-static void fill_input(float *v, int64_t n, bool positive, unsigned *state)
+static void fill_input(float *v, int64_t n, int positive, unsigned *state)
 {
     for (int64_t i = 0; i < n; i++) {
         float u = next_uniform(state);
-        if (positive) {
+        if (positive == TDT_ABOVE_ONE) {
+            v[i] = 1.5f + u;
+        } else if (positive) {
             v[i] = 0.5f + u;
         } else {
             float mag = 0.2f + 0.8f * next_uniform(state);

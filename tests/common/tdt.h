@@ -159,10 +159,13 @@ double tdt_nmse(const float *got, const float *want, int64_t n);
 /* Runs the op under test on device d with the float inputs ins (other arguments fixed). */
 typedef td_status (*tdt_fwd_fn)(td_device *d, td_tensor *const *ins, td_tensor **out);
 
+/* tdt_input.positive for inputs that must exceed 1 (acosh): gradcheck = { x = "above_one" }. */
+#define TDT_ABOVE_ONE 2
+
 typedef struct tdt_input {
     const int64_t *shape;
     int ndim;
-    bool positive; /* values in [0.5, 1.5] instead of +-[0.2, 1] */
+    int positive; /* 1 (true): values in [0.5, 1.5] instead of +-[0.2, 1]; TDT_ABOVE_ONE: [1.5, 2.5] */
 } tdt_input;
 
 /* Checks the gradients of L = sum(fwd(ins) * w), w fixed random weights, at random inputs:
