@@ -113,7 +113,39 @@ typedef enum td_op {
     TD_OP_FLOAT_ALL_GATHER = 95,
     TD_OP_INT_ALL_REDUCE = 96,
     TD_OP_SYNC = 97,
-    TD_OP_COUNT = 98 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_MEAN = 200,
+    TD_OP_FLOAT_PROD = 201,
+    TD_OP_FLOAT_PROD_DIM = 202,
+    TD_OP_FLOAT_MAX = 203,
+    TD_OP_FLOAT_MIN = 204,
+    TD_OP_FLOAT_MAX_ABS = 205,
+    TD_OP_FLOAT_MAX_ABS_DIM = 206,
+    TD_OP_FLOAT_ANY = 207,
+    TD_OP_FLOAT_ANY_DIM = 208,
+    TD_OP_FLOAT_ALL = 209,
+    TD_OP_FLOAT_ALL_DIM = 210,
+    TD_OP_FLOAT_CUMSUM = 211,
+    TD_OP_FLOAT_CUMPROD = 212,
+    TD_OP_FLOAT_CUMMAX = 213,
+    TD_OP_FLOAT_CUMMIN = 214,
+    TD_OP_INT_CUMSUM = 215,
+    TD_OP_INT_CUMPROD = 216,
+    TD_OP_FLOAT_SORT = 217,
+    TD_OP_FLOAT_ARGSORT = 218,
+    TD_OP_FLOAT_TOPK = 219,
+    TD_OP_FLOAT_ARGTOPK = 220,
+    TD_OP_INT_SORT = 221,
+    TD_OP_INT_ARGSORT = 222,
+    TD_OP_INT_TOPK = 223,
+    TD_OP_INT_ANY = 224,
+    TD_OP_INT_ANY_DIM = 225,
+    TD_OP_INT_ALL = 226,
+    TD_OP_INT_ALL_DIM = 227,
+    TD_OP_BOOL_ANY = 228,
+    TD_OP_BOOL_ANY_DIM = 229,
+    TD_OP_BOOL_ALL = 230,
+    TD_OP_BOOL_ALL_DIM = 231,
+    TD_OP_COUNT = 232 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -215,5 +247,37 @@ typedef enum td_op {
 #define TD_HAVE_OP_FLOAT_ALL_GATHER 1
 #define TD_HAVE_OP_INT_ALL_REDUCE 1
 #define TD_HAVE_OP_SYNC 1
+#define TD_HAVE_OP_FLOAT_MEAN 1
+#define TD_HAVE_OP_FLOAT_PROD 1
+#define TD_HAVE_OP_FLOAT_PROD_DIM 1
+#define TD_HAVE_OP_FLOAT_MAX 1
+#define TD_HAVE_OP_FLOAT_MIN 1
+#define TD_HAVE_OP_FLOAT_MAX_ABS 1
+#define TD_HAVE_OP_FLOAT_MAX_ABS_DIM 1
+#define TD_HAVE_OP_FLOAT_ANY 1
+#define TD_HAVE_OP_FLOAT_ANY_DIM 1
+#define TD_HAVE_OP_FLOAT_ALL 1
+#define TD_HAVE_OP_FLOAT_ALL_DIM 1
+#define TD_HAVE_OP_FLOAT_CUMSUM 1
+#define TD_HAVE_OP_FLOAT_CUMPROD 1
+#define TD_HAVE_OP_FLOAT_CUMMAX 1
+#define TD_HAVE_OP_FLOAT_CUMMIN 1
+#define TD_HAVE_OP_INT_CUMSUM 1
+#define TD_HAVE_OP_INT_CUMPROD 1
+#define TD_HAVE_OP_FLOAT_SORT 1
+#define TD_HAVE_OP_FLOAT_ARGSORT 1
+#define TD_HAVE_OP_FLOAT_TOPK 1
+#define TD_HAVE_OP_FLOAT_ARGTOPK 1
+#define TD_HAVE_OP_INT_SORT 1
+#define TD_HAVE_OP_INT_ARGSORT 1
+#define TD_HAVE_OP_INT_TOPK 1
+#define TD_HAVE_OP_INT_ANY 1
+#define TD_HAVE_OP_INT_ANY_DIM 1
+#define TD_HAVE_OP_INT_ALL 1
+#define TD_HAVE_OP_INT_ALL_DIM 1
+#define TD_HAVE_OP_BOOL_ANY 1
+#define TD_HAVE_OP_BOOL_ANY_DIM 1
+#define TD_HAVE_OP_BOOL_ALL 1
+#define TD_HAVE_OP_BOOL_ALL_DIM 1
 
 #endif

@@ -206,6 +206,505 @@ static void test_float_slice_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_mean(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_mean(ins[0], out);
+    return st;
+}
+
+static void test_float_mean_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean, ins, 1, 498897u);
+}
+
+static void test_float_mean_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_mean(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_prod(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_prod(ins[0], out);
+    return st;
+}
+
+static void test_float_prod_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod, ins, 1, 506816u);
+}
+
+static void test_float_prod_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, -0.5f, 2.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_prod(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_prod_dim(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_prod_dim(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_prod_dim_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim, ins, 1, 514735u);
+}
+
+static void test_float_prod_dim_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_prod_dim(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_max(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_max(ins[0], out);
+    return st;
+}
+
+static void test_float_max_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max, ins, 1, 522654u);
+}
+
+static void test_float_max_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, -2.0f, 7.0f, 0.0f, 3.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_max(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_min(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_min(ins[0], out);
+    return st;
+}
+
+static void test_float_min_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min, ins, 1, 530573u);
+}
+
+static void test_float_min_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, -2.0f, 7.0f, 0.0f, 3.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_min(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_max_abs(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_max_abs(ins[0], out);
+    return st;
+}
+
+static void test_float_max_abs_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs, ins, 1, 538492u);
+}
+
+static void test_float_max_abs_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, -8.0f, 3.0f, 4.0f, -5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_max_abs(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_max_abs_dim(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_max_abs_dim(ins[0], INT64_C(-2), out);
+    return st;
+}
+
+static void test_float_max_abs_dim_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim, ins, 1, 546411u);
+}
+
+static void test_float_max_abs_dim_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, -8.0f, 3.0f, 4.0f, -5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_max_abs_dim(a, INT64_C(-2), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_any_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.5f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_any(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_any_dim_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, -1.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_any_dim(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_all_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_all(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_all_dim_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_all_dim(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_cumsum(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cumsum(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_cumsum_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum, ins, 1, 586006u);
+}
+
+static void test_float_cumsum_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cumsum(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_cumprod(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cumprod(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_cumprod_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod, ins, 1, 593925u);
+}
+
+static void test_float_cumprod_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cumprod(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_cummax(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cummax(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_cummax_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax, ins, 1, 601844u);
+}
+
+static void test_float_cummax_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cummax(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_cummin(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cummin(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_cummin_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin, ins, 1, 609763u);
+}
+
+static void test_float_cummin_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cummin(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_sort(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sort(ins[0], INT64_C(1), (int32_t)0, out);
+    return st;
+}
+
+static void test_float_sort_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort, ins, 1, 633520u);
+}
+
+static void test_float_sort_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 3.0f, 1.0f, 2.0f, 0.0f, -1.0f, 5.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_sort(a, INT64_C(1), (int32_t)0, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argsort_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 3.0f, 1.0f, 3.0f, NAN, 1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_argsort(a, INT64_C(0), (int32_t)0, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_topk(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_topk(ins[0], INT64_C(2), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_topk_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk, ins, 1, 649358u);
+}
+
+static void test_float_topk_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_topk(a, INT64_C(2), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argtopk_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_argtopk(a, INT64_C(2), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_neg(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -218,7 +717,7 @@ static void test_float_neg_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 586006u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 839414u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -249,7 +748,7 @@ static void test_float_abs_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 593925u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 847333u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -280,7 +779,7 @@ static void test_float_exp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 601844u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 855252u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -311,7 +810,7 @@ static void test_float_log_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 609763u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 863171u);
 }
 
 static void test_float_log_guard(void **state)
@@ -342,7 +841,7 @@ static void test_float_sqrt_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 617682u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 871090u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -373,7 +872,7 @@ static void test_float_sin_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 625601u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 879009u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -404,7 +903,7 @@ static void test_float_cos_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 633520u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 886928u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -435,7 +934,7 @@ static void test_float_tanh_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 641439u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 894847u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -466,7 +965,7 @@ static void test_float_sigmoid_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 649358u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 902766u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -497,7 +996,7 @@ static void test_float_relu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 657277u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 910685u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -528,7 +1027,7 @@ static void test_float_gelu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 665196u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 918604u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -559,7 +1058,7 @@ static void test_float_powf_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 673115u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 926523u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -590,7 +1089,7 @@ static void test_float_clamp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 681034u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 934442u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -621,7 +1120,7 @@ static void test_float_add_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 688953u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 942361u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -652,7 +1151,7 @@ static void test_float_mul_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 696872u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 950280u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -689,7 +1188,7 @@ static void test_float_mask_fill_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 704791u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 958199u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -750,7 +1249,7 @@ static void test_float_sum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 712710u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 966118u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -781,7 +1280,7 @@ static void test_float_sum_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 720629u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 974037u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -812,7 +1311,7 @@ static void test_float_mean_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 728548u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 981956u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -843,7 +1342,7 @@ static void test_float_max_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 736467u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 989875u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -874,7 +1373,7 @@ static void test_float_min_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 744386u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 997794u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -2176,7 +2675,7 @@ static void test_float_to_device_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 498897u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 752305u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -2224,6 +2723,38 @@ int main(void)
         TDT_TEST(test_float_expand_guard),
         TDT_TEST(test_float_slice_gradcheck),
         TDT_TEST(test_float_slice_guard),
+        TDT_TEST(test_float_mean_gradcheck),
+        TDT_TEST(test_float_mean_guard),
+        TDT_TEST(test_float_prod_gradcheck),
+        TDT_TEST(test_float_prod_guard),
+        TDT_TEST(test_float_prod_dim_gradcheck),
+        TDT_TEST(test_float_prod_dim_guard),
+        TDT_TEST(test_float_max_gradcheck),
+        TDT_TEST(test_float_max_guard),
+        TDT_TEST(test_float_min_gradcheck),
+        TDT_TEST(test_float_min_guard),
+        TDT_TEST(test_float_max_abs_gradcheck),
+        TDT_TEST(test_float_max_abs_guard),
+        TDT_TEST(test_float_max_abs_dim_gradcheck),
+        TDT_TEST(test_float_max_abs_dim_guard),
+        TDT_TEST(test_float_any_guard),
+        TDT_TEST(test_float_any_dim_guard),
+        TDT_TEST(test_float_all_guard),
+        TDT_TEST(test_float_all_dim_guard),
+        TDT_TEST(test_float_cumsum_gradcheck),
+        TDT_TEST(test_float_cumsum_guard),
+        TDT_TEST(test_float_cumprod_gradcheck),
+        TDT_TEST(test_float_cumprod_guard),
+        TDT_TEST(test_float_cummax_gradcheck),
+        TDT_TEST(test_float_cummax_guard),
+        TDT_TEST(test_float_cummin_gradcheck),
+        TDT_TEST(test_float_cummin_guard),
+        TDT_TEST(test_float_sort_gradcheck),
+        TDT_TEST(test_float_sort_guard),
+        TDT_TEST(test_float_argsort_guard),
+        TDT_TEST(test_float_topk_gradcheck),
+        TDT_TEST(test_float_topk_guard),
+        TDT_TEST(test_float_argtopk_guard),
         TDT_TEST(test_float_neg_gradcheck),
         TDT_TEST(test_float_neg_guard),
         TDT_TEST(test_float_abs_gradcheck),

@@ -2199,6 +2199,474 @@ static void test_bool_slice_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_slice, (int)(sizeof cases_bool_slice / sizeof cases_bool_slice[0]));
 }
 
+static void test_int_cumsum_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_cumsum(NULL, INT64_C(1), &out), TD_E_NULL, "int_cumsum");
+    assert_null(out);
+}
+
+static void test_int_cumsum_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_cumsum(a, INT64_C(1), &out), TD_E_KIND, "int_cumsum");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_cumsum_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_cumsum(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_cumsum");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_cumprod_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_cumprod(NULL, INT64_C(1), &out), TD_E_NULL, "int_cumprod");
+    assert_null(out);
+}
+
+static void test_int_cumprod_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_cumprod(a, INT64_C(1), &out), TD_E_KIND, "int_cumprod");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_cumprod_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_cumprod(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_cumprod");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_sort_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_sort(NULL, INT64_C(1), (int32_t)0, &out), TD_E_NULL, "int_sort");
+    assert_null(out);
+}
+
+static void test_int_sort_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sort(a, INT64_C(1), (int32_t)0, &out), TD_E_KIND, "int_sort");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sort_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 3, -1, 2, 0, 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sort(a, INT64_C(1), (int32_t)0, &out), TD_E_UNSUPPORTED, "int_sort");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_argsort_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_argsort(NULL, INT64_C(0), (int32_t)0, &out), TD_E_NULL, "int_argsort");
+    assert_null(out);
+}
+
+static void test_int_argsort_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argsort(a, INT64_C(0), (int32_t)0, &out), TD_E_KIND, "int_argsort");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argsort_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 3, 1, 3, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argsort(a, INT64_C(0), (int32_t)0, &out), TD_E_UNSUPPORTED, "int_argsort");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_topk_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_topk(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "int_topk");
+    assert_null(out);
+}
+
+static void test_int_topk_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_topk(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "int_topk");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_topk_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 3, -1, 2, 0, 9, -9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_topk(a, INT64_C(2), INT64_C(1), &out), TD_E_UNSUPPORTED, "int_topk");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_any_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_any(NULL, &out), TD_E_NULL, "int_any");
+    assert_null(out);
+}
+
+static void test_int_any_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_any(a, &out), TD_E_KIND, "int_any");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_any_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0, 0, 0, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_any(a, &out), TD_E_UNSUPPORTED, "int_any");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_any_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_any_dim(NULL, INT64_C(1), &out), TD_E_NULL, "int_any_dim");
+    assert_null(out);
+}
+
+static void test_int_any_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_any_dim(a, INT64_C(1), &out), TD_E_KIND, "int_any_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_any_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0, 0, 0, 0, -1, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_any_dim(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_any_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_all_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_all(NULL, &out), TD_E_NULL, "int_all");
+    assert_null(out);
+}
+
+static void test_int_all_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_all(a, &out), TD_E_KIND, "int_all");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_all_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_all(a, &out), TD_E_UNSUPPORTED, "int_all");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_all_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_all_dim(NULL, INT64_C(1), &out), TD_E_NULL, "int_all_dim");
+    assert_null(out);
+}
+
+static void test_int_all_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_all_dim(a, INT64_C(1), &out), TD_E_KIND, "int_all_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_all_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 0, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_all_dim(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_all_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_bool_any_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_any(NULL, &out), TD_E_NULL, "bool_any");
+    assert_null(out);
+}
+
+static void test_bool_any_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_any(a, &out), TD_E_KIND, "bool_any");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_any_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { false, false, true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_any(a, &out), TD_E_UNSUPPORTED, "bool_any");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_bool_any_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_any_dim(NULL, INT64_C(1), &out), TD_E_NULL, "bool_any_dim");
+    assert_null(out);
+}
+
+static void test_bool_any_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_any_dim(a, INT64_C(1), &out), TD_E_KIND, "bool_any_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_any_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { false, false, false, false, true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_any_dim(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "bool_any_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_bool_all_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_all(NULL, &out), TD_E_NULL, "bool_all");
+    assert_null(out);
+}
+
+static void test_bool_all_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_all(a, &out), TD_E_KIND, "bool_all");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_all_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const bool a_data[] = { true, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_all(a, &out), TD_E_UNSUPPORTED, "bool_all");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_bool_all_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_all_dim(NULL, INT64_C(1), &out), TD_E_NULL, "bool_all_dim");
+    assert_null(out);
+}
+
+static void test_bool_all_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_all_dim(a, INT64_C(1), &out), TD_E_KIND, "bool_all_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_all_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, true, true, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_all_dim(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "bool_all_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
 static void test_int_mask_fill_example_1(void **state)
 {
     (void)state;
@@ -3708,6 +4176,690 @@ static void test_float_slice_vs_cpu(void **state)
         .seed = 109967260u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_slice, (int)(sizeof cases_float_slice / sizeof cases_float_slice[0]));
+}
+
+static void test_float_mean_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_mean(NULL, &out), TD_E_NULL, "float_mean");
+    assert_null(out);
+}
+
+static void test_float_mean_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_mean(a, &out), TD_E_KIND, "float_mean");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_mean_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_mean(a, &out), TD_E_UNSUPPORTED, "float_mean");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_prod_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_prod(NULL, &out), TD_E_NULL, "float_prod");
+    assert_null(out);
+}
+
+static void test_float_prod_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_prod(a, &out), TD_E_KIND, "float_prod");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_prod_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, -0.5f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_prod(a, &out), TD_E_UNSUPPORTED, "float_prod");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_prod_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_prod_dim(NULL, INT64_C(1), &out), TD_E_NULL, "float_prod_dim");
+    assert_null(out);
+}
+
+static void test_float_prod_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_prod_dim(a, INT64_C(1), &out), TD_E_KIND, "float_prod_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_prod_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_prod_dim(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_prod_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_max_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_max(NULL, &out), TD_E_NULL, "float_max");
+    assert_null(out);
+}
+
+static void test_float_max_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_max(a, &out), TD_E_KIND, "float_max");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_max_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, -2.0f, 7.0f, 0.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_max(a, &out), TD_E_UNSUPPORTED, "float_max");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_min_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_min(NULL, &out), TD_E_NULL, "float_min");
+    assert_null(out);
+}
+
+static void test_float_min_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_min(a, &out), TD_E_KIND, "float_min");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_min_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, -2.0f, 7.0f, 0.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_min(a, &out), TD_E_UNSUPPORTED, "float_min");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_max_abs_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_max_abs(NULL, &out), TD_E_NULL, "float_max_abs");
+    assert_null(out);
+}
+
+static void test_float_max_abs_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_max_abs(a, &out), TD_E_KIND, "float_max_abs");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_max_abs_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, -8.0f, 3.0f, 4.0f, -5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_max_abs(a, &out), TD_E_UNSUPPORTED, "float_max_abs");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_max_abs_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_max_abs_dim(NULL, INT64_C(-2), &out), TD_E_NULL, "float_max_abs_dim");
+    assert_null(out);
+}
+
+static void test_float_max_abs_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_max_abs_dim(a, INT64_C(-2), &out), TD_E_KIND, "float_max_abs_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_max_abs_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, -8.0f, 3.0f, 4.0f, -5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_max_abs_dim(a, INT64_C(-2), &out), TD_E_UNSUPPORTED, "float_max_abs_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_any_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_any(NULL, &out), TD_E_NULL, "float_any");
+    assert_null(out);
+}
+
+static void test_float_any_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_any(a, &out), TD_E_KIND, "float_any");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_any_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.5f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_any(a, &out), TD_E_UNSUPPORTED, "float_any");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_any_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_any_dim(NULL, INT64_C(1), &out), TD_E_NULL, "float_any_dim");
+    assert_null(out);
+}
+
+static void test_float_any_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_any_dim(a, INT64_C(1), &out), TD_E_KIND, "float_any_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_any_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, -1.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_any_dim(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_any_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_all_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_all(NULL, &out), TD_E_NULL, "float_all");
+    assert_null(out);
+}
+
+static void test_float_all_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_all(a, &out), TD_E_KIND, "float_all");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_all_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_all(a, &out), TD_E_UNSUPPORTED, "float_all");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_all_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_all_dim(NULL, INT64_C(1), &out), TD_E_NULL, "float_all_dim");
+    assert_null(out);
+}
+
+static void test_float_all_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_all_dim(a, INT64_C(1), &out), TD_E_KIND, "float_all_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_all_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_all_dim(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_all_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_cumsum_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_cumsum(NULL, INT64_C(1), &out), TD_E_NULL, "float_cumsum");
+    assert_null(out);
+}
+
+static void test_float_cumsum_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cumsum(a, INT64_C(1), &out), TD_E_KIND, "float_cumsum");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cumsum_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cumsum(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_cumsum");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_cumprod_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_cumprod(NULL, INT64_C(1), &out), TD_E_NULL, "float_cumprod");
+    assert_null(out);
+}
+
+static void test_float_cumprod_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cumprod(a, INT64_C(1), &out), TD_E_KIND, "float_cumprod");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cumprod_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cumprod(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_cumprod");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_cummax_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_cummax(NULL, INT64_C(1), &out), TD_E_NULL, "float_cummax");
+    assert_null(out);
+}
+
+static void test_float_cummax_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cummax(a, INT64_C(1), &out), TD_E_KIND, "float_cummax");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cummax_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cummax(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_cummax");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_cummin_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_cummin(NULL, INT64_C(1), &out), TD_E_NULL, "float_cummin");
+    assert_null(out);
+}
+
+static void test_float_cummin_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cummin(a, INT64_C(1), &out), TD_E_KIND, "float_cummin");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cummin_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cummin(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_cummin");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_sort_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_sort(NULL, INT64_C(1), (int32_t)0, &out), TD_E_NULL, "float_sort");
+    assert_null(out);
+}
+
+static void test_float_sort_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sort(a, INT64_C(1), (int32_t)0, &out), TD_E_KIND, "float_sort");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sort_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 3.0f, 1.0f, 2.0f, 0.0f, -1.0f, 5.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sort(a, INT64_C(1), (int32_t)0, &out), TD_E_UNSUPPORTED, "float_sort");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_argsort_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_argsort(NULL, INT64_C(0), (int32_t)0, &out), TD_E_NULL, "float_argsort");
+    assert_null(out);
+}
+
+static void test_float_argsort_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_argsort(a, INT64_C(0), (int32_t)0, &out), TD_E_KIND, "float_argsort");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argsort_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 3.0f, 1.0f, 3.0f, NAN, 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_argsort(a, INT64_C(0), (int32_t)0, &out), TD_E_UNSUPPORTED, "float_argsort");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_topk_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_topk(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "float_topk");
+    assert_null(out);
+}
+
+static void test_float_topk_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_topk(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "float_topk");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_topk_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_topk(a, INT64_C(2), INT64_C(1), &out), TD_E_UNSUPPORTED, "float_topk");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_argtopk_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_argtopk(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "float_argtopk");
+    assert_null(out);
+}
+
+static void test_float_argtopk_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_argtopk(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "float_argtopk");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argtopk_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_argtopk(a, INT64_C(2), INT64_C(1), &out), TD_E_UNSUPPORTED, "float_argtopk");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
 }
 
 static void test_float_neg_example_1(void **state)
@@ -11834,6 +12986,45 @@ int main(void)
         TDT_TEST(test_bool_slice_null),
         TDT_TEST(test_bool_slice_wrong_kind),
         TDT_TEST(test_bool_slice_vs_cpu),
+        TDT_TEST(test_int_cumsum_null),
+        TDT_TEST(test_int_cumsum_wrong_kind),
+        TDT_TEST(test_int_cumsum_unsupported),
+        TDT_TEST(test_int_cumprod_null),
+        TDT_TEST(test_int_cumprod_wrong_kind),
+        TDT_TEST(test_int_cumprod_unsupported),
+        TDT_TEST(test_int_sort_null),
+        TDT_TEST(test_int_sort_wrong_kind),
+        TDT_TEST(test_int_sort_unsupported),
+        TDT_TEST(test_int_argsort_null),
+        TDT_TEST(test_int_argsort_wrong_kind),
+        TDT_TEST(test_int_argsort_unsupported),
+        TDT_TEST(test_int_topk_null),
+        TDT_TEST(test_int_topk_wrong_kind),
+        TDT_TEST(test_int_topk_unsupported),
+        TDT_TEST(test_int_any_null),
+        TDT_TEST(test_int_any_wrong_kind),
+        TDT_TEST(test_int_any_unsupported),
+        TDT_TEST(test_int_any_dim_null),
+        TDT_TEST(test_int_any_dim_wrong_kind),
+        TDT_TEST(test_int_any_dim_unsupported),
+        TDT_TEST(test_int_all_null),
+        TDT_TEST(test_int_all_wrong_kind),
+        TDT_TEST(test_int_all_unsupported),
+        TDT_TEST(test_int_all_dim_null),
+        TDT_TEST(test_int_all_dim_wrong_kind),
+        TDT_TEST(test_int_all_dim_unsupported),
+        TDT_TEST(test_bool_any_null),
+        TDT_TEST(test_bool_any_wrong_kind),
+        TDT_TEST(test_bool_any_unsupported),
+        TDT_TEST(test_bool_any_dim_null),
+        TDT_TEST(test_bool_any_dim_wrong_kind),
+        TDT_TEST(test_bool_any_dim_unsupported),
+        TDT_TEST(test_bool_all_null),
+        TDT_TEST(test_bool_all_wrong_kind),
+        TDT_TEST(test_bool_all_unsupported),
+        TDT_TEST(test_bool_all_dim_null),
+        TDT_TEST(test_bool_all_dim_wrong_kind),
+        TDT_TEST(test_bool_all_dim_unsupported),
         TDT_TEST(test_int_mask_fill_example_1),
         TDT_TEST(test_int_mask_fill_example_2),
         TDT_TEST(test_int_mask_fill_null),
@@ -11901,6 +13092,63 @@ int main(void)
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
         TDT_TEST(test_float_slice_vs_cpu),
+        TDT_TEST(test_float_mean_null),
+        TDT_TEST(test_float_mean_wrong_kind),
+        TDT_TEST(test_float_mean_unsupported),
+        TDT_TEST(test_float_prod_null),
+        TDT_TEST(test_float_prod_wrong_kind),
+        TDT_TEST(test_float_prod_unsupported),
+        TDT_TEST(test_float_prod_dim_null),
+        TDT_TEST(test_float_prod_dim_wrong_kind),
+        TDT_TEST(test_float_prod_dim_unsupported),
+        TDT_TEST(test_float_max_null),
+        TDT_TEST(test_float_max_wrong_kind),
+        TDT_TEST(test_float_max_unsupported),
+        TDT_TEST(test_float_min_null),
+        TDT_TEST(test_float_min_wrong_kind),
+        TDT_TEST(test_float_min_unsupported),
+        TDT_TEST(test_float_max_abs_null),
+        TDT_TEST(test_float_max_abs_wrong_kind),
+        TDT_TEST(test_float_max_abs_unsupported),
+        TDT_TEST(test_float_max_abs_dim_null),
+        TDT_TEST(test_float_max_abs_dim_wrong_kind),
+        TDT_TEST(test_float_max_abs_dim_unsupported),
+        TDT_TEST(test_float_any_null),
+        TDT_TEST(test_float_any_wrong_kind),
+        TDT_TEST(test_float_any_unsupported),
+        TDT_TEST(test_float_any_dim_null),
+        TDT_TEST(test_float_any_dim_wrong_kind),
+        TDT_TEST(test_float_any_dim_unsupported),
+        TDT_TEST(test_float_all_null),
+        TDT_TEST(test_float_all_wrong_kind),
+        TDT_TEST(test_float_all_unsupported),
+        TDT_TEST(test_float_all_dim_null),
+        TDT_TEST(test_float_all_dim_wrong_kind),
+        TDT_TEST(test_float_all_dim_unsupported),
+        TDT_TEST(test_float_cumsum_null),
+        TDT_TEST(test_float_cumsum_wrong_kind),
+        TDT_TEST(test_float_cumsum_unsupported),
+        TDT_TEST(test_float_cumprod_null),
+        TDT_TEST(test_float_cumprod_wrong_kind),
+        TDT_TEST(test_float_cumprod_unsupported),
+        TDT_TEST(test_float_cummax_null),
+        TDT_TEST(test_float_cummax_wrong_kind),
+        TDT_TEST(test_float_cummax_unsupported),
+        TDT_TEST(test_float_cummin_null),
+        TDT_TEST(test_float_cummin_wrong_kind),
+        TDT_TEST(test_float_cummin_unsupported),
+        TDT_TEST(test_float_sort_null),
+        TDT_TEST(test_float_sort_wrong_kind),
+        TDT_TEST(test_float_sort_unsupported),
+        TDT_TEST(test_float_argsort_null),
+        TDT_TEST(test_float_argsort_wrong_kind),
+        TDT_TEST(test_float_argsort_unsupported),
+        TDT_TEST(test_float_topk_null),
+        TDT_TEST(test_float_topk_wrong_kind),
+        TDT_TEST(test_float_topk_unsupported),
+        TDT_TEST(test_float_argtopk_null),
+        TDT_TEST(test_float_argtopk_wrong_kind),
+        TDT_TEST(test_float_argtopk_unsupported),
         TDT_TEST(test_float_neg_example_1),
         TDT_TEST(test_float_neg_null),
         TDT_TEST(test_float_neg_wrong_kind),

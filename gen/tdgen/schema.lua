@@ -133,6 +133,11 @@ M.rules = {
   mask_fill = { "tensor", "tensor" },
   host_out = { "tensor", "host_out" },
   all_gather = { "tensor", "group" },
+  -- reduce / cumulative / sort group (runtime/core/td_rules_reduce.c)
+  reduce_all_nonempty = { "tensor" },
+  reduce_dim_nonempty = { "tensor", "dim" },
+  along_dim = { "tensor", "dim" },
+  topk = { "tensor", "i64", "dim" },
 }
 
 function M.param_kind(t)

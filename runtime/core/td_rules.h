@@ -46,4 +46,14 @@ td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *m
 td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out);
 td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, td_shape *out);
 
+/* ---- reduce / cumulative / sort group (runtime/core/td_rules_reduce.c) ---- */
+/* Whole-tensor reductions that have no value on an empty tensor (max, min, max_abs). */
+td_status td_rule_reduce_all_nonempty(const char *op, const td_shape *a, td_shape *out);
+/* reduce_dim for reductions that have no value over an empty dim (max_abs_dim). */
+td_status td_rule_reduce_dim_nonempty(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
+/* Ops along one dim that keep the shape (cumsum, sort, ...); a 0-d tensor takes dim 0 or -1. */
+td_status td_rule_along_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
+/* topk: the shape of a with dim resized to count (0 <= count <= size of dim). */
+td_status td_rule_topk(const char *op, const td_shape *a, int64_t k, int64_t *dim, td_shape *out);
+
 #endif
