@@ -272,6 +272,34 @@ function R.reduce_dim(P)
   end)
 end
 
+-- reduce / cumulative / sort group: the whole-tensor and per-dim reductions that have no
+-- identity take the same shapes; ops along a dim also take dim 0 / -1 of 0-d shapes; topk
+-- keeps 1, about half and all of the dim.
+R.reduce_all_nonempty = R.same
+R.reduce_dim_nonempty = function(P) return R.reduce_dim(P) end
+
+function R.along_dim(P)
+  return over_shapes(P, function(s, i)
+    if #s == 0 then return { { [P[2]] = i % 2 == 0 and -1 or 0 } } end
+    local out = {}
+    for d = 1, #s do out[d] = { [P[2]] = (d == #s and i % 2 == 0) and -1 or d - 1 } end
+    return out
+  end)
+end
+
+function R.topk(P)
+  return over_shapes(P, function(s, i)
+    if #s == 0 then return { { [P[2]] = 1, [P[3]] = 0 } } end
+    local out = {}
+    for d = 1, #s do
+      local n = s[d]
+      local dim = (d == #s and i % 2 == 0) and -1 or d - 1
+      out[#out + 1] = { [P[2]] = ({ 1, (n + 1) // 2, n })[(i + d) % 3 + 1], [P[3]] = dim }
+    end
+    return out
+  end)
+end
+
 -- m, k, n in {1, 7, 64, 129} (each m with each n, k cycling), batched, broadcast batches,
 -- one large enough for the CPU's threaded matmul, and a k of more than 2^20 (more than
 -- 65535 tiles of 16: lavapipe's loop limit; ties, so that the sum is exact in any order).
