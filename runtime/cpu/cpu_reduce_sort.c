@@ -68,7 +68,7 @@ static double combine_sum(const float *p, int64_t n)
     if (n < TD_CPU_PAR_MIN)
         return sum_range(p, n);
     const int64_t chunk = chunk_len(n), nchunks = (n + chunk - 1) / chunk;
-    double part[MAX_CHUNKS];
+    double part[MAX_CHUNKS] = { 0 };
     TD_CPU_FOR_WORK(c, nchunks, n, {
         const int64_t lo = c * chunk;
         part[c] = sum_range(p + lo, n - lo < chunk ? n - lo : chunk);
@@ -96,7 +96,7 @@ td_status td_cpu_float_prod(const td_tensor *a, td_tensor *out)
         total = prod_range(p, n);
     } else {
         const int64_t chunk = chunk_len(n), nchunks = (n + chunk - 1) / chunk;
-        double part[MAX_CHUNKS];
+        double part[MAX_CHUNKS] = { 0 };
         TD_CPU_FOR_WORK(c, nchunks, n, {
             const int64_t lo = c * chunk;
             part[c] = prod_range(p + lo, n - lo < chunk ? n - lo : chunk);
@@ -117,7 +117,7 @@ static td_status extreme_all(const td_tensor *a, td_tensor *out, ext_kind kind)
         best = extreme_range(p, n, kind);
     } else {
         const int64_t chunk = chunk_len(n), nchunks = (n + chunk - 1) / chunk;
-        float part[MAX_CHUNKS];
+        float part[MAX_CHUNKS] = { 0 };
         TD_CPU_FOR_WORK(c, nchunks, n, {
             const int64_t lo = c * chunk;
             part[c] = extreme_range(p + lo, n - lo < chunk ? n - lo : chunk, kind);
