@@ -10213,9 +10213,35 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_mean_dim (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mean_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    int64_t td_s1 = 0;
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t1, (float)(1.0f / (float)(td_s1)), &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10232,6 +10258,8 @@ static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10488,9 +10516,36 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_min_dim (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t2, &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10507,6 +10562,8 @@ static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11915,9 +11972,40 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- bool_or (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_or";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_not(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11934,6 +12022,8 @@ static td_status arm_cpu_bool_or(const td_tensor *a, const td_tensor *b, const t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -12360,9 +12450,32 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- float_sub (binary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -12379,6 +12492,8 @@ static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13679,9 +13794,28 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
 
 /* ---- float_lower (binary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_greater(b, a, &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13698,6 +13832,8 @@ static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, con
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13775,9 +13911,28 @@ td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- float_lower_equal (binary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_greater_equal(b, a, &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13794,6 +13949,8 @@ static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;

@@ -85,6 +85,11 @@ typedef enum td_fallback {
  * device, so every handle of it shares it. TD_E_UNSUPPORTED for TD_FALLBACK_CPU in a build
  * without the CPU backend. */
 td_status td_device_set_fallback(td_device *device, td_fallback policy);
+/* Runs every op that has a decomposition in its spec by that decomposition on this device,
+ * even where the backend has a native kernel (on: true), or back to native kernels (the
+ * default). For checking kernels against their decompositions; the setting belongs to the
+ * device (the inner device, for an autodiff device), so every handle of it shares it. */
+td_status td_device_set_composites(td_device *device, bool on);
 /* How many times op ran on the CPU for device instead of its backend (0: never). */
 td_status td_device_fallback_count(const td_device *device, td_op op, int64_t *count);
 /* The backend of the device; TD_BACKEND_AUTODIFF for autodiff devices. */
