@@ -2675,13 +2675,51 @@ td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor 
 
 /* ---- int_any (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_any";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_sum(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t5, td_t6, &td_t7);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_any(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_any", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2698,31 +2736,7 @@ static td_status arm_cpu_int_any(const td_tensor *a, const td_shape *td_shape_ou
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_any", TD_OP_INT_ANY, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_any", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_any(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_any", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_any", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_any(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -2783,13 +2797,52 @@ td_status td_int_any(const td_tensor *a, td_tensor **out)
 
 /* ---- int_any_dim (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_any_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t4, (int64_t)(dim), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t5, td_t6, &td_t7);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_any_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_any_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2806,32 +2859,7 @@ static td_status arm_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_s
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_any_dim", TD_OP_INT_ANY_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_any_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_any_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_any_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_any_dim", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_any_dim(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -2892,13 +2920,47 @@ td_status td_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- int_all (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_all";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t4, td_t5, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_all(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_all", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2915,31 +2977,7 @@ static td_status arm_cpu_int_all(const td_tensor *a, const td_shape *td_shape_ou
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_all", TD_OP_INT_ALL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_all", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_all(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_all", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_all", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_all(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3000,13 +3038,48 @@ td_status td_int_all(const td_tensor *a, td_tensor **out)
 
 /* ---- int_all_dim (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_all_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t4, td_t5, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_all_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_all_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3023,32 +3096,7 @@ static td_status arm_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_s
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_all_dim", TD_OP_INT_ALL_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_all_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_all_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_all_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_all_dim", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_all_dim(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3109,13 +3157,39 @@ td_status td_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- bool_any (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_bool_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_bool_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_any";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_sum(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t2->shape.dims, td_t2->shape.ndim, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_any(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_any", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3132,31 +3206,7 @@ static td_status arm_cpu_bool_any(const td_tensor *a, const td_shape *td_shape_o
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_any", TD_OP_BOOL_ANY, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_any", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_any(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_any", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("bool_any", TD_BACKEND_VULKAN, "cpu");
+    return comp_bool_any(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3217,13 +3267,40 @@ td_status td_bool_any(const td_tensor *a, td_tensor **out)
 
 /* ---- bool_any_dim (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_bool_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_bool_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_any_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t2->shape.dims, td_t2->shape.ndim, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_any_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_any_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3240,32 +3317,7 @@ static td_status arm_cpu_bool_any_dim(const td_tensor *a, int64_t dim, const td_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_any_dim", TD_OP_BOOL_ANY_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_any_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_any_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_any_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("bool_any_dim", TD_BACKEND_VULKAN, "cpu");
+    return comp_bool_any_dim(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3326,13 +3378,43 @@ td_status td_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- bool_all (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_bool_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_bool_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_all";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_not(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_sum(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t3->shape.dims, td_t3->shape.ndim, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t3, td_t4, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_all(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_all", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3349,31 +3431,7 @@ static td_status arm_cpu_bool_all(const td_tensor *a, const td_shape *td_shape_o
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_all", TD_OP_BOOL_ALL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_all", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_all(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_all", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("bool_all", TD_BACKEND_VULKAN, "cpu");
+    return comp_bool_all(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3434,13 +3492,44 @@ td_status td_bool_all(const td_tensor *a, td_tensor **out)
 
 /* ---- bool_all_dim (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_bool_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_bool_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_all_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_not(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t2, (int64_t)(dim), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t3->shape.dims, td_t3->shape.ndim, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t3, td_t4, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_all_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_all_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3457,32 +3546,7 @@ static td_status arm_cpu_bool_all_dim(const td_tensor *a, int64_t dim, const td_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_all_dim", TD_OP_BOOL_ALL_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_all_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_all_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_all_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("bool_all_dim", TD_BACKEND_VULKAN, "cpu");
+    return comp_bool_all_dim(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -4946,13 +5010,31 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
 
 /* ---- float_mean (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mean";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_sum(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t1, (float)(1.0f / (float)(a->shape.numel)), &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_mean(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4969,31 +5051,7 @@ static td_status arm_cpu_float_mean(const td_tensor *a, const td_shape *td_shape
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_mean", TD_OP_FLOAT_MEAN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_mean", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_mean(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_mean", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_mean", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_mean(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -5416,13 +5474,43 @@ td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_max (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(a->shape.numel), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(a, td_t1->shape.dims, td_t1->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t2, (int64_t)(0), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t3, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_max(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5439,31 +5527,7 @@ static td_status arm_cpu_float_max(const td_tensor *a, const td_shape *td_shape_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_max", TD_OP_FLOAT_MAX, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_max(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_max", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_max(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -5572,13 +5636,43 @@ td_status td_float_max(const td_tensor *a, td_tensor **out)
 
 /* ---- float_min (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(a->shape.numel), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(a, td_t1->shape.dims, td_t1->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_min_dim(td_t2, (int64_t)(0), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t3, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_min(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5595,31 +5689,7 @@ static td_status arm_cpu_float_min(const td_tensor *a, const td_shape *td_shape_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_min", TD_OP_FLOAT_MIN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_min", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_min(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_min", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_min", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_min(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -5728,13 +5798,31 @@ td_status td_float_min(const td_tensor *a, td_tensor **out)
 
 /* ---- float_max_abs (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_abs";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_max(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_max_abs(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_abs", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5751,31 +5839,7 @@ static td_status arm_cpu_float_max_abs(const td_tensor *a, const td_shape *td_sh
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_max_abs", TD_OP_FLOAT_MAX_ABS, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_abs", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_max_abs(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_abs", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_max_abs", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_max_abs(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -5896,13 +5960,32 @@ td_status td_float_max_abs(const td_tensor *a, td_tensor **out)
 
 /* ---- float_max_abs_dim (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_abs_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_max_abs_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_abs_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5919,32 +6002,7 @@ static td_status arm_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, cons
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_max_abs_dim", TD_OP_FLOAT_MAX_ABS_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_abs_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_max_abs_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_abs_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_max_abs_dim", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_max_abs_dim(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -6065,13 +6123,51 @@ td_status td_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_any (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_any";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_sum(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t5, td_t6, &td_t7);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_any(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_any", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6088,31 +6184,7 @@ static td_status arm_cpu_float_any(const td_tensor *a, const td_shape *td_shape_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_any", TD_OP_FLOAT_ANY, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_any", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_any(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_any", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_any", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_any(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -6174,13 +6246,52 @@ td_status td_float_any(const td_tensor *a, td_tensor **out)
 
 /* ---- float_any_dim (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_any_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t4, (int64_t)(dim), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t5, td_t6, &td_t7);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_any_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_any_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6197,32 +6308,7 @@ static td_status arm_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_any_dim", TD_OP_FLOAT_ANY_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_any_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_any_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_any_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_any_dim", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_any_dim(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -6284,13 +6370,47 @@ td_status td_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_all (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_all";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t4, td_t5, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_all(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_all", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6307,31 +6427,7 @@ static td_status arm_cpu_float_all(const td_tensor *a, const td_shape *td_shape_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_all", TD_OP_FLOAT_ALL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_all", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_all(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_all", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_all", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_all(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -6393,13 +6489,48 @@ td_status td_float_all(const td_tensor *a, td_tensor **out)
 
 /* ---- float_all_dim (unary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_all_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t4, td_t5, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_all_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_all_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6416,32 +6547,7 @@ static td_status arm_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_all_dim", TD_OP_FLOAT_ALL_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_all_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_all_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_all_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_all_dim", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_all_dim(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 

@@ -148,44 +148,52 @@ td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor 
 
 /* Whether any element is nonzero, as a 0-dim bool tensor; false for an empty tensor.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_any(const td_tensor *a, td_tensor **out);
 
 /* Whether any element along dim is nonzero; the reduced dim is kept with size 1.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Whether every element is nonzero, as a 0-dim bool tensor; true for an empty tensor.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_all(const td_tensor *a, td_tensor **out);
 
 /* Whether every element along dim is nonzero; the reduced dim is kept with size 1.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Whether any element is true, as a 0-dim bool tensor; false for an empty tensor.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_any(const td_tensor *a, td_tensor **out);
 
 /* Whether any element along dim is true; the reduced dim is kept with size 1.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Whether every element is true, as a 0-dim bool tensor; true for an empty tensor.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_all(const td_tensor *a, td_tensor **out);
 
 /* Whether every element along dim is true; the reduced dim is kept with size 1.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -257,6 +265,7 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
 
 /* Mean of all elements, as a 0-dim tensor (NaN for an empty tensor, like PyTorch).
  * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mean(const td_tensor *a, td_tensor **out);
 
@@ -274,46 +283,54 @@ td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Maximum of all elements, as a 0-dim tensor; NaN if any element is NaN.
  * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: like torch.max(a) / amax: NaN propagates; the gradient is split evenly among the elements equal to the maximum.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max(const td_tensor *a, td_tensor **out);
 
 /* Minimum of all elements, as a 0-dim tensor; NaN if any element is NaN.
  * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: like torch.min(a) / amin: NaN propagates; the gradient is split evenly among the elements equal to the minimum.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_min(const td_tensor *a, td_tensor **out);
 
 /* Maximum of |a| over all elements, as a 0-dim tensor; NaN if any element is NaN.
  * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: max(abs(a)) in PyTorch terms; the gradient is split evenly among the elements of the largest magnitude.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_abs(const td_tensor *a, td_tensor **out);
 
 /* Maximum of |a| along dim; the reduced dim is kept with size 1.
  * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: amax(abs(a), dim, keepdim=True) in PyTorch terms; the gradient is split evenly among the elements of the largest magnitude.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Whether any element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor; false for an empty tensor.
  * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_any(const td_tensor *a, td_tensor **out);
 
 /* Whether any element along dim is nonzero (NaN counts as nonzero); the reduced dim is kept with size 1.
  * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Whether every element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor; true for an empty tensor.
  * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_all(const td_tensor *a, td_tensor **out);
 
 /* Whether every element along dim is nonzero (NaN counts as nonzero); the reduced dim is kept with size 1.
  * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);

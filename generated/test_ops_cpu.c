@@ -1460,6 +1460,65 @@ static void test_int_any_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_any(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_any(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_any(const tdt_call *c)
+{
+    return td_int_any(c->ins[0], c->out);
+}
+
+static const tdt_case cases_int_any[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_int_any_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_any",
+        .run = cmp_int_any,
+        .run_test = cmpc_int_any,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2925727523u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_any, (int)(sizeof cases_int_any / sizeof cases_int_any[0]));
+}
+
 static void test_int_any_dim_example_1(void **state)
 {
     (void)state;
@@ -1514,6 +1573,92 @@ static void test_int_any_dim_wrong_kind(void **state)
     tdt_expect_error(td_int_any_dim(a, INT64_C(1), &out), TD_E_KIND, "int_any_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_int_any_dim(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_any_dim(c->ins[0], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_any_dim(const tdt_call *c)
+{
+    return td_int_any_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_any_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_int_any_dim_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_any_dim",
+        .run = cmp_int_any_dim,
+        .run_test = cmpc_int_any_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 806835074u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_any_dim, (int)(sizeof cases_int_any_dim / sizeof cases_int_any_dim[0]));
 }
 
 static void test_int_all_example_1(void **state)
@@ -1572,6 +1717,65 @@ static void test_int_all_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_all(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_all(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_all(const tdt_call *c)
+{
+    return td_int_all(c->ins[0], c->out);
+}
+
+static const tdt_case cases_int_all[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_int_all_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_all",
+        .run = cmp_int_all,
+        .run_test = cmpc_int_all,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2775023142u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_all, (int)(sizeof cases_int_all / sizeof cases_int_all[0]));
+}
+
 static void test_int_all_dim_example_1(void **state)
 {
     (void)state;
@@ -1626,6 +1830,92 @@ static void test_int_all_dim_wrong_kind(void **state)
     tdt_expect_error(td_int_all_dim(a, INT64_C(1), &out), TD_E_KIND, "int_all_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_int_all_dim(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_all_dim(c->ins[0], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_all_dim(const tdt_call *c)
+{
+    return td_int_all_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_all_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_int_all_dim_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_all_dim",
+        .run = cmp_int_all_dim,
+        .run_test = cmpc_int_all_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1685931091u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_all_dim, (int)(sizeof cases_int_all_dim / sizeof cases_int_all_dim[0]));
 }
 
 static void test_bool_any_example_1(void **state)
@@ -1684,6 +1974,65 @@ static void test_bool_any_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_bool_any(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_any(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_bool_any(const tdt_call *c)
+{
+    return td_bool_any(c->ins[0], c->out);
+}
+
+static const tdt_case cases_bool_any[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_bool_any_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_any",
+        .run = cmp_bool_any,
+        .run_test = cmpc_bool_any,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 195693048u,
+    };
+    tdt_compare(dev, dev, &desc, cases_bool_any, (int)(sizeof cases_bool_any / sizeof cases_bool_any[0]));
+}
+
 static void test_bool_any_dim_example_1(void **state)
 {
     (void)state;
@@ -1738,6 +2087,92 @@ static void test_bool_any_dim_wrong_kind(void **state)
     tdt_expect_error(td_bool_any_dim(a, INT64_C(1), &out), TD_E_KIND, "bool_any_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_bool_any_dim(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_any_dim(c->ins[0], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_bool_any_dim(const tdt_call *c)
+{
+    return td_bool_any_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_bool_any_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_bool_any_dim_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_any_dim",
+        .run = cmp_bool_any_dim,
+        .run_test = cmpc_bool_any_dim,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2235595225u,
+    };
+    tdt_compare(dev, dev, &desc, cases_bool_any_dim, (int)(sizeof cases_bool_any_dim / sizeof cases_bool_any_dim[0]));
 }
 
 static void test_bool_all_example_1(void **state)
@@ -1796,6 +2231,65 @@ static void test_bool_all_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_bool_all(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_all(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_bool_all(const tdt_call *c)
+{
+    return td_bool_all(c->ins[0], c->out);
+}
+
+static const tdt_case cases_bool_all[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_bool_all_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_all",
+        .run = cmp_bool_all,
+        .run_test = cmpc_bool_all,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 77955525u,
+    };
+    tdt_compare(dev, dev, &desc, cases_bool_all, (int)(sizeof cases_bool_all / sizeof cases_bool_all[0]));
+}
+
 static void test_bool_all_dim_example_1(void **state)
 {
     (void)state;
@@ -1850,6 +2344,92 @@ static void test_bool_all_dim_wrong_kind(void **state)
     tdt_expect_error(td_bool_all_dim(a, INT64_C(1), &out), TD_E_KIND, "bool_all_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_bool_all_dim(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_all_dim(c->ins[0], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_bool_all_dim(const tdt_call *c)
+{
+    return td_bool_all_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_bool_all_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_bool_all_dim_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_all_dim",
+        .run = cmp_bool_all_dim,
+        .run_test = cmpc_bool_all_dim,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 930732488u,
+    };
+    tdt_compare(dev, dev, &desc, cases_bool_all_dim, (int)(sizeof cases_bool_all_dim / sizeof cases_bool_all_dim[0]));
 }
 
 static void test_int_mask_fill_example_1(void **state)
@@ -2752,6 +3332,65 @@ static void test_float_mean_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_float_mean(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_mean(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_float_mean(const tdt_call *c)
+{
+    return td_float_mean(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_mean[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_mean_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean",
+        .run = cmp_float_mean,
+        .run_test = cmpc_float_mean,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2241035091u,
+    };
+    tdt_compare(dev, dev, &desc, cases_float_mean, (int)(sizeof cases_float_mean / sizeof cases_float_mean[0]));
+}
+
 static void test_float_prod_example_1(void **state)
 {
     (void)state;
@@ -2988,6 +3627,65 @@ static void test_float_max_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_float_max(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_max(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_float_max(const tdt_call *c)
+{
+    return td_float_max(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_max_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max",
+        .run = cmp_float_max,
+        .run_test = cmpc_float_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1368854288u,
+    };
+    tdt_compare(dev, dev, &desc, cases_float_max, (int)(sizeof cases_float_max / sizeof cases_float_max[0]));
+}
+
 static void test_float_min_example_1(void **state)
 {
     (void)state;
@@ -3059,6 +3757,65 @@ static void test_float_min_wrong_kind(void **state)
     tdt_expect_error(td_float_min(a, &out), TD_E_KIND, "float_min");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_float_min(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_min(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_float_min(const tdt_call *c)
+{
+    return td_float_min(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_min_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min",
+        .run = cmp_float_min,
+        .run_test = cmpc_float_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1736681978u,
+    };
+    tdt_compare(dev, dev, &desc, cases_float_min, (int)(sizeof cases_float_min / sizeof cases_float_min[0]));
 }
 
 static void test_float_max_abs_example_1(void **state)
@@ -3134,6 +3891,65 @@ static void test_float_max_abs_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_float_max_abs(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_max_abs(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_float_max_abs(const tdt_call *c)
+{
+    return td_float_max_abs(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_max_abs[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_max_abs_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs",
+        .run = cmp_float_max_abs,
+        .run_test = cmpc_float_max_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 129675267u,
+    };
+    tdt_compare(dev, dev, &desc, cases_float_max_abs, (int)(sizeof cases_float_max_abs / sizeof cases_float_max_abs[0]));
+}
+
 static void test_float_max_abs_dim_example_1(void **state)
 {
     (void)state;
@@ -3205,6 +4021,92 @@ static void test_float_max_abs_dim_wrong_kind(void **state)
     tdt_expect_error(td_float_max_abs_dim(a, INT64_C(-2), &out), TD_E_KIND, "float_max_abs_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_float_max_abs_dim(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_max_abs_dim(c->ins[0], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_float_max_abs_dim(const tdt_call *c)
+{
+    return td_float_max_abs_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_max_abs_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_float_max_abs_dim_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs_dim",
+        .run = cmp_float_max_abs_dim,
+        .run_test = cmpc_float_max_abs_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3727604130u,
+    };
+    tdt_compare(dev, dev, &desc, cases_float_max_abs_dim, (int)(sizeof cases_float_max_abs_dim / sizeof cases_float_max_abs_dim[0]));
 }
 
 static void test_float_any_example_1(void **state)
@@ -3297,6 +4199,65 @@ static void test_float_any_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_float_any(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_any(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_float_any(const tdt_call *c)
+{
+    return td_float_any(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_any[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_any_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any",
+        .run = cmp_float_any,
+        .run_test = cmpc_float_any,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1844429200u,
+    };
+    tdt_compare(dev, dev, &desc, cases_float_any, (int)(sizeof cases_float_any / sizeof cases_float_any[0]));
+}
+
 static void test_float_any_dim_example_1(void **state)
 {
     (void)state;
@@ -3351,6 +4312,92 @@ static void test_float_any_dim_wrong_kind(void **state)
     tdt_expect_error(td_float_any_dim(a, INT64_C(1), &out), TD_E_KIND, "float_any_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_float_any_dim(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_any_dim(c->ins[0], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_float_any_dim(const tdt_call *c)
+{
+    return td_float_any_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_any_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_float_any_dim_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any_dim",
+        .run = cmp_float_any_dim,
+        .run_test = cmpc_float_any_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1140471713u,
+    };
+    tdt_compare(dev, dev, &desc, cases_float_any_dim, (int)(sizeof cases_float_any_dim / sizeof cases_float_any_dim[0]));
 }
 
 static void test_float_all_example_1(void **state)
@@ -3443,6 +4490,65 @@ static void test_float_all_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_float_all(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_all(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_float_all(const tdt_call *c)
+{
+    return td_float_all(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_all[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_all_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all",
+        .run = cmp_float_all,
+        .run_test = cmpc_float_all,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1726691677u,
+    };
+    tdt_compare(dev, dev, &desc, cases_float_all, (int)(sizeof cases_float_all / sizeof cases_float_all[0]));
+}
+
 static void test_float_all_dim_example_1(void **state)
 {
     (void)state;
@@ -3497,6 +4603,92 @@ static void test_float_all_dim_wrong_kind(void **state)
     tdt_expect_error(td_float_all_dim(a, INT64_C(1), &out), TD_E_KIND, "float_all_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_float_all_dim(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_all_dim(c->ins[0], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_float_all_dim(const tdt_call *c)
+{
+    return td_float_all_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_all_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_float_all_dim_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all_dim",
+        .run = cmp_float_all_dim,
+        .run_test = cmpc_float_all_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1851968592u,
+    };
+    tdt_compare(dev, dev, &desc, cases_float_all_dim, (int)(sizeof cases_float_all_dim / sizeof cases_float_all_dim[0]));
 }
 
 static void test_float_cumsum_example_1(void **state)
@@ -9539,34 +10731,42 @@ int main(void)
         TDT_TEST(test_int_any_example_2),
         TDT_TEST(test_int_any_null),
         TDT_TEST(test_int_any_wrong_kind),
+        TDT_TEST(test_int_any_composite_vs_native),
         TDT_TEST(test_int_any_dim_example_1),
         TDT_TEST(test_int_any_dim_example_2),
         TDT_TEST(test_int_any_dim_null),
         TDT_TEST(test_int_any_dim_wrong_kind),
+        TDT_TEST(test_int_any_dim_composite_vs_native),
         TDT_TEST(test_int_all_example_1),
         TDT_TEST(test_int_all_example_2),
         TDT_TEST(test_int_all_null),
         TDT_TEST(test_int_all_wrong_kind),
+        TDT_TEST(test_int_all_composite_vs_native),
         TDT_TEST(test_int_all_dim_example_1),
         TDT_TEST(test_int_all_dim_example_2),
         TDT_TEST(test_int_all_dim_null),
         TDT_TEST(test_int_all_dim_wrong_kind),
+        TDT_TEST(test_int_all_dim_composite_vs_native),
         TDT_TEST(test_bool_any_example_1),
         TDT_TEST(test_bool_any_example_2),
         TDT_TEST(test_bool_any_null),
         TDT_TEST(test_bool_any_wrong_kind),
+        TDT_TEST(test_bool_any_composite_vs_native),
         TDT_TEST(test_bool_any_dim_example_1),
         TDT_TEST(test_bool_any_dim_example_2),
         TDT_TEST(test_bool_any_dim_null),
         TDT_TEST(test_bool_any_dim_wrong_kind),
+        TDT_TEST(test_bool_any_dim_composite_vs_native),
         TDT_TEST(test_bool_all_example_1),
         TDT_TEST(test_bool_all_example_2),
         TDT_TEST(test_bool_all_null),
         TDT_TEST(test_bool_all_wrong_kind),
+        TDT_TEST(test_bool_all_composite_vs_native),
         TDT_TEST(test_bool_all_dim_example_1),
         TDT_TEST(test_bool_all_dim_example_2),
         TDT_TEST(test_bool_all_dim_null),
         TDT_TEST(test_bool_all_dim_wrong_kind),
+        TDT_TEST(test_bool_all_dim_composite_vs_native),
         TDT_TEST(test_int_mask_fill_example_1),
         TDT_TEST(test_int_mask_fill_example_2),
         TDT_TEST(test_int_mask_fill_null),
@@ -9627,6 +10827,7 @@ int main(void)
         TDT_TEST(test_float_mean_example_4),
         TDT_TEST(test_float_mean_null),
         TDT_TEST(test_float_mean_wrong_kind),
+        TDT_TEST(test_float_mean_composite_vs_native),
         TDT_TEST(test_float_prod_example_1),
         TDT_TEST(test_float_prod_example_2),
         TDT_TEST(test_float_prod_example_3),
@@ -9643,41 +10844,49 @@ int main(void)
         TDT_TEST(test_float_max_example_3),
         TDT_TEST(test_float_max_null),
         TDT_TEST(test_float_max_wrong_kind),
+        TDT_TEST(test_float_max_composite_vs_native),
         TDT_TEST(test_float_min_example_1),
         TDT_TEST(test_float_min_example_2),
         TDT_TEST(test_float_min_example_3),
         TDT_TEST(test_float_min_null),
         TDT_TEST(test_float_min_wrong_kind),
+        TDT_TEST(test_float_min_composite_vs_native),
         TDT_TEST(test_float_max_abs_example_1),
         TDT_TEST(test_float_max_abs_example_2),
         TDT_TEST(test_float_max_abs_example_3),
         TDT_TEST(test_float_max_abs_null),
         TDT_TEST(test_float_max_abs_wrong_kind),
+        TDT_TEST(test_float_max_abs_composite_vs_native),
         TDT_TEST(test_float_max_abs_dim_example_1),
         TDT_TEST(test_float_max_abs_dim_example_2),
         TDT_TEST(test_float_max_abs_dim_example_3),
         TDT_TEST(test_float_max_abs_dim_null),
         TDT_TEST(test_float_max_abs_dim_wrong_kind),
+        TDT_TEST(test_float_max_abs_dim_composite_vs_native),
         TDT_TEST(test_float_any_example_1),
         TDT_TEST(test_float_any_example_2),
         TDT_TEST(test_float_any_example_3),
         TDT_TEST(test_float_any_example_4),
         TDT_TEST(test_float_any_null),
         TDT_TEST(test_float_any_wrong_kind),
+        TDT_TEST(test_float_any_composite_vs_native),
         TDT_TEST(test_float_any_dim_example_1),
         TDT_TEST(test_float_any_dim_example_2),
         TDT_TEST(test_float_any_dim_null),
         TDT_TEST(test_float_any_dim_wrong_kind),
+        TDT_TEST(test_float_any_dim_composite_vs_native),
         TDT_TEST(test_float_all_example_1),
         TDT_TEST(test_float_all_example_2),
         TDT_TEST(test_float_all_example_3),
         TDT_TEST(test_float_all_example_4),
         TDT_TEST(test_float_all_null),
         TDT_TEST(test_float_all_wrong_kind),
+        TDT_TEST(test_float_all_composite_vs_native),
         TDT_TEST(test_float_all_dim_example_1),
         TDT_TEST(test_float_all_dim_example_2),
         TDT_TEST(test_float_all_dim_null),
         TDT_TEST(test_float_all_dim_wrong_kind),
+        TDT_TEST(test_float_all_dim_composite_vs_native),
         TDT_TEST(test_float_cumsum_example_1),
         TDT_TEST(test_float_cumsum_example_2),
         TDT_TEST(test_float_cumsum_example_3),

@@ -30,6 +30,7 @@ op {
   },
   backward = { a = "mean_all_grad(grad, a)" },
   bound = "memory",
+  decompose = "float_sum(a) / numel(a)",
 }
 
 op {
@@ -100,6 +101,12 @@ op {
   },
   backward = { a = "even_grad(grad, a, result)" },
   bound = "memory",
+  -- flattened through the shape of a 1-d arange of numel(a) elements, reduced, then made 0-d
+  decompose = {
+    "flat = float_reshape(a, shape(int_arange(device(a), 0, numel(a), 1)))",
+    "m = float_max_dim(flat, 0)",
+    "float_reshape(m, shape(float_sum(m)))",
+  },
 }
 
 op {
@@ -121,6 +128,11 @@ op {
   },
   backward = { a = "even_grad(grad, a, result)" },
   bound = "memory",
+  decompose = {
+    "flat = float_reshape(a, shape(int_arange(device(a), 0, numel(a), 1)))",
+    "m = float_min_dim(flat, 0)",
+    "float_reshape(m, shape(float_sum(m)))",
+  },
 }
 
 op {
@@ -142,6 +154,7 @@ op {
   },
   backward = { a = "even_grad(grad, abs(a), result) * sign(a)" },
   bound = "memory",
+  decompose = "float_max(float_abs(a))",
 }
 
 op {
@@ -163,6 +176,7 @@ op {
   },
   backward = { a = "even_grad_dim(grad, abs(a), result, dim) * sign(a)" },
   bound = "memory",
+  decompose = "float_max_dim(float_abs(a), dim)",
 }
 
 op {
@@ -183,6 +197,12 @@ op {
     { a = { shape = {}, data = { 0 } },
       out = { shape = {}, data = { false } } },
   },
+  -- NaN != 0 holds, so NaN counts; the count of nonzero elements (a sum of 0 / 1) is > 0
+  decompose = {
+    "nz = bool_not(float_equal(a, float_zeros(device(a), shape(a))))",
+    "n = float_sum(bool_into_float(nz))",
+    "float_greater(n, float_zeros(device(a), shape(n)))",
+  },
 }
 
 op {
@@ -199,6 +219,11 @@ op {
       out = { shape = { 2, 1 }, data = { false, true } } },
     { a = { shape = { 2, 3 }, data = { 0, 0, 0, 0, -1, "nan" } }, dim = -2,
       out = { shape = { 1, 3 }, data = { false, true, true } } },
+  },
+  decompose = {
+    "nz = bool_not(float_equal(a, float_zeros(device(a), shape(a))))",
+    "n = float_sum_dim(bool_into_float(nz), dim)",
+    "float_greater(n, float_zeros(device(a), shape(n)))",
   },
 }
 
@@ -220,6 +245,11 @@ op {
     { a = { shape = {}, data = { -0.0 } },
       out = { shape = {}, data = { false } } },
   },
+  -- no element equal to 0: the count of zeros (a sum of 0 / 1) is exactly 0
+  decompose = {
+    "n = float_sum(bool_into_float(float_equal(a, float_zeros(device(a), shape(a)))))",
+    "float_equal(n, float_zeros(device(a), shape(n)))",
+  },
 }
 
 op {
@@ -236,6 +266,10 @@ op {
       out = { shape = { 2, 1 }, data = { false, true } } },
     { a = { shape = { 2, 3 }, data = { 1, 0, 3, 4, 5, 6 } }, dim = -2,
       out = { shape = { 1, 3 }, data = { true, false, true } } },
+  },
+  decompose = {
+    "n = float_sum_dim(bool_into_float(float_equal(a, float_zeros(device(a), shape(a)))), dim)",
+    "float_equal(n, float_zeros(device(a), shape(n)))",
   },
 }
 
@@ -530,6 +564,11 @@ op {
     { a = { shape = { 2 }, data = { 0, 0 } },
       out = { shape = {}, data = { false } } },
   },
+  decompose = {
+    "nz = bool_not(int_equal(a, int_zeros(device(a), shape(a))))",
+    "n = float_sum(bool_into_float(nz))",
+    "float_greater(n, float_zeros(device(a), shape(n)))",
+  },
 }
 
 op {
@@ -547,6 +586,11 @@ op {
     { a = { shape = { 2, 3 }, data = { 0, 0, 0, 0, -1, 0 } }, dim = -2,
       out = { shape = { 1, 3 }, data = { false, true, false } } },
   },
+  decompose = {
+    "nz = bool_not(int_equal(a, int_zeros(device(a), shape(a))))",
+    "n = float_sum_dim(bool_into_float(nz), dim)",
+    "float_greater(n, float_zeros(device(a), shape(n)))",
+  },
 }
 
 op {
@@ -562,6 +606,10 @@ op {
       out = { shape = {}, data = { true } } },
     { a = { shape = { 2, 2 }, data = { 1, 0, 2, 3 } },
       out = { shape = {}, data = { false } } },
+  },
+  decompose = {
+    "n = float_sum(bool_into_float(int_equal(a, int_zeros(device(a), shape(a)))))",
+    "float_equal(n, float_zeros(device(a), shape(n)))",
   },
 }
 
@@ -580,6 +628,10 @@ op {
     { a = { shape = { 2, 3 }, data = { 1, 0, 3, 4, 5, 6 } }, dim = -2,
       out = { shape = { 1, 3 }, data = { true, false, true } } },
   },
+  decompose = {
+    "n = float_sum_dim(bool_into_float(int_equal(a, int_zeros(device(a), shape(a)))), dim)",
+    "float_equal(n, float_zeros(device(a), shape(n)))",
+  },
 }
 
 op {
@@ -595,6 +647,10 @@ op {
       out = { shape = {}, data = { true } } },
     { a = { shape = { 3 }, data = { false, false, false } },
       out = { shape = {}, data = { false } } },
+  },
+  decompose = {
+    "n = float_sum(bool_into_float(a))",
+    "float_greater(n, float_zeros(device(a), shape(n)))",
   },
 }
 
@@ -613,6 +669,10 @@ op {
     { a = { shape = { 2, 3 }, data = { false, false, false, false, true, false } }, dim = -2,
       out = { shape = { 1, 3 }, data = { false, true, false } } },
   },
+  decompose = {
+    "n = float_sum_dim(bool_into_float(a), dim)",
+    "float_greater(n, float_zeros(device(a), shape(n)))",
+  },
 }
 
 op {
@@ -628,6 +688,10 @@ op {
       out = { shape = {}, data = { true } } },
     { a = { shape = { 2, 2 }, data = { true, false, true, true } },
       out = { shape = {}, data = { false } } },
+  },
+  decompose = {
+    "n = float_sum(bool_into_float(bool_not(a)))",
+    "float_equal(n, float_zeros(device(a), shape(n)))",
   },
 }
 
@@ -645,5 +709,9 @@ op {
       out = { shape = { 2, 1 }, data = { false, true } } },
     { a = { shape = { 2, 3 }, data = { true, false, true, true, true, true } }, dim = -2,
       out = { shape = { 1, 3 }, data = { true, false, true } } },
+  },
+  decompose = {
+    "n = float_sum_dim(bool_into_float(bool_not(a)), dim)",
+    "float_equal(n, float_zeros(device(a), shape(n)))",
   },
 }
