@@ -2128,10 +2128,6 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
 /* ---- int_cumsum (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -2150,32 +2146,16 @@ static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_sh
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_cumsum", TD_OP_INT_CUMSUM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_cumsum", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_cumsum(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_cumsum", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_cumsum", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_cumsum(a, dim, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_cumsum", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -2237,10 +2217,6 @@ td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_cumprod (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -2259,32 +2235,16 @@ static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_s
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_cumprod", TD_OP_INT_CUMPROD, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_cumprod", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_cumprod(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_cumprod", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_cumprod", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_cumprod(a, dim, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_cumprod", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -6610,10 +6570,6 @@ td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- float_cumsum (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -6632,32 +6588,16 @@ static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_cumsum", TD_OP_FLOAT_CUMSUM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cumsum", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_cumsum(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cumsum", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_cumsum", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_cumsum(a, dim, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_cumsum", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -6925,10 +6865,6 @@ td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- float_cummax (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -6947,32 +6883,16 @@ static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_cummax", TD_OP_FLOAT_CUMMAX, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cummax", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_cummax(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cummax", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_cummax", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_cummax(a, dim, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_cummax", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -7082,10 +7002,6 @@ td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- float_cummin (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -7104,32 +7020,16 @@ static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_cummin", TD_OP_FLOAT_CUMMIN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cummin", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_cummin(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cummin", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_cummin", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_cummin(a, dim, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_cummin", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 

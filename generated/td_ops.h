@@ -118,13 +118,13 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
 /* Cumulative sum along dim (wraps around on int32 overflow).
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: int32 result (PyTorch would promote to int64); a 0-d tensor takes dim 0 or -1.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Cumulative product along dim (wraps around on int32 overflow).
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: int32 result (PyTorch would promote to int64); a 0-d tensor takes dim 0 or -1.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -336,7 +336,7 @@ td_status td_float_all(const td_tensor *a, td_tensor **out);
 td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Cumulative sum along dim: out[..., i, ...] = a[..., 0, ...] + ... + a[..., i, ...].
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: accumulates in double precision (as PyTorch does on the CPU); a 0-d tensor takes dim 0 or -1.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -348,13 +348,13 @@ td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Running maximum along dim: out[..., i, ...] = max(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: values of torch.cummax; the gradient goes to the index PyTorch reports (the last of equal maxima).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Running minimum along dim: out[..., i, ...] = min(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: values of torch.cummin; the gradient goes to the index PyTorch reports (the last of equal minima).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out);

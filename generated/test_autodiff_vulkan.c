@@ -425,6 +425,99 @@ static void test_float_all_dim_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_cumsum(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cumsum(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_cumsum_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum, ins, 1, 586006u);
+}
+
+static void test_float_cumsum_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cumsum(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_cummax(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cummax(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_cummax_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax, ins, 1, 601844u);
+}
+
+static void test_float_cummax_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cummax(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_cummin(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cummin(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_cummin_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin, ins, 1, 609763u);
+}
+
+static void test_float_cummin_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cummin(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_neg(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -2457,6 +2550,12 @@ int main(void)
         TDT_TEST(test_float_any_dim_guard),
         TDT_TEST(test_float_all_guard),
         TDT_TEST(test_float_all_dim_guard),
+        TDT_TEST(test_float_cumsum_gradcheck),
+        TDT_TEST(test_float_cumsum_guard),
+        TDT_TEST(test_float_cummax_gradcheck),
+        TDT_TEST(test_float_cummax_guard),
+        TDT_TEST(test_float_cummin_gradcheck),
+        TDT_TEST(test_float_cummin_guard),
         TDT_TEST(test_float_neg_gradcheck),
         TDT_TEST(test_float_neg_guard),
         TDT_TEST(test_float_abs_gradcheck),

@@ -2199,6 +2199,57 @@ static void test_bool_slice_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_slice, (int)(sizeof cases_bool_slice / sizeof cases_bool_slice[0]));
 }
 
+static void test_int_cumsum_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_cumsum(a, INT64_C(1), &out), "int_cumsum");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 1, 3, 6, 4, 9, 15 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_cumsum_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_cumsum(a, INT64_C(-2), &out), "int_cumsum");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 1, 2, 3, 5, 7, 9 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_cumsum_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 2147483647, 1, -5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_cumsum(a, INT64_C(0), &out), "int_cumsum");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 2147483647, -2147483648, 2147483643 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_cumsum_null(void **state)
 {
     (void)state;
@@ -2221,7 +2272,86 @@ static void test_int_cumsum_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_int_cumsum_unsupported(void **state)
+static td_status cmp_int_cumsum(const tdt_call *c)
+{
+    return td_int_cumsum(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_cumsum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_int_cumsum_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_cumsum",
+        .run = cmp_int_cumsum,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3473285161u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_cumsum, (int)(sizeof cases_int_cumsum / sizeof cases_int_cumsum[0]));
+}
+
+static void test_int_cumprod_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
@@ -2230,8 +2360,45 @@ static void test_int_cumsum_unsupported(void **state)
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_int_cumsum(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_cumsum");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_int_cumprod(a, INT64_C(1), &out), "int_cumprod");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 1, 2, 6, 4, 20, 120 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_cumprod_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { -2, 3, -4 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_cumprod(a, INT64_C(-1), &out), "int_cumprod");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { -2, -6, 24 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_cumprod_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 65536, 65536, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_cumprod(a, INT64_C(0), &out), "int_cumprod");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 65536, 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -2257,18 +2424,83 @@ static void test_int_cumprod_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_int_cumprod_unsupported(void **state)
+static td_status cmp_int_cumprod(const tdt_call *c)
+{
+    return td_int_cumprod(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_cumprod[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_int_cumprod_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_int_cumprod(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_cumprod");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "int_cumprod",
+        .run = cmp_int_cumprod,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 30123963u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_cumprod, (int)(sizeof cases_int_cumprod / sizeof cases_int_cumprod[0]));
 }
 
 static void test_int_sort_null(void **state)
@@ -6123,6 +6355,74 @@ static void test_float_all_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_all_dim, (int)(sizeof cases_float_all_dim / sizeof cases_float_all_dim[0]));
 }
 
+static void test_float_cumsum_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_cumsum(a, INT64_C(1), &out), "float_cumsum");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 3.0f, 6.0f, 4.0f, 9.0f, 15.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cumsum_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_cumsum(a, INT64_C(-2), &out), "float_cumsum");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f, 5.0f, 7.0f, 9.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cumsum_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 1.0f, INFINITY, 2.0f, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_cumsum(a, INT64_C(0), &out), "float_cumsum");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { 1.0f, INFINITY, INFINITY, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cumsum_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_cumsum(a, INT64_C(-1), &out), "float_cumsum");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_cumsum_null(void **state)
 {
     (void)state;
@@ -6145,18 +6445,83 @@ static void test_float_cumsum_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_cumsum_unsupported(void **state)
+static td_status cmp_float_cumsum(const tdt_call *c)
+{
+    return td_float_cumsum(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_cumsum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_float_cumsum_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_float_cumsum(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_cumsum");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "float_cumsum",
+        .run = cmp_float_cumsum,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2604061036u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_cumsum, (int)(sizeof cases_float_cumsum / sizeof cases_float_cumsum[0]));
 }
 
 static void test_float_cumprod_null(void **state)
@@ -6195,6 +6560,57 @@ static void test_float_cumprod_unsupported(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_cummax_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_cummax(a, INT64_C(1), &out), "float_cummax");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 3.0f, 3.0f, -1.0f, -1.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cummax_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_cummax(a, INT64_C(0), &out), "float_cummax");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 3.0f, 2.0f, 1.0f, 3.0f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cummax_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 1.0f, NAN, 5.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_cummax(a, INT64_C(-1), &out), "float_cummax");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { 1.0f, NAN, NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_cummax_null(void **state)
 {
     (void)state;
@@ -6217,7 +6633,86 @@ static void test_float_cummax_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_cummax_unsupported(void **state)
+static td_status cmp_float_cummax(const tdt_call *c)
+{
+    return td_float_cummax(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_cummax[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_float_cummax_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cummax",
+        .run = cmp_float_cummax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3249246165u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_cummax, (int)(sizeof cases_float_cummax / sizeof cases_float_cummax[0]));
+}
+
+static void test_float_cummin_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
@@ -6226,8 +6721,45 @@ static void test_float_cummax_unsupported(void **state)
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_float_cummax(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_cummax");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_cummin(a, INT64_C(1), &out), "float_cummin");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 1.0f, 1.0f, -1.0f, -5.0f, -5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cummin_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_cummin(a, INT64_C(-2), &out), "float_cummin");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cummin_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 1.0f, -INFINITY, NAN, -9.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_cummin(a, INT64_C(0), &out), "float_cummin");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { 1.0f, -INFINITY, NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -6253,18 +6785,83 @@ static void test_float_cummin_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_cummin_unsupported(void **state)
+static td_status cmp_float_cummin(const tdt_call *c)
+{
+    return td_float_cummin(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_cummin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_float_cummin_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_float_cummin(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_cummin");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "float_cummin",
+        .run = cmp_float_cummin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2881418475u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_cummin, (int)(sizeof cases_float_cummin / sizeof cases_float_cummin[0]));
 }
 
 static void test_float_sort_null(void **state)
@@ -14535,12 +15132,18 @@ int main(void)
         TDT_TEST(test_bool_slice_null),
         TDT_TEST(test_bool_slice_wrong_kind),
         TDT_TEST(test_bool_slice_vs_cpu),
+        TDT_TEST(test_int_cumsum_example_1),
+        TDT_TEST(test_int_cumsum_example_2),
+        TDT_TEST(test_int_cumsum_example_3),
         TDT_TEST(test_int_cumsum_null),
         TDT_TEST(test_int_cumsum_wrong_kind),
-        TDT_TEST(test_int_cumsum_unsupported),
+        TDT_TEST(test_int_cumsum_vs_cpu),
+        TDT_TEST(test_int_cumprod_example_1),
+        TDT_TEST(test_int_cumprod_example_2),
+        TDT_TEST(test_int_cumprod_example_3),
         TDT_TEST(test_int_cumprod_null),
         TDT_TEST(test_int_cumprod_wrong_kind),
-        TDT_TEST(test_int_cumprod_unsupported),
+        TDT_TEST(test_int_cumprod_vs_cpu),
         TDT_TEST(test_int_sort_null),
         TDT_TEST(test_int_sort_wrong_kind),
         TDT_TEST(test_int_sort_unsupported),
@@ -14718,18 +15321,28 @@ int main(void)
         TDT_TEST(test_float_all_dim_null),
         TDT_TEST(test_float_all_dim_wrong_kind),
         TDT_TEST(test_float_all_dim_vs_cpu),
+        TDT_TEST(test_float_cumsum_example_1),
+        TDT_TEST(test_float_cumsum_example_2),
+        TDT_TEST(test_float_cumsum_example_3),
+        TDT_TEST(test_float_cumsum_example_4),
         TDT_TEST(test_float_cumsum_null),
         TDT_TEST(test_float_cumsum_wrong_kind),
-        TDT_TEST(test_float_cumsum_unsupported),
+        TDT_TEST(test_float_cumsum_vs_cpu),
         TDT_TEST(test_float_cumprod_null),
         TDT_TEST(test_float_cumprod_wrong_kind),
         TDT_TEST(test_float_cumprod_unsupported),
+        TDT_TEST(test_float_cummax_example_1),
+        TDT_TEST(test_float_cummax_example_2),
+        TDT_TEST(test_float_cummax_example_3),
         TDT_TEST(test_float_cummax_null),
         TDT_TEST(test_float_cummax_wrong_kind),
-        TDT_TEST(test_float_cummax_unsupported),
+        TDT_TEST(test_float_cummax_vs_cpu),
+        TDT_TEST(test_float_cummin_example_1),
+        TDT_TEST(test_float_cummin_example_2),
+        TDT_TEST(test_float_cummin_example_3),
         TDT_TEST(test_float_cummin_null),
         TDT_TEST(test_float_cummin_wrong_kind),
-        TDT_TEST(test_float_cummin_unsupported),
+        TDT_TEST(test_float_cummin_vs_cpu),
         TDT_TEST(test_float_sort_null),
         TDT_TEST(test_float_sort_wrong_kind),
         TDT_TEST(test_float_sort_unsupported),

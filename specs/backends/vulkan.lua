@@ -46,6 +46,8 @@ backend {
     -- int and bool arithmetic
     "int_add", "int_sub", "int_mul", "int_div", "int_remainder",
     "bool_not", "bool_and", "bool_or",
+    -- reduce / cumulative / sort group (specs/ops/reduce_sort.lua): scans (scan.comp)
+    "float_cumsum", "float_cummax", "float_cummin", "int_cumsum", "int_cumprod",
     -- device
     "sync",
   },
