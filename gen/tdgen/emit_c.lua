@@ -739,8 +739,42 @@ local function emit_autodiff_arm(b, model, op)
   b:put("}")
 end
 
-local function emit_entry(b, model, op)
+-- The public entry: the dispatch below, timed into the trace when it is on (td_trace.c).
+local function emit_traced_entry(b, op)
+  local names = entry_names(op)
+  if returns_tensor(op) then names[#names + 1] = "out" end
+  local call = string.format("entry_%s(%s)", op.name, table.concat(names, ", "))
   b:put("td_status td_%s(%s)", op.name, table.concat(entry_params(op), ", "))
+  b:put("{")
+  b:put("    if (__builtin_expect(td_tracing(), 0)) {")
+  b:put("        const uint64_t td_t0 = td_trace_now();")
+  b:put("        const td_status td_st = %s;", call)
+  local ins, n, dev = {}, 0, "NULL"
+  local list
+  for _, a in ipairs(op.args) do
+    if a.t.tensor then ins[#ins + 1] = a.name; n = n + 1
+    elseif a.t.list then list = a
+    elseif a.t.device then dev = a.name end
+  end
+  if list then
+    b:put("        td_trace_op(td_opname_%s, %s, td_st == TD_OK ? %s_len : 0, %s, td_t0, td_st);", op.name, list.name,
+      list.name, dev)
+  elseif n > 0 then
+    b:put("        const td_tensor *const td_ins[] = { %s };", table.concat(ins, ", "))
+    b:put("        td_trace_op(td_opname_%s, td_ins, %d, %s, td_t0, td_st);", op.name, n, dev)
+  else
+    b:put("        td_trace_op(td_opname_%s, NULL, 0, %s, td_t0, td_st);", op.name, dev)
+  end
+  b:put("        return td_st;")
+  b:put("    }")
+  b:put("    return %s;", call)
+  b:put("}")
+end
+
+local function emit_entry(b, model, op)
+  b:put("static const char td_opname_%s[] = %s;", op.name, util.c_string(op.name))
+  b:put("")
+  b:put("static inline td_status entry_%s(%s)", op.name, table.concat(entry_params(op), ", "))
   b:put("{")
   b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
   if returns_tensor(op) then
@@ -766,6 +800,8 @@ local function emit_entry(b, model, op)
   b:put("                        td_backend_name(%s));", sel)
   b:put("    }")
   b:put("}")
+  b:put("")
+  emit_traced_entry(b, op)
 end
 
 function M.dispatch_source(model, specs_note)
