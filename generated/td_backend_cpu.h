@@ -44,6 +44,19 @@ td_status td_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, 
 td_status td_cpu_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
 td_status td_cpu_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch). */
+td_status td_cpu_int_cumsum(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative sum along dim (wraps around on int32 overflow). */
+td_status td_cpu_int_cumprod(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative product along dim (wraps around on int32 overflow). */
+td_status td_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Sorts along dim, ascending, or descending where descending is nonzero. */
+td_status td_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable. */
+td_status td_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out); /* The count largest values along dim, in descending order. */
+td_status td_cpu_int_any(const td_tensor *a, td_tensor *out); /* Whether any element is nonzero, as a 0-dim bool tensor; false for an empty tensor. */
+td_status td_cpu_int_any_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether any element along dim is nonzero; the reduced dim is kept with size 1. */
+td_status td_cpu_int_all(const td_tensor *a, td_tensor *out); /* Whether every element is nonzero, as a 0-dim bool tensor; true for an empty tensor. */
+td_status td_cpu_int_all_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether every element along dim is nonzero; the reduced dim is kept with size 1. */
+td_status td_cpu_bool_any(const td_tensor *a, td_tensor *out); /* Whether any element is true, as a 0-dim bool tensor; false for an empty tensor. */
+td_status td_cpu_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether any element along dim is true; the reduced dim is kept with size 1. */
+td_status td_cpu_bool_all(const td_tensor *a, td_tensor *out); /* Whether every element is true, as a 0-dim bool tensor; true for an empty tensor. */
+td_status td_cpu_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether every element along dim is true; the reduced dim is kept with size 1. */
 td_status td_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_cpu_int_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements as a 0-dim tensor (wraps around on overflow). */
 td_status td_cpu_int_into_float(const td_tensor *a, td_tensor *out); /* Converts to float. */
@@ -95,6 +108,25 @@ td_status td_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1,
 td_status td_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a float tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
 td_status td_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch). */
+td_status td_cpu_float_mean(const td_tensor *a, td_tensor *out); /* Mean of all elements, as a 0-dim tensor (NaN for an empty tensor, like PyTorch). */
+td_status td_cpu_float_prod(const td_tensor *a, td_tensor *out); /* Product of all elements, as a 0-dim tensor (1 for an empty tensor). */
+td_status td_cpu_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Product along dim; the reduced dim is kept with size 1. */
+td_status td_cpu_float_max(const td_tensor *a, td_tensor *out); /* Maximum of all elements, as a 0-dim tensor; NaN if any element is NaN. */
+td_status td_cpu_float_min(const td_tensor *a, td_tensor *out); /* Minimum of all elements, as a 0-dim tensor; NaN if any element is NaN. */
+td_status td_cpu_float_max_abs(const td_tensor *a, td_tensor *out); /* Maximum of |a| over all elements, as a 0-dim tensor; NaN if any element is NaN. */
+td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum of |a| along dim; the reduced dim is kept with size 1. */
+td_status td_cpu_float_any(const td_tensor *a, td_tensor *out); /* Whether any element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor; false for an empty tensor. */
+td_status td_cpu_float_any_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether any element along dim is nonzero (NaN counts as nonzero); the reduced dim is kept with size 1. */
+td_status td_cpu_float_all(const td_tensor *a, td_tensor *out); /* Whether every element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor; true for an empty tensor. */
+td_status td_cpu_float_all_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether every element along dim is nonzero (NaN counts as nonzero); the reduced dim is kept with size 1. */
+td_status td_cpu_float_cumsum(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative sum along dim: out[..., i, ...] = a[..., 0, ...] + ... + a[..., i, ...]. */
+td_status td_cpu_float_cumprod(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative product along dim: out[..., i, ...] = a[..., 0, ...] * ... * a[..., i, ...]. */
+td_status td_cpu_float_cummax(const td_tensor *a, int64_t dim, td_tensor *out); /* Running maximum along dim: out[..., i, ...] = max(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */
+td_status td_cpu_float_cummin(const td_tensor *a, int64_t dim, td_tensor *out); /* Running minimum along dim: out[..., i, ...] = min(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */
+td_status td_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Sorts along dim, ascending, or descending where descending is nonzero; stable, NaN sorts as the largest value. */
+td_status td_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable, NaN sorts as the largest value. */
+td_status td_cpu_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out); /* The count largest values along dim, in descending order (NaN counts as the largest value). */
+td_status td_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out); /* Indices of the count largest values along dim, in descending order of value (NaN counts as the largest value). */
 td_status td_cpu_float_neg(const td_tensor *a, td_tensor *out); /* Elementwise -a. */
 td_status td_cpu_float_abs(const td_tensor *a, td_tensor *out); /* Elementwise |a|. */
 td_status td_cpu_float_exp(const td_tensor *a, td_tensor *out); /* Elementwise e^a. */

@@ -126,6 +126,87 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
+/* Cumulative sum along dim (wraps around on int32 overflow).
+ * Family unary; implemented by: cpu, vulkan.
+ * Note: int32 result (PyTorch would promote to int64); a 0-d tensor takes dim 0 or -1.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Cumulative product along dim (wraps around on int32 overflow).
+ * Family unary; implemented by: cpu, vulkan.
+ * Note: int32 result (PyTorch would promote to int64); a 0-d tensor takes dim 0 or -1.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Sorts along dim, ascending, or descending where descending is nonzero.
+ * Family unary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
+
+/* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable.
+ * Family unary; implemented by: cpu.
+ * Note: torch.argsort(a, dim, descending, stable=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
+
+/* The count largest values along dim, in descending order.
+ * Family unary; implemented by: cpu.
+ * Note: torch.topk(a, count, dim, largest=True, sorted=True) values.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* Whether any element is nonzero, as a 0-dim bool tensor; false for an empty tensor.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_any(const td_tensor *a, td_tensor **out);
+
+/* Whether any element along dim is nonzero; the reduced dim is kept with size 1.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Whether every element is nonzero, as a 0-dim bool tensor; true for an empty tensor.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_all(const td_tensor *a, td_tensor **out);
+
+/* Whether every element along dim is nonzero; the reduced dim is kept with size 1.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Whether any element is true, as a 0-dim bool tensor; false for an empty tensor.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_any(const td_tensor *a, td_tensor **out);
+
+/* Whether any element along dim is true; the reduced dim is kept with size 1.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Whether every element is true, as a 0-dim bool tensor; true for an empty tensor.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_all(const td_tensor *a, td_tensor **out);
+
+/* Whether every element along dim is true; the reduced dim is kept with size 1.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
 /* Returns a with value where mask is true; mask broadcasts to a's shape.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -415,6 +496,126 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
  * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
+
+/* Mean of all elements, as a 0-dim tensor (NaN for an empty tensor, like PyTorch).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_mean(const td_tensor *a, td_tensor **out);
+
+/* Product of all elements, as a 0-dim tensor (1 for an empty tensor).
+ * Family unary_float; implemented by: cpu.
+ * Note: accumulates in double precision, then rounds to float once.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_prod(const td_tensor *a, td_tensor **out);
+
+/* Product along dim; the reduced dim is kept with size 1.
+ * Family unary_float; implemented by: cpu.
+ * Note: keeps the reduced dim (PyTorch keepdim=True); accumulates in double precision.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Maximum of all elements, as a 0-dim tensor; NaN if any element is NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: like torch.max(a) / amax: NaN propagates; the gradient is split evenly among the elements equal to the maximum.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max(const td_tensor *a, td_tensor **out);
+
+/* Minimum of all elements, as a 0-dim tensor; NaN if any element is NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: like torch.min(a) / amin: NaN propagates; the gradient is split evenly among the elements equal to the minimum.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_min(const td_tensor *a, td_tensor **out);
+
+/* Maximum of |a| over all elements, as a 0-dim tensor; NaN if any element is NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: max(abs(a)) in PyTorch terms; the gradient is split evenly among the elements of the largest magnitude.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max_abs(const td_tensor *a, td_tensor **out);
+
+/* Maximum of |a| along dim; the reduced dim is kept with size 1.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: amax(abs(a), dim, keepdim=True) in PyTorch terms; the gradient is split evenly among the elements of the largest magnitude.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Whether any element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor; false for an empty tensor.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_any(const td_tensor *a, td_tensor **out);
+
+/* Whether any element along dim is nonzero (NaN counts as nonzero); the reduced dim is kept with size 1.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Whether every element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor; true for an empty tensor.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_all(const td_tensor *a, td_tensor **out);
+
+/* Whether every element along dim is nonzero (NaN counts as nonzero); the reduced dim is kept with size 1.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Cumulative sum along dim: out[..., i, ...] = a[..., 0, ...] + ... + a[..., i, ...].
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Note: accumulates in double precision (as PyTorch does on the CPU); a 0-d tensor takes dim 0 or -1.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Cumulative product along dim: out[..., i, ...] = a[..., 0, ...] * ... * a[..., i, ...].
+ * Family unary_float; implemented by: cpu.
+ * Note: accumulates in double precision; a 0-d tensor takes dim 0 or -1.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Running maximum along dim: out[..., i, ...] = max(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Note: values of torch.cummax; the gradient goes to the index PyTorch reports (the last of equal maxima).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Running minimum along dim: out[..., i, ...] = min(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Note: values of torch.cummin; the gradient goes to the index PyTorch reports (the last of equal minima).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Sorts along dim, ascending, or descending where descending is nonzero; stable, NaN sorts as the largest value.
+ * Family unary_float; implemented by: cpu.
+ * Note: torch.sort(a, dim, descending, stable=True) values; -0 and +0 are equal (their order is kept).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
+
+/* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable, NaN sorts as the largest value.
+ * Family unary_float; implemented by: cpu.
+ * Note: torch.argsort(a, dim, descending, stable=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
+
+/* The count largest values along dim, in descending order (NaN counts as the largest value).
+ * Family unary_float; implemented by: cpu.
+ * Note: torch.topk(a, count, dim, largest=True, sorted=True) values; of equal values the first ones are taken.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* Indices of the count largest values along dim, in descending order of value (NaN counts as the largest value).
+ * Family unary_float; implemented by: cpu.
+ * Note: torch.topk(a, count, dim).indices; of equal values the first ones (lowest indices) come first.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
 
 /* Elementwise -a.
  * Family unary_float; implemented by: cpu, vulkan.

@@ -136,9 +136,13 @@ M.rules = {
   mask_fill = { "tensor", "tensor" },
   host_out = { "tensor", "host_out" },
   all_gather = { "tensor", "group" },
-  -- activations (specs/ops/activation.lua)
-  along_dim = { "tensor", "dim" },
+  -- activations (specs/ops/activation.lua; along_dim is shared with the reduce group)
   cross_entropy = { "tensor", "tensor" },
+  -- reduce / cumulative / sort group (runtime/core/td_rules_reduce.c)
+  reduce_all_nonempty = { "tensor" },
+  reduce_dim_nonempty = { "tensor", "dim" },
+  along_dim = { "tensor", "dim" },
+  topk = { "tensor", "i64", "dim" },
 }
 
 function M.param_kind(t)

@@ -11,6 +11,7 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_activation.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_bool.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_float_math.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_reduce_sort.c
 )
 
 # TD_OPENMP and TD_BLAS are AUTO, ON or OFF (td_use_dependency); this file is included once

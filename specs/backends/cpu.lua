@@ -76,6 +76,12 @@ backend {
     "float_clamp_max", "float_is_nan", "float_is_inf", "float_not_equal", "float_equal_elem",
     "float_not_equal_elem", "float_greater_elem", "float_greater_equal_elem", "float_lower_elem",
     "float_lower_equal_elem",
+    -- reduce / cumulative / sort group (specs/ops/reduce_sort.lua)
+    "float_mean", "float_prod", "float_prod_dim", "float_max", "float_min", "float_max_abs",
+    "float_max_abs_dim", "float_any", "float_any_dim", "float_all", "float_all_dim",
+    "float_cumsum", "float_cumprod", "float_cummax", "float_cummin", "int_cumsum", "int_cumprod",
+    "float_sort", "float_argsort", "float_topk", "float_argtopk", "int_sort", "int_argsort", "int_topk",
+    "int_any", "int_any_dim", "int_all", "int_all_dim", "bool_any", "bool_any_dim", "bool_all", "bool_all_dim",
     -- device
     "sync",
   },
