@@ -33,6 +33,11 @@ td_status td_cpu_float_full(const int64_t *shape, int shape_len, float value, td
 td_status td_cpu_int_full(const int64_t *shape, int shape_len, int32_t value, td_tensor *out); /* Creates an int tensor filled with value. */
 td_status td_cpu_float_random(const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor *out); /* Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend. p0 and p1 must be finite, with p0 <= p1 (and p1 - p0 finite) for uniform and p1 >= 0 for normal, else TD_E_INVALID. */
 td_status td_cpu_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out); /* Creates the 1-D int tensor start, start + step, ... up to but excluding end. */
+td_status td_cpu_int_neg(const td_tensor *a, td_tensor *out); /* Elementwise -a (wraps around: -INT32_MIN is INT32_MIN). */
+td_status td_cpu_int_add_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a + value (wraps around on overflow). */
+td_status td_cpu_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a - value (wraps around on overflow). */
+td_status td_cpu_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a * value (wraps around on overflow). */
+td_status td_cpu_int_div_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a / value truncated toward zero, like int_div; a zero value is an error (TD_E_INVALID). */
 td_status td_cpu_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
 td_status td_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a. */

@@ -47,6 +47,11 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_INT_FULL] = "int_full",
     [TD_OP_FLOAT_RANDOM] = "float_random",
     [TD_OP_INT_ARANGE] = "int_arange",
+    [TD_OP_INT_NEG] = "int_neg",
+    [TD_OP_INT_ADD_SCALAR] = "int_add_scalar",
+    [TD_OP_INT_SUB_SCALAR] = "int_sub_scalar",
+    [TD_OP_INT_MUL_SCALAR] = "int_mul_scalar",
+    [TD_OP_INT_DIV_SCALAR] = "int_div_scalar",
     [TD_OP_INT_RESHAPE] = "int_reshape",
     [TD_OP_INT_SWAP_DIMS] = "int_swap_dims",
     [TD_OP_INT_PERMUTE] = "int_permute",
@@ -1160,6 +1165,550 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
+    }
+}
+
+/* ---- int_neg (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_neg", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_neg(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_neg", TD_OP_INT_NEG, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_neg", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_neg(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_neg", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_neg", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_neg";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_neg(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_neg(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_neg(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "int_neg";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_neg(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_neg(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_neg(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_add_scalar (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_add_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_add_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_add_scalar", TD_OP_INT_ADD_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_add_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_add_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_add_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_add_scalar", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_add_scalar";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_add_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_add_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_add_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_add_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_add_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_add_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_sub_scalar (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_sub_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_sub_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_sub_scalar", TD_OP_INT_SUB_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sub_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_sub_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sub_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_sub_scalar", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sub_scalar";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_sub_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_sub_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_sub_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_sub_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_sub_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_sub_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_mul_scalar (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_mul_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_mul_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_mul_scalar", TD_OP_INT_MUL_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mul_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_mul_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mul_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_mul_scalar", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mul_scalar";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_mul_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_mul_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_mul_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_mul_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_mul_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_mul_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_div_scalar (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_div_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_div_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_div_scalar", TD_OP_INT_DIV_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_div_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_div_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_div_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_div_scalar", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_div_scalar";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_div_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_div_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_div_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_div_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_div_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_div_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
     }
 }
 

@@ -113,7 +113,12 @@ typedef enum td_op {
     TD_OP_FLOAT_ALL_GATHER = 95,
     TD_OP_INT_ALL_REDUCE = 96,
     TD_OP_SYNC = 97,
-    TD_OP_COUNT = 98 /* bound of the id space: one more than the largest id */
+    TD_OP_INT_NEG = 500,
+    TD_OP_INT_ADD_SCALAR = 501,
+    TD_OP_INT_SUB_SCALAR = 502,
+    TD_OP_INT_MUL_SCALAR = 503,
+    TD_OP_INT_DIV_SCALAR = 504,
+    TD_OP_COUNT = 505 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -215,5 +220,10 @@ typedef enum td_op {
 #define TD_HAVE_OP_FLOAT_ALL_GATHER 1
 #define TD_HAVE_OP_INT_ALL_REDUCE 1
 #define TD_HAVE_OP_SYNC 1
+#define TD_HAVE_OP_INT_NEG 1
+#define TD_HAVE_OP_INT_ADD_SCALAR 1
+#define TD_HAVE_OP_INT_SUB_SCALAR 1
+#define TD_HAVE_OP_INT_MUL_SCALAR 1
+#define TD_HAVE_OP_INT_DIV_SCALAR 1
 
 #endif

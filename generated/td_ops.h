@@ -67,6 +67,32 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out);
 
+/* Elementwise -a (wraps around: -INT32_MIN is INT32_MIN).
+ * Family unary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_neg(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a + value (wraps around on overflow).
+ * Family unary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a - value (wraps around on overflow).
+ * Family unary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a * value (wraps around on overflow).
+ * Family unary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a / value truncated toward zero, like int_div; a zero value is an error (TD_E_INVALID).
+ * Family unary; implemented by: cpu.
+ * Note: truncates toward zero like C (torch.div with rounding_mode='trunc'); INT32_MIN / -1 wraps to INT32_MIN.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
 /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */

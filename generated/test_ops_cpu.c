@@ -330,6 +330,371 @@ static void test_int_arange_null(void **state)
     assert_null(out);
 }
 
+static void test_int_neg_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 0, 7, -100, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_neg(a, &out), "int_neg");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { -1, 2, 0, -7, 100, -2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_neg_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_neg(a, &out), "int_neg");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_neg_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_neg(NULL, &out), TD_E_NULL, "int_neg");
+    assert_null(out);
+}
+
+static void test_int_neg_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_neg(a, &out), TD_E_KIND, "int_neg");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_add_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 0, 40 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_add_scalar(a, (int32_t)5, &out), "int_add_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 6, 3, 5, 45 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_add_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_add_scalar(a, (int32_t)1, &out), "int_add_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -2147483648, -2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_add_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { -2147483648, 0, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_add_scalar(a, (int32_t)-1, &out), "int_add_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 2147483647, -1, 4 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_add_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_add_scalar(NULL, (int32_t)5, &out), TD_E_NULL, "int_add_scalar");
+    assert_null(out);
+}
+
+static void test_int_add_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_add_scalar(a, (int32_t)5, &out), TD_E_KIND, "int_add_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sub_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 0, 40 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sub_scalar(a, (int32_t)5, &out), "int_sub_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { -4, -7, -5, 35 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sub_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { -2147483648, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sub_scalar(a, (int32_t)1, &out), "int_sub_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 2147483647, 2147483646 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sub_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 0, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sub_scalar(a, (int32_t)-2147483648, &out), "int_sub_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -2147483648, 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sub_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_sub_scalar(NULL, (int32_t)5, &out), TD_E_NULL, "int_sub_scalar");
+    assert_null(out);
+}
+
+static void test_int_sub_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sub_scalar(a, (int32_t)5, &out), TD_E_KIND, "int_sub_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mul_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 0, 40 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_mul_scalar(a, (int32_t)-3, &out), "int_mul_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { -3, 6, 0, -120 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mul_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 65536, 65537, -32768 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_mul_scalar(a, (int32_t)65536, &out), "int_mul_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 0, 65536, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mul_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { -2147483648, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_mul_scalar(a, (int32_t)-1, &out), "int_mul_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -2147483648, -2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mul_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_mul_scalar(NULL, (int32_t)-3, &out), TD_E_NULL, "int_mul_scalar");
+    assert_null(out);
+}
+
+static void test_int_mul_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_mul_scalar(a, (int32_t)-3, &out), TD_E_KIND, "int_mul_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_div_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 7, -7, 6, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_div_scalar(a, (int32_t)2, &out), "int_div_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 3, -3, 3, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_div_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 7, -7, 1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_div_scalar(a, (int32_t)-2, &out), "int_div_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { -3, 3, 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_div_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { -2147483648, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_div_scalar(a, (int32_t)-1, &out), "int_div_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -2147483648, -2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_div_scalar_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { -2147483648, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_div_scalar(a, (int32_t)2147483647, &out), "int_div_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -1, 1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_div_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_div_scalar(NULL, (int32_t)2, &out), TD_E_NULL, "int_div_scalar");
+    assert_null(out);
+}
+
+static void test_int_div_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_div_scalar(a, (int32_t)2, &out), TD_E_KIND, "int_div_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static void test_int_reshape_example_1(void **state)
 {
     (void)state;
@@ -6801,6 +7166,31 @@ int main(void)
         TDT_TEST(test_int_arange_example_2),
         TDT_TEST(test_int_arange_example_3),
         TDT_TEST(test_int_arange_null),
+        TDT_TEST(test_int_neg_example_1),
+        TDT_TEST(test_int_neg_example_2),
+        TDT_TEST(test_int_neg_null),
+        TDT_TEST(test_int_neg_wrong_kind),
+        TDT_TEST(test_int_add_scalar_example_1),
+        TDT_TEST(test_int_add_scalar_example_2),
+        TDT_TEST(test_int_add_scalar_example_3),
+        TDT_TEST(test_int_add_scalar_null),
+        TDT_TEST(test_int_add_scalar_wrong_kind),
+        TDT_TEST(test_int_sub_scalar_example_1),
+        TDT_TEST(test_int_sub_scalar_example_2),
+        TDT_TEST(test_int_sub_scalar_example_3),
+        TDT_TEST(test_int_sub_scalar_null),
+        TDT_TEST(test_int_sub_scalar_wrong_kind),
+        TDT_TEST(test_int_mul_scalar_example_1),
+        TDT_TEST(test_int_mul_scalar_example_2),
+        TDT_TEST(test_int_mul_scalar_example_3),
+        TDT_TEST(test_int_mul_scalar_null),
+        TDT_TEST(test_int_mul_scalar_wrong_kind),
+        TDT_TEST(test_int_div_scalar_example_1),
+        TDT_TEST(test_int_div_scalar_example_2),
+        TDT_TEST(test_int_div_scalar_example_3),
+        TDT_TEST(test_int_div_scalar_example_4),
+        TDT_TEST(test_int_div_scalar_null),
+        TDT_TEST(test_int_div_scalar_wrong_kind),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),

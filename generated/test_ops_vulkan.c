@@ -832,6 +832,186 @@ static void test_int_arange_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_arange, (int)(sizeof cases_int_arange / sizeof cases_int_arange[0]));
 }
 
+static void test_int_neg_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_neg(NULL, &out), TD_E_NULL, "int_neg");
+    assert_null(out);
+}
+
+static void test_int_neg_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_neg(a, &out), TD_E_KIND, "int_neg");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_neg_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 0, 7, -100, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_neg(a, &out), TD_E_UNSUPPORTED, "int_neg");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_add_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_add_scalar(NULL, (int32_t)5, &out), TD_E_NULL, "int_add_scalar");
+    assert_null(out);
+}
+
+static void test_int_add_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_add_scalar(a, (int32_t)5, &out), TD_E_KIND, "int_add_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_add_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 0, 40 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_add_scalar(a, (int32_t)5, &out), TD_E_UNSUPPORTED, "int_add_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_sub_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_sub_scalar(NULL, (int32_t)5, &out), TD_E_NULL, "int_sub_scalar");
+    assert_null(out);
+}
+
+static void test_int_sub_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sub_scalar(a, (int32_t)5, &out), TD_E_KIND, "int_sub_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sub_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 0, 40 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sub_scalar(a, (int32_t)5, &out), TD_E_UNSUPPORTED, "int_sub_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_mul_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_mul_scalar(NULL, (int32_t)-3, &out), TD_E_NULL, "int_mul_scalar");
+    assert_null(out);
+}
+
+static void test_int_mul_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_mul_scalar(a, (int32_t)-3, &out), TD_E_KIND, "int_mul_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mul_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 0, 40 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_mul_scalar(a, (int32_t)-3, &out), TD_E_UNSUPPORTED, "int_mul_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_div_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_div_scalar(NULL, (int32_t)2, &out), TD_E_NULL, "int_div_scalar");
+    assert_null(out);
+}
+
+static void test_int_div_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_div_scalar(a, (int32_t)2, &out), TD_E_KIND, "int_div_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_div_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 7, -7, 6, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_div_scalar(a, (int32_t)2, &out), TD_E_UNSUPPORTED, "int_div_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
 static void test_int_reshape_example_1(void **state)
 {
     (void)state;
@@ -11776,6 +11956,21 @@ int main(void)
         TDT_TEST(test_int_arange_example_3),
         TDT_TEST(test_int_arange_null),
         TDT_TEST(test_int_arange_vs_cpu),
+        TDT_TEST(test_int_neg_null),
+        TDT_TEST(test_int_neg_wrong_kind),
+        TDT_TEST(test_int_neg_unsupported),
+        TDT_TEST(test_int_add_scalar_null),
+        TDT_TEST(test_int_add_scalar_wrong_kind),
+        TDT_TEST(test_int_add_scalar_unsupported),
+        TDT_TEST(test_int_sub_scalar_null),
+        TDT_TEST(test_int_sub_scalar_wrong_kind),
+        TDT_TEST(test_int_sub_scalar_unsupported),
+        TDT_TEST(test_int_mul_scalar_null),
+        TDT_TEST(test_int_mul_scalar_wrong_kind),
+        TDT_TEST(test_int_mul_scalar_unsupported),
+        TDT_TEST(test_int_div_scalar_null),
+        TDT_TEST(test_int_div_scalar_wrong_kind),
+        TDT_TEST(test_int_div_scalar_unsupported),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),

@@ -64,6 +64,8 @@ backend {
     "bool_not", "bool_and", "bool_or",
     -- collectives (over MPI; TD_E_UNSUPPORTED in a build without it)
     "float_all_reduce", "float_broadcast", "float_all_gather", "int_all_reduce",
+    -- int ops of issue 10 (specs/ops/int_ops.lua; kernels in cpu_int.c)
+    "int_neg", "int_add_scalar", "int_sub_scalar", "int_mul_scalar", "int_div_scalar",
     -- device
     "sync",
   },
