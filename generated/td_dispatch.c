@@ -47,11 +47,42 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_INT_FULL] = "int_full",
     [TD_OP_FLOAT_RANDOM] = "float_random",
     [TD_OP_INT_ARANGE] = "int_arange",
+    [TD_OP_INT_RANDOM] = "int_random",
     [TD_OP_INT_NEG] = "int_neg",
     [TD_OP_INT_ADD_SCALAR] = "int_add_scalar",
     [TD_OP_INT_SUB_SCALAR] = "int_sub_scalar",
     [TD_OP_INT_MUL_SCALAR] = "int_mul_scalar",
     [TD_OP_INT_DIV_SCALAR] = "int_div_scalar",
+    [TD_OP_INT_REMAINDER_SCALAR] = "int_remainder_scalar",
+    [TD_OP_INT_ABS] = "int_abs",
+    [TD_OP_INT_SIGN] = "int_sign",
+    [TD_OP_INT_POWI_SCALAR] = "int_powi_scalar",
+    [TD_OP_INT_CLAMP] = "int_clamp",
+    [TD_OP_INT_CLAMP_MIN] = "int_clamp_min",
+    [TD_OP_INT_CLAMP_MAX] = "int_clamp_max",
+    [TD_OP_INT_EQUAL_ELEM] = "int_equal_elem",
+    [TD_OP_INT_NOT_EQUAL_ELEM] = "int_not_equal_elem",
+    [TD_OP_INT_GREATER_ELEM] = "int_greater_elem",
+    [TD_OP_INT_GREATER_EQUAL_ELEM] = "int_greater_equal_elem",
+    [TD_OP_INT_LOWER_ELEM] = "int_lower_elem",
+    [TD_OP_INT_LOWER_EQUAL_ELEM] = "int_lower_equal_elem",
+    [TD_OP_INT_SUM_DIM] = "int_sum_dim",
+    [TD_OP_INT_MEAN_DIM] = "int_mean_dim",
+    [TD_OP_INT_PROD] = "int_prod",
+    [TD_OP_INT_PROD_DIM] = "int_prod_dim",
+    [TD_OP_INT_MAX] = "int_max",
+    [TD_OP_INT_MIN] = "int_min",
+    [TD_OP_INT_MAX_DIM] = "int_max_dim",
+    [TD_OP_INT_MIN_DIM] = "int_min_dim",
+    [TD_OP_INT_ARGMAX] = "int_argmax",
+    [TD_OP_INT_ARGMIN] = "int_argmin",
+    [TD_OP_INT_MEAN] = "int_mean",
+    [TD_OP_INT_BITWISE_NOT] = "int_bitwise_not",
+    [TD_OP_INT_BITWISE_AND_SCALAR] = "int_bitwise_and_scalar",
+    [TD_OP_INT_BITWISE_OR_SCALAR] = "int_bitwise_or_scalar",
+    [TD_OP_INT_BITWISE_XOR_SCALAR] = "int_bitwise_xor_scalar",
+    [TD_OP_INT_BITWISE_LEFT_SHIFT_SCALAR] = "int_bitwise_left_shift_scalar",
+    [TD_OP_INT_BITWISE_RIGHT_SHIFT_SCALAR] = "int_bitwise_right_shift_scalar",
     [TD_OP_INT_RESHAPE] = "int_reshape",
     [TD_OP_INT_SWAP_DIMS] = "int_swap_dims",
     [TD_OP_INT_PERMUTE] = "int_permute",
@@ -111,6 +142,18 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_INT_MASK_WHERE] = "int_mask_where",
     [TD_OP_BOOL_AND] = "bool_and",
     [TD_OP_BOOL_OR] = "bool_or",
+    [TD_OP_INT_POWI] = "int_powi",
+    [TD_OP_INT_MAXIMUM] = "int_maximum",
+    [TD_OP_INT_MINIMUM] = "int_minimum",
+    [TD_OP_INT_NOT_EQUAL] = "int_not_equal",
+    [TD_OP_INT_GREATER_EQUAL] = "int_greater_equal",
+    [TD_OP_INT_LOWER_EQUAL] = "int_lower_equal",
+    [TD_OP_INT_MATMUL] = "int_matmul",
+    [TD_OP_INT_BITWISE_AND] = "int_bitwise_and",
+    [TD_OP_INT_BITWISE_OR] = "int_bitwise_or",
+    [TD_OP_INT_BITWISE_XOR] = "int_bitwise_xor",
+    [TD_OP_INT_BITWISE_LEFT_SHIFT] = "int_bitwise_left_shift",
+    [TD_OP_INT_BITWISE_RIGHT_SHIFT] = "int_bitwise_right_shift",
     [TD_OP_INT_SLICE_ASSIGN] = "int_slice_assign",
     [TD_OP_BOOL_SLICE_ASSIGN] = "bool_slice_assign",
     [TD_OP_FLOAT_ADD] = "float_add",
@@ -1168,6 +1211,118 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
     }
 }
 
+/* ---- int_random (creation) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_random", device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_random(shape, shape_len, low, high, seed, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_random", TD_OP_INT_RANDOM, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_random(td_cpu, shape, shape_len, low, high, seed, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_random", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)device;
+    (void)shape;
+    (void)shape_len;
+    (void)low;
+    (void)high;
+    (void)seed;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_random", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_random";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (device->inner->backend) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_random(device->inner, shape, shape_len, low, high, seed, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_random(device->inner, shape, shape_len, low, high, seed, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
+}
+
+td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out)
+{
+    static const char td_opname[] = "int_random";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (device == NULL)
+        return td_err_null(td_opname, "device");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "int_random: shape_len is %d; a length cannot be negative", shape_len);
+    if (shape == NULL && shape_len > 0)
+        return td_err_null(td_opname, "shape");
+    td_autodiff_context td_ctx = td_device_context(device);
+    td_shape td_shape_out;
+    TD_TRY(td_rule_random_int(td_opname, shape, shape_len, low, high, &td_shape_out));
+    switch (device->backend) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_random(device, shape, shape_len, low, high, seed, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_random(device, shape, shape_len, low, high, seed, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_random(device, shape, shape_len, low, high, seed, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(device->backend));
+    }
+}
+
 /* ---- int_neg (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -1706,6 +1861,3270 @@ td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 #endif
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_div_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_remainder_scalar (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_remainder_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_remainder_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_remainder_scalar", TD_OP_INT_REMAINDER_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_remainder_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_remainder_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_remainder_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_remainder_scalar", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_remainder_scalar";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_remainder_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_remainder_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_remainder_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_abs (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_abs", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_abs(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_abs", TD_OP_INT_ABS, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_abs", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_abs(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_abs", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_abs", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_abs";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_abs(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_abs(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_abs(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "int_abs";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_abs(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_abs(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_abs(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_sign (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_sign", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_sign(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_sign", TD_OP_INT_SIGN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sign", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_sign(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sign", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_sign", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sign";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_sign(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_sign(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_sign(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "int_sign";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_sign(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_sign(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_sign(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_powi_scalar (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_powi_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_powi_scalar(a, exponent, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_powi_scalar", TD_OP_INT_POWI_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_powi_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_powi_scalar(td_c_a, exponent, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_powi_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)exponent;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_powi_scalar", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi_scalar";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_powi_scalar(a->inner, exponent, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_powi_scalar(a->inner, exponent, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_clamp (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_clamp", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_clamp(a, min, max, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_clamp", TD_OP_INT_CLAMP, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_clamp", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_clamp(td_c_a, min, max, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_clamp", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)min;
+    (void)max;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_clamp", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_clamp(a->inner, min, max, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_clamp(a->inner, min, max, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_clamp(a, min, max, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_clamp(a, min, max, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_clamp(a, min, max, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_clamp_min (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_clamp_min", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_clamp_min(a, min, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_clamp_min", TD_OP_INT_CLAMP_MIN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_clamp_min", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_clamp_min(td_c_a, min, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_clamp_min", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)min;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_clamp_min", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp_min";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_clamp_min(a->inner, min, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_clamp_min(a->inner, min, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp_min";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_clamp_min(a, min, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_clamp_min(a, min, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_clamp_min(a, min, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_clamp_max (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_clamp_max", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_clamp_max(a, max, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_clamp_max", TD_OP_INT_CLAMP_MAX, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_clamp_max", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_clamp_max(td_c_a, max, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_clamp_max", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)max;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_clamp_max", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp_max";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_clamp_max(a->inner, max, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_clamp_max(a->inner, max, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp_max";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_clamp_max(a, max, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_clamp_max(a, max, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_clamp_max(a, max, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_equal_elem (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_equal_elem", TD_OP_INT_EQUAL_ELEM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_equal_elem", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_equal_elem", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_equal_elem", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_equal_elem";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_not_equal_elem (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_not_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_not_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_not_equal_elem", TD_OP_INT_NOT_EQUAL_ELEM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_not_equal_elem", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_not_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_not_equal_elem", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_not_equal_elem", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_not_equal_elem";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_not_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_not_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_not_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_greater_elem (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_greater_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_greater_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_greater_elem", TD_OP_INT_GREATER_ELEM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_greater_elem", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_greater_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_greater_elem", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_greater_elem", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_elem";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_greater_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_greater_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_greater_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_greater_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_greater_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_greater_equal_elem (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_greater_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_greater_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_greater_equal_elem", TD_OP_INT_GREATER_EQUAL_ELEM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_greater_equal_elem", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_greater_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_greater_equal_elem", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_greater_equal_elem", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_equal_elem";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_greater_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_greater_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_lower_elem (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_lower_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_lower_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_lower_elem", TD_OP_INT_LOWER_ELEM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_lower_elem", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_lower_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_lower_elem", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_lower_elem", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_elem";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_lower_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_lower_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_lower_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_lower_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_lower_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_lower_equal_elem (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_lower_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_lower_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_lower_equal_elem", TD_OP_INT_LOWER_EQUAL_ELEM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_lower_equal_elem", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_lower_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_lower_equal_elem", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_lower_equal_elem", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_equal_elem";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_lower_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_lower_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_sum_dim (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_sum_dim", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_sum_dim(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_sum_dim", TD_OP_INT_SUM_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sum_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_sum_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sum_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_sum_dim", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sum_dim";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_sum_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_sum_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_sum_dim";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_sum_dim(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_sum_dim(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_sum_dim(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_mean_dim (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_mean_dim", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_mean_dim(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_mean_dim", TD_OP_INT_MEAN_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mean_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_mean_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mean_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_mean_dim", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mean_dim";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_mean_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_mean_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_mean_dim";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_mean_dim(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_mean_dim(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_mean_dim(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_prod (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_prod", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_prod(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_prod", TD_OP_INT_PROD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_prod", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_prod(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_prod", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_prod", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_prod";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_prod(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_prod(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_prod(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "int_prod";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_all(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_prod(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_prod(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_prod(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_prod_dim (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_prod_dim", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_prod_dim(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_prod_dim", TD_OP_INT_PROD_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_prod_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_prod_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_prod_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_prod_dim", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_prod_dim";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_prod_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_prod_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_prod_dim";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_prod_dim(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_prod_dim(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_prod_dim(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_max (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_max", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_max(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_max", TD_OP_INT_MAX, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_max", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_max(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_max", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_max", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_max";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_max(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_max(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_max(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "int_max";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_all_nonempty(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_max(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_max(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_max(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_min (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_min", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_min(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_min", TD_OP_INT_MIN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_min", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_min(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_min", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_min", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_min";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_min(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_min(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_min(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "int_min";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_all_nonempty(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_min(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_min(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_min(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_max_dim (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_max_dim", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_max_dim(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_max_dim", TD_OP_INT_MAX_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_max_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_max_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_max_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_max_dim", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_max_dim";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_max_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_max_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_max_dim";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_max_dim(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_max_dim(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_max_dim(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_min_dim (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_min_dim", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_min_dim(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_min_dim", TD_OP_INT_MIN_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_min_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_min_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_min_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_min_dim", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_min_dim";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_min_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_min_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_min_dim";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_min_dim(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_min_dim(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_min_dim(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_argmax (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_argmax", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_argmax(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_argmax", TD_OP_INT_ARGMAX, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_argmax", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_argmax(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_argmax", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_argmax", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argmax";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_argmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_argmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_argmax";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_argmax(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_argmax(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_argmax(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_argmin (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_argmin", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_argmin(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_argmin", TD_OP_INT_ARGMIN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_argmin", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_argmin(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_argmin", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_argmin", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argmin";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_argmin(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_argmin(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_argmin";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_argmin(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_argmin(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_argmin(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_mean (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_mean", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_mean(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_mean", TD_OP_INT_MEAN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mean", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_mean(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mean", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_mean", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mean";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_mean(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_mean(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_mean(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "int_mean";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_all_nonempty(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_mean(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_mean(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_mean(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_bitwise_not (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_not", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_bitwise_not(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_not", TD_OP_INT_BITWISE_NOT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_not", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_not(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_not", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_bitwise_not", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_not";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_bitwise_not(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_bitwise_not(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_not";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_bitwise_not(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_bitwise_not(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_bitwise_not(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_bitwise_and_scalar (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_and_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_bitwise_and_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_and_scalar", TD_OP_INT_BITWISE_AND_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_and_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_and_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_and_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_bitwise_and_scalar", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and_scalar";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_bitwise_and_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_bitwise_and_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_bitwise_and_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_bitwise_and_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_bitwise_and_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_bitwise_or_scalar (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_or_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_bitwise_or_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_or_scalar", TD_OP_INT_BITWISE_OR_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_or_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_or_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_or_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_bitwise_or_scalar", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or_scalar";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_bitwise_or_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_bitwise_or_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_bitwise_or_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_bitwise_or_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_bitwise_or_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_bitwise_xor_scalar (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_xor_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_bitwise_xor_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_xor_scalar", TD_OP_INT_BITWISE_XOR_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_xor_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_xor_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_xor_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_bitwise_xor_scalar", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor_scalar";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_bitwise_xor_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_bitwise_xor_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_bitwise_xor_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_bitwise_xor_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_bitwise_xor_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_bitwise_left_shift_scalar (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_left_shift_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_bitwise_left_shift_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_left_shift_scalar", TD_OP_INT_BITWISE_LEFT_SHIFT_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_left_shift_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_left_shift_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_left_shift_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_bitwise_left_shift_scalar", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift_scalar";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_bitwise_left_shift_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_bitwise_left_shift_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_bitwise_left_shift_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_bitwise_left_shift_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_bitwise_left_shift_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_bitwise_right_shift_scalar (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_right_shift_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_bitwise_right_shift_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_right_shift_scalar", TD_OP_INT_BITWISE_RIGHT_SHIFT_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_right_shift_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_right_shift_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_right_shift_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_bitwise_right_shift_scalar", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift_scalar";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_bitwise_right_shift_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_bitwise_right_shift_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_bitwise_right_shift_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_bitwise_right_shift_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_bitwise_right_shift_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -8376,6 +11795,1422 @@ td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 #endif
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_or(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_powi (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_powi", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_powi(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_powi", TD_OP_INT_POWI, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_powi", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_powi", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_powi(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_powi", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_powi", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_powi(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_powi(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_powi(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_powi(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_powi(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_maximum (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_maximum", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_maximum(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_maximum", TD_OP_INT_MAXIMUM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_maximum", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_maximum", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_maximum(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_maximum", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_maximum", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_maximum";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_maximum(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_maximum(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_maximum";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_maximum(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_maximum(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_maximum(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_minimum (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_minimum", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_minimum(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_minimum", TD_OP_INT_MINIMUM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_minimum", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_minimum", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_minimum(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_minimum", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_minimum", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_minimum";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_minimum(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_minimum(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_minimum";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_minimum(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_minimum(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_minimum(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_not_equal (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_not_equal(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_not_equal", TD_OP_INT_NOT_EQUAL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_not_equal", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_not_equal", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_not_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_not_equal", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_not_equal", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_not_equal";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_not_equal";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_not_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_not_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_not_equal(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_greater_equal (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_greater_equal", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_greater_equal(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_greater_equal", TD_OP_INT_GREATER_EQUAL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_greater_equal", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_greater_equal", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_greater_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_greater_equal", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_greater_equal", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_equal";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_greater_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_greater_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_equal";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_greater_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_greater_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_greater_equal(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_lower_equal (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_lower_equal(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_lower_equal", TD_OP_INT_LOWER_EQUAL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_lower_equal", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_lower_equal", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_lower_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_lower_equal", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_lower_equal", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_equal";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_lower_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_lower_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_equal";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_lower_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_lower_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_lower_equal(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_matmul (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_matmul", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_matmul(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_matmul", TD_OP_INT_MATMUL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_matmul", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_matmul", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_matmul(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_matmul", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_matmul", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_matmul";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_matmul(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_matmul(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_matmul";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_matmul(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_matmul(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_matmul(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_matmul(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_bitwise_and (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_and", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_bitwise_and(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_and", TD_OP_INT_BITWISE_AND, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_and", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_and", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_and(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_and", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_bitwise_and", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_bitwise_and(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_bitwise_and(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_bitwise_and(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_bitwise_and(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_bitwise_and(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_bitwise_or (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_or", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_bitwise_or(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_or", TD_OP_INT_BITWISE_OR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_or", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_or", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_or(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_or", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_bitwise_or", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_bitwise_or(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_bitwise_or(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_bitwise_or(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_bitwise_or(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_bitwise_or(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_bitwise_xor (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_xor", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_bitwise_xor(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_xor", TD_OP_INT_BITWISE_XOR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_xor", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_xor", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_xor(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_xor", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_bitwise_xor", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_bitwise_xor(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_bitwise_xor(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_bitwise_xor(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_bitwise_xor(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_bitwise_xor(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_bitwise_left_shift (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_left_shift", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_bitwise_left_shift(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_left_shift", TD_OP_INT_BITWISE_LEFT_SHIFT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_left_shift", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_left_shift", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_left_shift(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_left_shift", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_bitwise_left_shift", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_bitwise_left_shift(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_bitwise_left_shift(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_bitwise_left_shift(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_bitwise_left_shift(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_bitwise_left_shift(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_bitwise_right_shift (binary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_right_shift", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_bitwise_right_shift(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_right_shift", TD_OP_INT_BITWISE_RIGHT_SHIFT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_right_shift", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_right_shift", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_right_shift(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_right_shift", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)b;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_bitwise_right_shift", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_bitwise_right_shift(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_bitwise_right_shift(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_bitwise_right_shift(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_bitwise_right_shift(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_bitwise_right_shift(a, b, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));

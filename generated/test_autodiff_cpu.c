@@ -54,7 +54,7 @@ static void test_float_reshape_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 372193u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 712710u);
 }
 
 static void test_float_reshape_guard(void **state)
@@ -86,7 +86,7 @@ static void test_float_swap_dims_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 380112u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 720629u);
 }
 
 static void test_float_swap_dims_guard(void **state)
@@ -118,7 +118,7 @@ static void test_float_permute_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 388031u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 728548u);
 }
 
 static void test_float_permute_guard(void **state)
@@ -151,7 +151,7 @@ static void test_float_expand_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(1) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 395950u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 736467u);
 }
 
 static void test_float_expand_guard(void **state)
@@ -185,7 +185,7 @@ static void test_float_slice_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 403869u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 744386u);
 }
 
 static void test_float_slice_guard(void **state)
@@ -218,7 +218,7 @@ static void test_float_neg_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 625601u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 966118u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -249,7 +249,7 @@ static void test_float_abs_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 633520u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 974037u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -280,7 +280,7 @@ static void test_float_exp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 641439u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 981956u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -311,7 +311,7 @@ static void test_float_log_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 649358u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 989875u);
 }
 
 static void test_float_log_guard(void **state)
@@ -342,7 +342,7 @@ static void test_float_sqrt_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 657277u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 997794u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -373,7 +373,7 @@ static void test_float_sin_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 665196u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 1005713u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -404,7 +404,7 @@ static void test_float_cos_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 673115u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 1013632u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -435,7 +435,7 @@ static void test_float_tanh_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 681034u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 1021551u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -466,7 +466,7 @@ static void test_float_sigmoid_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 688953u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 1029470u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -497,7 +497,7 @@ static void test_float_relu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 696872u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 1037389u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -528,7 +528,7 @@ static void test_float_gelu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 704791u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 1045308u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -559,7 +559,7 @@ static void test_float_powf_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 712710u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 1053227u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -590,7 +590,7 @@ static void test_float_clamp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 720629u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 1061146u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -621,7 +621,7 @@ static void test_float_add_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 728548u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 1069065u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -652,7 +652,7 @@ static void test_float_mul_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 736467u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 1076984u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -689,7 +689,7 @@ static void test_float_mask_fill_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 744386u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 1084903u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -750,7 +750,7 @@ static void test_float_sum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 752305u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 1092822u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -781,7 +781,7 @@ static void test_float_sum_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 760224u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 1100741u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -812,7 +812,7 @@ static void test_float_mean_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 768143u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 1108660u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -843,7 +843,7 @@ static void test_float_max_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 776062u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 1116579u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -874,7 +874,7 @@ static void test_float_min_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 783981u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 1124498u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -1219,6 +1219,294 @@ static void test_bool_or_merge_disabled_enabled(void **state)
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_or(a, b, &out), "bool_or");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 2, -3, 0, 5, 1, -1 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_powi(a, b, &out), "int_powi");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_maximum_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_maximum(a, b, &out), "int_maximum");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_minimum_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_minimum(a, b, &out), "int_minimum");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_not_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 5, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_not_equal(a, b, &out), "int_not_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_greater_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_greater_equal(a, b, &out), "int_greater_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_lower_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_lower_equal(a, b, &out), "int_lower_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_and_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_bitwise_and(a, b, &out), "int_bitwise_and");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_or_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_bitwise_or(a, b, &out), "int_bitwise_or");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_xor_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_bitwise_xor(a, b, &out), "int_bitwise_xor");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_left_shift_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 1, 1, 3, -1, 5, 7 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_bitwise_left_shift(a, b, &out), "int_bitwise_left_shift");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_right_shift_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { -8, 8, -1, -2147483648, 5, -5 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_bitwise_right_shift(a, b, &out), "int_bitwise_right_shift");
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
@@ -2074,7 +2362,7 @@ static void test_float_slice_assign_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 411788u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 752305u);
 }
 
 static void test_float_slice_assign_guard(void **state)
@@ -2139,7 +2427,7 @@ static void test_float_cat_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(1) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 419707u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 760224u);
 }
 
 static void test_float_cat_guard(void **state)
@@ -2176,7 +2464,7 @@ static void test_float_to_device_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 538492u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 879009u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -2282,6 +2570,18 @@ int main(void)
         TDT_TEST(test_int_mask_where_merge_disabled_enabled),
         TDT_TEST(test_bool_and_merge_disabled_enabled),
         TDT_TEST(test_bool_or_merge_disabled_enabled),
+        TDT_TEST(test_int_powi_merge_disabled_enabled),
+        TDT_TEST(test_int_maximum_merge_disabled_enabled),
+        TDT_TEST(test_int_minimum_merge_disabled_enabled),
+        TDT_TEST(test_int_not_equal_merge_disabled_enabled),
+        TDT_TEST(test_int_greater_equal_merge_disabled_enabled),
+        TDT_TEST(test_int_lower_equal_merge_disabled_enabled),
+        TDT_TEST(test_int_matmul_merge_disabled_enabled),
+        TDT_TEST(test_int_bitwise_and_merge_disabled_enabled),
+        TDT_TEST(test_int_bitwise_or_merge_disabled_enabled),
+        TDT_TEST(test_int_bitwise_xor_merge_disabled_enabled),
+        TDT_TEST(test_int_bitwise_left_shift_merge_disabled_enabled),
+        TDT_TEST(test_int_bitwise_right_shift_merge_disabled_enabled),
         TDT_TEST(test_int_slice_assign_merge_disabled_enabled),
         TDT_TEST(test_bool_slice_assign_merge_disabled_enabled),
         TDT_TEST(test_float_add_gradcheck),

@@ -54,7 +54,7 @@ static void test_float_reshape_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 372193u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 712710u);
 }
 
 static void test_float_reshape_guard(void **state)
@@ -86,7 +86,7 @@ static void test_float_swap_dims_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 380112u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 720629u);
 }
 
 static void test_float_swap_dims_guard(void **state)
@@ -118,7 +118,7 @@ static void test_float_permute_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 388031u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 728548u);
 }
 
 static void test_float_permute_guard(void **state)
@@ -151,7 +151,7 @@ static void test_float_expand_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(1) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 395950u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 736467u);
 }
 
 static void test_float_expand_guard(void **state)
@@ -185,7 +185,7 @@ static void test_float_slice_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 403869u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 744386u);
 }
 
 static void test_float_slice_guard(void **state)
@@ -218,7 +218,7 @@ static void test_float_neg_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 625601u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 966118u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -249,7 +249,7 @@ static void test_float_abs_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 633520u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 974037u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -280,7 +280,7 @@ static void test_float_exp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 641439u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 981956u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -311,7 +311,7 @@ static void test_float_log_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 649358u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 989875u);
 }
 
 static void test_float_log_guard(void **state)
@@ -342,7 +342,7 @@ static void test_float_sqrt_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 657277u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 997794u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -373,7 +373,7 @@ static void test_float_sin_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 665196u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 1005713u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -404,7 +404,7 @@ static void test_float_cos_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 673115u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 1013632u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -435,7 +435,7 @@ static void test_float_tanh_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 681034u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 1021551u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -466,7 +466,7 @@ static void test_float_sigmoid_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 688953u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 1029470u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -497,7 +497,7 @@ static void test_float_relu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 696872u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 1037389u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -528,7 +528,7 @@ static void test_float_gelu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 704791u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 1045308u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -559,7 +559,7 @@ static void test_float_powf_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 712710u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 1053227u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -590,7 +590,7 @@ static void test_float_clamp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 720629u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 1061146u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -621,7 +621,7 @@ static void test_float_add_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 728548u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 1069065u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -652,7 +652,7 @@ static void test_float_mul_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 736467u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 1076984u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -689,7 +689,7 @@ static void test_float_mask_fill_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 744386u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 1084903u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -750,7 +750,7 @@ static void test_float_sum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 752305u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 1092822u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -781,7 +781,7 @@ static void test_float_sum_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 760224u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 1100741u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -812,7 +812,7 @@ static void test_float_mean_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 768143u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 1108660u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -843,7 +843,7 @@ static void test_float_max_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 776062u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 1116579u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -874,7 +874,7 @@ static void test_float_min_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 783981u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 1124498u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -2074,7 +2074,7 @@ static void test_float_slice_assign_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 411788u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 752305u);
 }
 
 static void test_float_slice_assign_guard(void **state)
@@ -2139,7 +2139,7 @@ static void test_float_cat_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(1) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 419707u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 760224u);
 }
 
 static void test_float_cat_guard(void **state)
@@ -2176,7 +2176,7 @@ static void test_float_to_device_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 538492u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 879009u);
 }
 
 static void test_float_to_device_guard(void **state)

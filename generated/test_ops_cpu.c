@@ -330,6 +330,38 @@ static void test_int_arange_null(void **state)
     assert_null(out);
 }
 
+static void test_int_random_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_check(td_int_random(dev, shape, 2, (int32_t)7, (int32_t)8, UINT64_C(42), &out), "int_random");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 7, 7, 7, 7, 7, 7 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_int_random_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_check(td_int_random(dev, NULL, 0, (int32_t)-2147483648, (int32_t)-2147483647, UINT64_C(0), &out), "int_random");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_int_random_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_expect_error(td_int_random(NULL, shape, 2, (int32_t)7, (int32_t)8, UINT64_C(42), &out), TD_E_NULL, "int_random");
+    assert_null(out);
+}
+
 static void test_int_neg_example_1(void **state)
 {
     (void)state;
@@ -691,6 +723,1941 @@ static void test_int_div_scalar_wrong_kind(void **state)
     (void)a_data;
     assert_non_null(a);
     tdt_expect_error(td_int_div_scalar(a, (int32_t)2, &out), TD_E_KIND, "int_div_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_remainder_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 7, -7, 5, -5, 0, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_remainder_scalar(a, (int32_t)3, &out), "int_remainder_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 1, 2, 2, 1, 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_remainder_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 7, -7, 5, -5, 0, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_remainder_scalar(a, (int32_t)-3, &out), "int_remainder_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { -2, -1, -1, -2, 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_remainder_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { -2147483648, 2147483647, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_remainder_scalar(a, (int32_t)2147483647, &out), "int_remainder_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 2147483646, 0, 2147483646 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_remainder_scalar_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { -2147483648, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_remainder_scalar(a, (int32_t)-1, &out), "int_remainder_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_remainder_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_remainder_scalar(NULL, (int32_t)3, &out), TD_E_NULL, "int_remainder_scalar");
+    assert_null(out);
+}
+
+static void test_int_remainder_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_remainder_scalar(a, (int32_t)3, &out), TD_E_KIND, "int_remainder_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_abs_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -3, 0, 5, -2147483647, 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_abs(a, &out), "int_abs");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 3, 0, 5, 2147483647, 2147483647, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_abs_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_abs(NULL, &out), TD_E_NULL, "int_abs");
+    assert_null(out);
+}
+
+static void test_int_abs_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_abs(a, &out), TD_E_KIND, "int_abs");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sign_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -5, 0, 7, -2147483648, 2147483647, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sign(a, &out), "int_sign");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { -1, 0, 1, -1, 1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_sign(NULL, &out), TD_E_NULL, "int_sign");
+    assert_null(out);
+}
+
+static void test_int_sign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sign(a, &out), TD_E_KIND, "int_sign");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_powi_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 2, -3, 0, 1, -1, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_powi_scalar(a, (int32_t)3, &out), "int_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 8, -27, 0, 1, -1, 125 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_powi_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 0, -2147483648, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_powi_scalar(a, (int32_t)0, &out), "int_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 1, 1, 1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_powi_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 1, -1, 2, 0, -2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_powi_scalar(a, (int32_t)-1, &out), "int_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const int32_t want[] = { 1, -1, 0, 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_powi_scalar_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 65536, -46341, 46340 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_powi_scalar(a, (int32_t)2, &out), "int_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 0, -2147479015, 2147395600 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_powi_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_powi_scalar(NULL, (int32_t)3, &out), TD_E_NULL, "int_powi_scalar");
+    assert_null(out);
+}
+
+static void test_int_powi_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_powi_scalar(a, (int32_t)3, &out), TD_E_KIND, "int_powi_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -5, -1, 0, 3, 7, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_clamp(a, (int32_t)-1, (int32_t)3, &out), "int_clamp");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { -1, -1, 0, 3, 3, 3 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { -2147483648, 0, 9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_clamp(a, (int32_t)5, (int32_t)2, &out), "int_clamp");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 2, 2, 2 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_clamp(NULL, (int32_t)-1, (int32_t)3, &out), TD_E_NULL, "int_clamp");
+    assert_null(out);
+}
+
+static void test_int_clamp_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_clamp(a, (int32_t)-1, (int32_t)3, &out), TD_E_KIND, "int_clamp");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_min_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -3, 0, 4, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_clamp_min(a, (int32_t)0, &out), "int_clamp_min");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const int32_t want[] = { 0, 0, 0, 4, 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_min_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_clamp_min(NULL, (int32_t)0, &out), TD_E_NULL, "int_clamp_min");
+    assert_null(out);
+}
+
+static void test_int_clamp_min_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_clamp_min(a, (int32_t)0, &out), TD_E_KIND, "int_clamp_min");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_max_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -3, 0, 4, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_clamp_max(a, (int32_t)0, &out), "int_clamp_max");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const int32_t want[] = { -2147483648, -3, 0, 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_max_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_clamp_max(NULL, (int32_t)0, &out), TD_E_NULL, "int_clamp_max");
+    assert_null(out);
+}
+
+static void test_int_clamp_max_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_clamp_max(a, (int32_t)0, &out), TD_E_KIND, "int_clamp_max");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, -2, 5, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_equal_elem(a, (int32_t)-2, &out), "int_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { false, true, false, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_equal_elem_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { -2147483648, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_equal_elem(a, (int32_t)-2147483648, &out), "int_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const bool want[] = { true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_equal_elem(NULL, (int32_t)-2, &out), TD_E_NULL, "int_equal_elem");
+    assert_null(out);
+}
+
+static void test_int_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_equal_elem(a, (int32_t)-2, &out), TD_E_KIND, "int_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_not_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, -2, 5, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_not_equal_elem(a, (int32_t)-2, &out), "int_not_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { true, false, true, false, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_not_equal_elem_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { -2147483648, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_not_equal_elem(a, (int32_t)2147483647, &out), "int_not_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const bool want[] = { true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_not_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_not_equal_elem(NULL, (int32_t)-2, &out), TD_E_NULL, "int_not_equal_elem");
+    assert_null(out);
+}
+
+static void test_int_not_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_not_equal_elem(a, (int32_t)-2, &out), TD_E_KIND, "int_not_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_greater_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_greater_elem(a, (int32_t)0, &out), "int_greater_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { false, false, false, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_greater_elem_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_greater_elem(a, (int32_t)2147483647, &out), "int_greater_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { false, false, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_greater_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_greater_elem(NULL, (int32_t)0, &out), TD_E_NULL, "int_greater_elem");
+    assert_null(out);
+}
+
+static void test_int_greater_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_greater_elem(a, (int32_t)0, &out), TD_E_KIND, "int_greater_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_greater_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_greater_equal_elem(a, (int32_t)0, &out), "int_greater_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { false, false, true, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_greater_equal_elem_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_greater_equal_elem(a, (int32_t)-2147483648, &out), "int_greater_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { true, true, true, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_greater_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_greater_equal_elem(NULL, (int32_t)0, &out), TD_E_NULL, "int_greater_equal_elem");
+    assert_null(out);
+}
+
+static void test_int_greater_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_greater_equal_elem(a, (int32_t)0, &out), TD_E_KIND, "int_greater_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_lower_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_lower_elem(a, (int32_t)0, &out), "int_lower_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { true, true, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_lower_elem_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_lower_elem(a, (int32_t)-2147483648, &out), "int_lower_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { false, false, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_lower_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_lower_elem(NULL, (int32_t)0, &out), TD_E_NULL, "int_lower_elem");
+    assert_null(out);
+}
+
+static void test_int_lower_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_lower_elem(a, (int32_t)0, &out), TD_E_KIND, "int_lower_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_lower_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_lower_equal_elem(a, (int32_t)0, &out), "int_lower_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { true, true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_lower_equal_elem_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_lower_equal_elem(a, (int32_t)2147483647, &out), "int_lower_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { true, true, true, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_lower_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_lower_equal_elem(NULL, (int32_t)0, &out), TD_E_NULL, "int_lower_equal_elem");
+    assert_null(out);
+}
+
+static void test_int_lower_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_lower_equal_elem(a, (int32_t)0, &out), TD_E_KIND, "int_lower_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sum_dim_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sum_dim(a, INT64_C(0), &out), "int_sum_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 5, 7, 9 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sum_dim_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sum_dim(a, INT64_C(-1), &out), "int_sum_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want[] = { 6, 15 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sum_dim_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 2147483647, -2147483648, 1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sum_dim(a, INT64_C(0), &out), "int_sum_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2) };
+    static const int32_t want[] = { -2147483648, 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sum_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sum_dim(a, INT64_C(1), &out), "int_sum_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const int32_t want[] = { 4, 6, 12, 14 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sum_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_sum_dim(NULL, INT64_C(0), &out), TD_E_NULL, "int_sum_dim");
+    assert_null(out);
+}
+
+static void test_int_sum_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sum_dim(a, INT64_C(0), &out), TD_E_KIND, "int_sum_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mean_dim_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 4, -1, -2, -4 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_mean_dim(a, INT64_C(1), &out), "int_mean_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want[] = { 2, -2 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mean_dim_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_mean_dim(a, INT64_C(-2), &out), "int_mean_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 2, 3, 4 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mean_dim_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 2147483647, -2147483648, 2147483647, -2147483648, 2147483646, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_mean_dim(a, INT64_C(0), &out), "int_mean_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2) };
+    static const int32_t want[] = { 2147483646, -1431655765 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mean_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_mean_dim(NULL, INT64_C(1), &out), TD_E_NULL, "int_mean_dim");
+    assert_null(out);
+}
+
+static void test_int_mean_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_mean_dim(a, INT64_C(1), &out), TD_E_KIND, "int_mean_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_prod_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_prod(a, &out), "int_prod");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 720 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_prod_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 65536, 65536, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_prod(a, &out), "int_prod");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_prod_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 46341, 46341 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_prod(a, &out), "int_prod");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -2147479015 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_prod_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { -9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_prod(a, &out), "int_prod");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -9 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_prod_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_prod(NULL, &out), TD_E_NULL, "int_prod");
+    assert_null(out);
+}
+
+static void test_int_prod_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_prod(a, &out), TD_E_KIND, "int_prod");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_prod_dim_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_prod_dim(a, INT64_C(1), &out), "int_prod_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want[] = { 6, 120 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_prod_dim_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_prod_dim(a, INT64_C(-2), &out), "int_prod_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 4, 10, 18 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_prod_dim_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 65536, -1, 65536, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_prod_dim(a, INT64_C(0), &out), "int_prod_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2) };
+    static const int32_t want[] = { 0, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_prod_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_prod_dim(NULL, INT64_C(1), &out), TD_E_NULL, "int_prod_dim");
+    assert_null(out);
+}
+
+static void test_int_prod_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_prod_dim(a, INT64_C(1), &out), TD_E_KIND, "int_prod_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_max_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_max(a, &out), "int_max");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_max_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { -7, -2147483648, -3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_max(a, &out), "int_max");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -3 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_max_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { 4 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_max(a, &out), "int_max");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 4 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_max_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_max(NULL, &out), TD_E_NULL, "int_max");
+    assert_null(out);
+}
+
+static void test_int_max_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_max(a, &out), TD_E_KIND, "int_max");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_min_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_min(a, &out), "int_min");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_min_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 7, 2147483647, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_min(a, &out), "int_min");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 3 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_min_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { 4 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_min(a, &out), "int_min");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 4 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_min_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_min(NULL, &out), TD_E_NULL, "int_min");
+    assert_null(out);
+}
+
+static void test_int_min_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_min(a, &out), TD_E_KIND, "int_min");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_max_dim_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, -2, 7, 0, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_max_dim(a, INT64_C(1), &out), "int_max_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want[] = { 5, 7 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_max_dim_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, -2, 7, 0, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_max_dim(a, INT64_C(-2), &out), "int_max_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 7, 5, 3 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_max_dim_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { -2147483648, -2147483648, -2147483648, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_max_dim(a, INT64_C(1), &out), "int_max_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want[] = { -2147483648, 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_max_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_max_dim(NULL, INT64_C(1), &out), TD_E_NULL, "int_max_dim");
+    assert_null(out);
+}
+
+static void test_int_max_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_max_dim(a, INT64_C(1), &out), TD_E_KIND, "int_max_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_min_dim_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, -2, 7, 0, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_min_dim(a, INT64_C(1), &out), "int_min_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want[] = { -2, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_min_dim_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, -2, 7, 0, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_min_dim(a, INT64_C(-2), &out), "int_min_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 1, 0, -2 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_min_dim_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 2147483647, 2147483647, -2147483648, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_min_dim(a, INT64_C(1), &out), "int_min_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want[] = { 2147483647, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_min_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_min_dim(NULL, INT64_C(1), &out), TD_E_NULL, "int_min_dim");
+    assert_null(out);
+}
+
+static void test_int_min_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_min_dim(a, INT64_C(1), &out), TD_E_KIND, "int_min_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argmax_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t a_data[] = { 1, 3, 3, 2, 5, 5, 1, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argmax(a, INT64_C(1), &out), "int_argmax");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want[] = { 1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argmax_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 4, 2, 1, 0, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argmax(a, INT64_C(-2), &out), "int_argmax");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 0, 0, 1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argmax_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { -2147483648, 2147483647, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argmax(a, INT64_C(0), &out), "int_argmax");
+    static const int64_t want_shape[] = { INT64_C(1) };
+    static const int32_t want[] = { 1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argmax_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_argmax(NULL, INT64_C(1), &out), TD_E_NULL, "int_argmax");
+    assert_null(out);
+}
+
+static void test_int_argmax_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argmax(a, INT64_C(1), &out), TD_E_KIND, "int_argmax");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argmin_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t a_data[] = { 1, 3, 3, 2, 5, 5, 1, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argmin(a, INT64_C(1), &out), "int_argmin");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want[] = { 0, 2 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argmin_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 4, 2, 1, 0, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argmin(a, INT64_C(-2), &out), "int_argmin");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 0, 1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argmin_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 2147483647, -2147483648, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argmin(a, INT64_C(0), &out), "int_argmin");
+    static const int64_t want_shape[] = { INT64_C(1) };
+    static const int32_t want[] = { 1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argmin_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_argmin(NULL, INT64_C(1), &out), TD_E_NULL, "int_argmin");
+    assert_null(out);
+}
+
+static void test_int_argmin_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argmin(a, INT64_C(1), &out), TD_E_KIND, "int_argmin");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mean_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_mean(a, &out), "int_mean");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 3 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mean_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { -2147483648, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_mean(a, &out), "int_mean");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -1073741824 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mean_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { -7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_mean(a, &out), "int_mean");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -7 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mean_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_mean(NULL, &out), TD_E_NULL, "int_mean");
+    assert_null(out);
+}
+
+static void test_int_mean_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_mean(a, &out), TD_E_KIND, "int_mean");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_not_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0, -1, 5, -2147483648, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_not(a, &out), "int_bitwise_not");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const int32_t want[] = { -1, 0, -6, 2147483647, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_not_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_not(NULL, &out), TD_E_NULL, "int_bitwise_not");
+    assert_null(out);
+}
+
+static void test_int_bitwise_not_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_not(a, &out), TD_E_KIND, "int_bitwise_not");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_and_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_and_scalar(a, (int32_t)10, &out), "int_bitwise_and_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 8, 10, 0, 10 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_and_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { -1, 2147483647, -5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_and_scalar(a, (int32_t)-2147483648, &out), "int_bitwise_and_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { -2147483648, 0, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_and_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_and_scalar(NULL, (int32_t)10, &out), TD_E_NULL, "int_bitwise_and_scalar");
+    assert_null(out);
+}
+
+static void test_int_bitwise_and_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_and_scalar(a, (int32_t)10, &out), TD_E_KIND, "int_bitwise_and_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_or_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_or_scalar(a, (int32_t)10, &out), "int_bitwise_or_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 14, -1, 10, -6 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_or_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 0, 2147483647, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_or_scalar(a, (int32_t)-2147483648, &out), "int_bitwise_or_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { -2147483648, -1, -2147483643 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_or_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_or_scalar(NULL, (int32_t)10, &out), TD_E_NULL, "int_bitwise_or_scalar");
+    assert_null(out);
+}
+
+static void test_int_bitwise_or_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_or_scalar(a, (int32_t)10, &out), TD_E_KIND, "int_bitwise_or_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_xor_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_xor_scalar(a, (int32_t)10, &out), "int_bitwise_xor_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 6, -11, 10, -16 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_xor_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_xor_scalar(a, (int32_t)-1, &out), "int_bitwise_xor_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -1, 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_xor_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_xor_scalar(NULL, (int32_t)10, &out), TD_E_NULL, "int_bitwise_xor_scalar");
+    assert_null(out);
+}
+
+static void test_int_bitwise_xor_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_xor_scalar(a, (int32_t)10, &out), TD_E_KIND, "int_bitwise_xor_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_left_shift_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 1, -3, 1073741824, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_left_shift_scalar(a, (int32_t)2, &out), "int_bitwise_left_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 4, -12, 0, 20 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_left_shift_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 1, 3, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_left_shift_scalar(a, (int32_t)31, &out), "int_bitwise_left_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { -2147483648, -2147483648, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_left_shift_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_left_shift_scalar(a, (int32_t)33, &out), "int_bitwise_left_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_left_shift_scalar_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_left_shift_scalar(a, (int32_t)-1, &out), "int_bitwise_left_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_left_shift_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_left_shift_scalar(NULL, (int32_t)2, &out), TD_E_NULL, "int_bitwise_left_shift_scalar");
+    assert_null(out);
+}
+
+static void test_int_bitwise_left_shift_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_left_shift_scalar(a, (int32_t)2, &out), TD_E_KIND, "int_bitwise_left_shift_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_right_shift_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { -8, 8, -7, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_right_shift_scalar(a, (int32_t)2, &out), "int_bitwise_right_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { -2, 2, -2, 536870911 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_right_shift_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 5, -5, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_right_shift_scalar(a, (int32_t)32, &out), "int_bitwise_right_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 0, -1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_right_shift_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 5, -5, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_right_shift_scalar(a, (int32_t)-1, &out), "int_bitwise_right_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 0, -1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_right_shift_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_right_shift_scalar(NULL, (int32_t)2, &out), TD_E_NULL, "int_bitwise_right_shift_scalar");
+    assert_null(out);
+}
+
+static void test_int_bitwise_right_shift_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_right_shift_scalar(a, (int32_t)2, &out), TD_E_KIND, "int_bitwise_right_shift_scalar");
     assert_null(out);
     td_tensor_release(a);
 }
@@ -4804,6 +6771,1252 @@ static void test_bool_or_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static void test_int_powi_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 2, -3, 0, 5, 1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_powi(a, b, &out), "int_powi");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const int32_t want[] = { 1024, -27, 1, 1, 1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 2, -1, 0, 3, -2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(5) };
+    static const int32_t b_data[] = { -1, -2, -3, 2, 31 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_powi(a, b, &out), "int_powi");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const int32_t want[] = { 0, 1, 0, 9, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 0, 1, 2 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_powi(a, b, &out), "int_powi");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 1, 2, 4, 1, 3, 9 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 2, 3, 2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 32, 21, 31 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_powi(a, b, &out), "int_powi");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 0, 1870418611, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { -1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const int32_t b_data[] = { -2147483648, 2147483647 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_powi(a, b, &out), "int_powi");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_powi(NULL, b, &out), TD_E_NULL, "int_powi");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_powi(a, b, &out), TD_E_KIND, "int_powi");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 2, -3, 0, 5, 1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_powi(a, b, &out), TD_E_BACKEND_MISMATCH, "int_powi");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_maximum_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_maximum(a, b, &out), "int_maximum");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 2, -5, 3, 2147483647, -6, 3 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_maximum_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_maximum(NULL, b, &out), TD_E_NULL, "int_maximum");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_maximum_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_maximum(a, b, &out), TD_E_KIND, "int_maximum");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_maximum_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_maximum(a, b, &out), TD_E_BACKEND_MISMATCH, "int_maximum");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_minimum_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_minimum(a, b, &out), "int_minimum");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 1, -6, 3, 2, -2147483648, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_minimum_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_minimum(NULL, b, &out), TD_E_NULL, "int_minimum");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_minimum_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_minimum(a, b, &out), TD_E_KIND, "int_minimum");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_minimum_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_minimum(a, b, &out), TD_E_BACKEND_MISMATCH, "int_minimum");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_not_equal_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 5, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_not_equal(a, b, &out), "int_not_equal");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { false, true, true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_not_equal_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { -2147483648, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { 0 };
+    static const int32_t b_data[] = { -2147483648 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 0);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_not_equal(a, b, &out), "int_not_equal");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const bool want[] = { false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_not_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 5, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_not_equal(NULL, b, &out), TD_E_NULL, "int_not_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_not_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 5, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_not_equal(a, b, &out), TD_E_KIND, "int_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_not_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 5, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_not_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "int_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_greater_equal_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_greater_equal(a, b, &out), "int_greater_equal");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { true, true, false, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_greater_equal_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { -1, 0, 1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_greater_equal(a, b, &out), "int_greater_equal");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const bool want[] = { true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_greater_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_greater_equal(NULL, b, &out), TD_E_NULL, "int_greater_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_greater_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_greater_equal(a, b, &out), TD_E_KIND, "int_greater_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_greater_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_greater_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "int_greater_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_lower_equal_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_lower_equal(a, b, &out), "int_lower_equal");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { false, true, true, false, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_lower_equal_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { -1, 0, 1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_lower_equal(a, b, &out), "int_lower_equal");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const bool want[] = { false, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_lower_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_lower_equal(NULL, b, &out), TD_E_NULL, "int_lower_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_lower_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_lower_equal(a, b, &out), TD_E_KIND, "int_lower_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_lower_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_lower_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "int_lower_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 58, 64, 139, 154 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t b_data[] = { 1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const int32_t want[] = { -1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const int32_t a_data[] = { 65536, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t b_data[] = { 65536, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1) };
+    static const int32_t want[] = { -1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_matmul(NULL, b, &out), TD_E_NULL, "int_matmul");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_matmul(a, b, &out), TD_E_KIND, "int_matmul");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_matmul(a, b, &out), TD_E_BACKEND_MISMATCH, "int_matmul");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_and_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_and(a, b, &out), "int_bitwise_and");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 8, 2147483647, 0, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_and_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 6, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 3, 5, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_and(a, b, &out), "int_bitwise_and");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 2, 4, 6, 2, 0, -6 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_and_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_and(NULL, b, &out), TD_E_NULL, "int_bitwise_and");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_and_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_and(a, b, &out), TD_E_KIND, "int_bitwise_and");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_and_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_and(a, b, &out), TD_E_BACKEND_MISMATCH, "int_bitwise_and");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_or_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_or(a, b, &out), "int_bitwise_or");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 14, -1, -1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_or_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 6, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 3, 5, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_or(a, b, &out), "int_bitwise_or");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 7, 7, -1, -5, -1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_or_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_or(NULL, b, &out), TD_E_NULL, "int_bitwise_or");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_or_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_or(a, b, &out), TD_E_KIND, "int_bitwise_or");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_or_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_or(a, b, &out), TD_E_BACKEND_MISMATCH, "int_bitwise_or");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_xor_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_xor(a, b, &out), "int_bitwise_xor");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 6, -2147483648, -1, 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_xor_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 6, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 3, 5, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_xor(a, b, &out), "int_bitwise_xor");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 5, 3, -7, -7, -1, 5 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_xor_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_xor(NULL, b, &out), TD_E_NULL, "int_bitwise_xor");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_xor_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_xor(a, b, &out), TD_E_KIND, "int_bitwise_xor");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_xor_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_xor(a, b, &out), TD_E_BACKEND_MISMATCH, "int_bitwise_xor");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_left_shift_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 1, 1, 3, -1, 5, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_left_shift(a, b, &out), "int_bitwise_left_shift");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const int32_t want[] = { 1, -2147483648, 48, -2, 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_left_shift_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1073741824, -1073741825 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { 0 };
+    static const int32_t b_data[] = { 1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 0);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_left_shift(a, b, &out), "int_bitwise_left_shift");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -2147483648, 2147483646 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_left_shift_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_left_shift(NULL, b, &out), TD_E_NULL, "int_bitwise_left_shift");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_left_shift_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_left_shift(a, b, &out), TD_E_KIND, "int_bitwise_left_shift");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_left_shift_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 1, 1, 3, -1, 5, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_left_shift(a, b, &out), TD_E_BACKEND_MISMATCH, "int_bitwise_left_shift");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_right_shift_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { -8, 8, -1, -2147483648, 5, -5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_right_shift(a, b, &out), "int_bitwise_right_shift");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const int32_t want[] = { -4, 2, -1, -1, 0, -1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_right_shift_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { -7, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const int32_t b_data[] = { 1, 0 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_right_shift(a, b, &out), "int_bitwise_right_shift");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { -4, -7, 3, 7 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_right_shift_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_right_shift(NULL, b, &out), TD_E_NULL, "int_bitwise_right_shift");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_right_shift_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_right_shift(a, b, &out), TD_E_KIND, "int_bitwise_right_shift");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_right_shift_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { -8, 8, -1, -2147483648, 5, -5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_right_shift(a, b, &out), TD_E_BACKEND_MISMATCH, "int_bitwise_right_shift");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_int_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -7166,6 +10379,9 @@ int main(void)
         TDT_TEST(test_int_arange_example_2),
         TDT_TEST(test_int_arange_example_3),
         TDT_TEST(test_int_arange_null),
+        TDT_TEST(test_int_random_example_1),
+        TDT_TEST(test_int_random_example_2),
+        TDT_TEST(test_int_random_null),
         TDT_TEST(test_int_neg_example_1),
         TDT_TEST(test_int_neg_example_2),
         TDT_TEST(test_int_neg_null),
@@ -7191,6 +10407,141 @@ int main(void)
         TDT_TEST(test_int_div_scalar_example_4),
         TDT_TEST(test_int_div_scalar_null),
         TDT_TEST(test_int_div_scalar_wrong_kind),
+        TDT_TEST(test_int_remainder_scalar_example_1),
+        TDT_TEST(test_int_remainder_scalar_example_2),
+        TDT_TEST(test_int_remainder_scalar_example_3),
+        TDT_TEST(test_int_remainder_scalar_example_4),
+        TDT_TEST(test_int_remainder_scalar_null),
+        TDT_TEST(test_int_remainder_scalar_wrong_kind),
+        TDT_TEST(test_int_abs_example_1),
+        TDT_TEST(test_int_abs_null),
+        TDT_TEST(test_int_abs_wrong_kind),
+        TDT_TEST(test_int_sign_example_1),
+        TDT_TEST(test_int_sign_null),
+        TDT_TEST(test_int_sign_wrong_kind),
+        TDT_TEST(test_int_powi_scalar_example_1),
+        TDT_TEST(test_int_powi_scalar_example_2),
+        TDT_TEST(test_int_powi_scalar_example_3),
+        TDT_TEST(test_int_powi_scalar_example_4),
+        TDT_TEST(test_int_powi_scalar_null),
+        TDT_TEST(test_int_powi_scalar_wrong_kind),
+        TDT_TEST(test_int_clamp_example_1),
+        TDT_TEST(test_int_clamp_example_2),
+        TDT_TEST(test_int_clamp_null),
+        TDT_TEST(test_int_clamp_wrong_kind),
+        TDT_TEST(test_int_clamp_min_example_1),
+        TDT_TEST(test_int_clamp_min_null),
+        TDT_TEST(test_int_clamp_min_wrong_kind),
+        TDT_TEST(test_int_clamp_max_example_1),
+        TDT_TEST(test_int_clamp_max_null),
+        TDT_TEST(test_int_clamp_max_wrong_kind),
+        TDT_TEST(test_int_equal_elem_example_1),
+        TDT_TEST(test_int_equal_elem_example_2),
+        TDT_TEST(test_int_equal_elem_null),
+        TDT_TEST(test_int_equal_elem_wrong_kind),
+        TDT_TEST(test_int_not_equal_elem_example_1),
+        TDT_TEST(test_int_not_equal_elem_example_2),
+        TDT_TEST(test_int_not_equal_elem_null),
+        TDT_TEST(test_int_not_equal_elem_wrong_kind),
+        TDT_TEST(test_int_greater_elem_example_1),
+        TDT_TEST(test_int_greater_elem_example_2),
+        TDT_TEST(test_int_greater_elem_null),
+        TDT_TEST(test_int_greater_elem_wrong_kind),
+        TDT_TEST(test_int_greater_equal_elem_example_1),
+        TDT_TEST(test_int_greater_equal_elem_example_2),
+        TDT_TEST(test_int_greater_equal_elem_null),
+        TDT_TEST(test_int_greater_equal_elem_wrong_kind),
+        TDT_TEST(test_int_lower_elem_example_1),
+        TDT_TEST(test_int_lower_elem_example_2),
+        TDT_TEST(test_int_lower_elem_null),
+        TDT_TEST(test_int_lower_elem_wrong_kind),
+        TDT_TEST(test_int_lower_equal_elem_example_1),
+        TDT_TEST(test_int_lower_equal_elem_example_2),
+        TDT_TEST(test_int_lower_equal_elem_null),
+        TDT_TEST(test_int_lower_equal_elem_wrong_kind),
+        TDT_TEST(test_int_sum_dim_example_1),
+        TDT_TEST(test_int_sum_dim_example_2),
+        TDT_TEST(test_int_sum_dim_example_3),
+        TDT_TEST(test_int_sum_dim_example_4),
+        TDT_TEST(test_int_sum_dim_null),
+        TDT_TEST(test_int_sum_dim_wrong_kind),
+        TDT_TEST(test_int_mean_dim_example_1),
+        TDT_TEST(test_int_mean_dim_example_2),
+        TDT_TEST(test_int_mean_dim_example_3),
+        TDT_TEST(test_int_mean_dim_null),
+        TDT_TEST(test_int_mean_dim_wrong_kind),
+        TDT_TEST(test_int_prod_example_1),
+        TDT_TEST(test_int_prod_example_2),
+        TDT_TEST(test_int_prod_example_3),
+        TDT_TEST(test_int_prod_example_4),
+        TDT_TEST(test_int_prod_null),
+        TDT_TEST(test_int_prod_wrong_kind),
+        TDT_TEST(test_int_prod_dim_example_1),
+        TDT_TEST(test_int_prod_dim_example_2),
+        TDT_TEST(test_int_prod_dim_example_3),
+        TDT_TEST(test_int_prod_dim_null),
+        TDT_TEST(test_int_prod_dim_wrong_kind),
+        TDT_TEST(test_int_max_example_1),
+        TDT_TEST(test_int_max_example_2),
+        TDT_TEST(test_int_max_example_3),
+        TDT_TEST(test_int_max_null),
+        TDT_TEST(test_int_max_wrong_kind),
+        TDT_TEST(test_int_min_example_1),
+        TDT_TEST(test_int_min_example_2),
+        TDT_TEST(test_int_min_example_3),
+        TDT_TEST(test_int_min_null),
+        TDT_TEST(test_int_min_wrong_kind),
+        TDT_TEST(test_int_max_dim_example_1),
+        TDT_TEST(test_int_max_dim_example_2),
+        TDT_TEST(test_int_max_dim_example_3),
+        TDT_TEST(test_int_max_dim_null),
+        TDT_TEST(test_int_max_dim_wrong_kind),
+        TDT_TEST(test_int_min_dim_example_1),
+        TDT_TEST(test_int_min_dim_example_2),
+        TDT_TEST(test_int_min_dim_example_3),
+        TDT_TEST(test_int_min_dim_null),
+        TDT_TEST(test_int_min_dim_wrong_kind),
+        TDT_TEST(test_int_argmax_example_1),
+        TDT_TEST(test_int_argmax_example_2),
+        TDT_TEST(test_int_argmax_example_3),
+        TDT_TEST(test_int_argmax_null),
+        TDT_TEST(test_int_argmax_wrong_kind),
+        TDT_TEST(test_int_argmin_example_1),
+        TDT_TEST(test_int_argmin_example_2),
+        TDT_TEST(test_int_argmin_example_3),
+        TDT_TEST(test_int_argmin_null),
+        TDT_TEST(test_int_argmin_wrong_kind),
+        TDT_TEST(test_int_mean_example_1),
+        TDT_TEST(test_int_mean_example_2),
+        TDT_TEST(test_int_mean_example_3),
+        TDT_TEST(test_int_mean_null),
+        TDT_TEST(test_int_mean_wrong_kind),
+        TDT_TEST(test_int_bitwise_not_example_1),
+        TDT_TEST(test_int_bitwise_not_null),
+        TDT_TEST(test_int_bitwise_not_wrong_kind),
+        TDT_TEST(test_int_bitwise_and_scalar_example_1),
+        TDT_TEST(test_int_bitwise_and_scalar_example_2),
+        TDT_TEST(test_int_bitwise_and_scalar_null),
+        TDT_TEST(test_int_bitwise_and_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_or_scalar_example_1),
+        TDT_TEST(test_int_bitwise_or_scalar_example_2),
+        TDT_TEST(test_int_bitwise_or_scalar_null),
+        TDT_TEST(test_int_bitwise_or_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_xor_scalar_example_1),
+        TDT_TEST(test_int_bitwise_xor_scalar_example_2),
+        TDT_TEST(test_int_bitwise_xor_scalar_null),
+        TDT_TEST(test_int_bitwise_xor_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_example_1),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_example_2),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_example_3),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_example_4),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_null),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_example_1),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_example_2),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_example_3),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_null),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_wrong_kind),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
@@ -7447,6 +10798,68 @@ int main(void)
         TDT_TEST(test_bool_or_null),
         TDT_TEST(test_bool_or_wrong_kind),
         TDT_TEST(test_bool_or_backend_mismatch),
+        TDT_TEST(test_int_powi_example_1),
+        TDT_TEST(test_int_powi_example_2),
+        TDT_TEST(test_int_powi_example_3),
+        TDT_TEST(test_int_powi_example_4),
+        TDT_TEST(test_int_powi_example_5),
+        TDT_TEST(test_int_powi_null),
+        TDT_TEST(test_int_powi_wrong_kind),
+        TDT_TEST(test_int_powi_backend_mismatch),
+        TDT_TEST(test_int_maximum_example_1),
+        TDT_TEST(test_int_maximum_null),
+        TDT_TEST(test_int_maximum_wrong_kind),
+        TDT_TEST(test_int_maximum_backend_mismatch),
+        TDT_TEST(test_int_minimum_example_1),
+        TDT_TEST(test_int_minimum_null),
+        TDT_TEST(test_int_minimum_wrong_kind),
+        TDT_TEST(test_int_minimum_backend_mismatch),
+        TDT_TEST(test_int_not_equal_example_1),
+        TDT_TEST(test_int_not_equal_example_2),
+        TDT_TEST(test_int_not_equal_null),
+        TDT_TEST(test_int_not_equal_wrong_kind),
+        TDT_TEST(test_int_not_equal_backend_mismatch),
+        TDT_TEST(test_int_greater_equal_example_1),
+        TDT_TEST(test_int_greater_equal_example_2),
+        TDT_TEST(test_int_greater_equal_null),
+        TDT_TEST(test_int_greater_equal_wrong_kind),
+        TDT_TEST(test_int_greater_equal_backend_mismatch),
+        TDT_TEST(test_int_lower_equal_example_1),
+        TDT_TEST(test_int_lower_equal_example_2),
+        TDT_TEST(test_int_lower_equal_null),
+        TDT_TEST(test_int_lower_equal_wrong_kind),
+        TDT_TEST(test_int_lower_equal_backend_mismatch),
+        TDT_TEST(test_int_matmul_example_1),
+        TDT_TEST(test_int_matmul_example_2),
+        TDT_TEST(test_int_matmul_example_3),
+        TDT_TEST(test_int_matmul_null),
+        TDT_TEST(test_int_matmul_wrong_kind),
+        TDT_TEST(test_int_matmul_backend_mismatch),
+        TDT_TEST(test_int_bitwise_and_example_1),
+        TDT_TEST(test_int_bitwise_and_example_2),
+        TDT_TEST(test_int_bitwise_and_null),
+        TDT_TEST(test_int_bitwise_and_wrong_kind),
+        TDT_TEST(test_int_bitwise_and_backend_mismatch),
+        TDT_TEST(test_int_bitwise_or_example_1),
+        TDT_TEST(test_int_bitwise_or_example_2),
+        TDT_TEST(test_int_bitwise_or_null),
+        TDT_TEST(test_int_bitwise_or_wrong_kind),
+        TDT_TEST(test_int_bitwise_or_backend_mismatch),
+        TDT_TEST(test_int_bitwise_xor_example_1),
+        TDT_TEST(test_int_bitwise_xor_example_2),
+        TDT_TEST(test_int_bitwise_xor_null),
+        TDT_TEST(test_int_bitwise_xor_wrong_kind),
+        TDT_TEST(test_int_bitwise_xor_backend_mismatch),
+        TDT_TEST(test_int_bitwise_left_shift_example_1),
+        TDT_TEST(test_int_bitwise_left_shift_example_2),
+        TDT_TEST(test_int_bitwise_left_shift_null),
+        TDT_TEST(test_int_bitwise_left_shift_wrong_kind),
+        TDT_TEST(test_int_bitwise_left_shift_backend_mismatch),
+        TDT_TEST(test_int_bitwise_right_shift_example_1),
+        TDT_TEST(test_int_bitwise_right_shift_example_2),
+        TDT_TEST(test_int_bitwise_right_shift_null),
+        TDT_TEST(test_int_bitwise_right_shift_wrong_kind),
+        TDT_TEST(test_int_bitwise_right_shift_backend_mismatch),
         TDT_TEST(test_int_slice_assign_example_1),
         TDT_TEST(test_int_slice_assign_example_2),
         TDT_TEST(test_int_slice_assign_null),

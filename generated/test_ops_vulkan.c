@@ -832,6 +832,24 @@ static void test_int_arange_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_arange, (int)(sizeof cases_int_arange / sizeof cases_int_arange[0]));
 }
 
+static void test_int_random_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_expect_error(td_int_random(NULL, shape, 2, (int32_t)7, (int32_t)8, UINT64_C(42), &out), TD_E_NULL, "int_random");
+    assert_null(out);
+}
+
+static void test_int_random_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_expect_error(td_int_random(dev, shape, 2, (int32_t)7, (int32_t)8, UINT64_C(42), &out), TD_E_UNSUPPORTED, "int_random");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+}
+
 static void test_int_neg_null(void **state)
 {
     (void)state;
@@ -1008,6 +1026,1086 @@ static void test_int_div_scalar_unsupported(void **state)
     (void)a_data;
     assert_non_null(a);
     tdt_expect_error(td_int_div_scalar(a, (int32_t)2, &out), TD_E_UNSUPPORTED, "int_div_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_remainder_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_remainder_scalar(NULL, (int32_t)3, &out), TD_E_NULL, "int_remainder_scalar");
+    assert_null(out);
+}
+
+static void test_int_remainder_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_remainder_scalar(a, (int32_t)3, &out), TD_E_KIND, "int_remainder_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_remainder_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 7, -7, 5, -5, 0, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_remainder_scalar(a, (int32_t)3, &out), TD_E_UNSUPPORTED, "int_remainder_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_abs_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_abs(NULL, &out), TD_E_NULL, "int_abs");
+    assert_null(out);
+}
+
+static void test_int_abs_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_abs(a, &out), TD_E_KIND, "int_abs");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_abs_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -3, 0, 5, -2147483647, 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_abs(a, &out), TD_E_UNSUPPORTED, "int_abs");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_sign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_sign(NULL, &out), TD_E_NULL, "int_sign");
+    assert_null(out);
+}
+
+static void test_int_sign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sign(a, &out), TD_E_KIND, "int_sign");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sign_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -5, 0, 7, -2147483648, 2147483647, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sign(a, &out), TD_E_UNSUPPORTED, "int_sign");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_powi_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_powi_scalar(NULL, (int32_t)3, &out), TD_E_NULL, "int_powi_scalar");
+    assert_null(out);
+}
+
+static void test_int_powi_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_powi_scalar(a, (int32_t)3, &out), TD_E_KIND, "int_powi_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_powi_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 2, -3, 0, 1, -1, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_powi_scalar(a, (int32_t)3, &out), TD_E_UNSUPPORTED, "int_powi_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_clamp(NULL, (int32_t)-1, (int32_t)3, &out), TD_E_NULL, "int_clamp");
+    assert_null(out);
+}
+
+static void test_int_clamp_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_clamp(a, (int32_t)-1, (int32_t)3, &out), TD_E_KIND, "int_clamp");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -5, -1, 0, 3, 7, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_clamp(a, (int32_t)-1, (int32_t)3, &out), TD_E_UNSUPPORTED, "int_clamp");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_min_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_clamp_min(NULL, (int32_t)0, &out), TD_E_NULL, "int_clamp_min");
+    assert_null(out);
+}
+
+static void test_int_clamp_min_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_clamp_min(a, (int32_t)0, &out), TD_E_KIND, "int_clamp_min");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_min_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -3, 0, 4, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_clamp_min(a, (int32_t)0, &out), TD_E_UNSUPPORTED, "int_clamp_min");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_max_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_clamp_max(NULL, (int32_t)0, &out), TD_E_NULL, "int_clamp_max");
+    assert_null(out);
+}
+
+static void test_int_clamp_max_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_clamp_max(a, (int32_t)0, &out), TD_E_KIND, "int_clamp_max");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_clamp_max_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -3, 0, 4, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_clamp_max(a, (int32_t)0, &out), TD_E_UNSUPPORTED, "int_clamp_max");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_equal_elem(NULL, (int32_t)-2, &out), TD_E_NULL, "int_equal_elem");
+    assert_null(out);
+}
+
+static void test_int_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_equal_elem(a, (int32_t)-2, &out), TD_E_KIND, "int_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_equal_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, -2, 5, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_equal_elem(a, (int32_t)-2, &out), TD_E_UNSUPPORTED, "int_equal_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_not_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_not_equal_elem(NULL, (int32_t)-2, &out), TD_E_NULL, "int_not_equal_elem");
+    assert_null(out);
+}
+
+static void test_int_not_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_not_equal_elem(a, (int32_t)-2, &out), TD_E_KIND, "int_not_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_not_equal_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, -2, 5, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_not_equal_elem(a, (int32_t)-2, &out), TD_E_UNSUPPORTED, "int_not_equal_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_greater_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_greater_elem(NULL, (int32_t)0, &out), TD_E_NULL, "int_greater_elem");
+    assert_null(out);
+}
+
+static void test_int_greater_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_greater_elem(a, (int32_t)0, &out), TD_E_KIND, "int_greater_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_greater_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_greater_elem(a, (int32_t)0, &out), TD_E_UNSUPPORTED, "int_greater_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_greater_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_greater_equal_elem(NULL, (int32_t)0, &out), TD_E_NULL, "int_greater_equal_elem");
+    assert_null(out);
+}
+
+static void test_int_greater_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_greater_equal_elem(a, (int32_t)0, &out), TD_E_KIND, "int_greater_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_greater_equal_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_greater_equal_elem(a, (int32_t)0, &out), TD_E_UNSUPPORTED, "int_greater_equal_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_lower_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_lower_elem(NULL, (int32_t)0, &out), TD_E_NULL, "int_lower_elem");
+    assert_null(out);
+}
+
+static void test_int_lower_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_lower_elem(a, (int32_t)0, &out), TD_E_KIND, "int_lower_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_lower_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_lower_elem(a, (int32_t)0, &out), TD_E_UNSUPPORTED, "int_lower_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_lower_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_lower_equal_elem(NULL, (int32_t)0, &out), TD_E_NULL, "int_lower_equal_elem");
+    assert_null(out);
+}
+
+static void test_int_lower_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_lower_equal_elem(a, (int32_t)0, &out), TD_E_KIND, "int_lower_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_lower_equal_elem_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { -2147483648, -1, 0, 1, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_lower_equal_elem(a, (int32_t)0, &out), TD_E_UNSUPPORTED, "int_lower_equal_elem");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_sum_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_sum_dim(NULL, INT64_C(0), &out), TD_E_NULL, "int_sum_dim");
+    assert_null(out);
+}
+
+static void test_int_sum_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sum_dim(a, INT64_C(0), &out), TD_E_KIND, "int_sum_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sum_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sum_dim(a, INT64_C(0), &out), TD_E_UNSUPPORTED, "int_sum_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_mean_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_mean_dim(NULL, INT64_C(1), &out), TD_E_NULL, "int_mean_dim");
+    assert_null(out);
+}
+
+static void test_int_mean_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_mean_dim(a, INT64_C(1), &out), TD_E_KIND, "int_mean_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mean_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 4, -1, -2, -4 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_mean_dim(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_mean_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_prod_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_prod(NULL, &out), TD_E_NULL, "int_prod");
+    assert_null(out);
+}
+
+static void test_int_prod_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_prod(a, &out), TD_E_KIND, "int_prod");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_prod_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_prod(a, &out), TD_E_UNSUPPORTED, "int_prod");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_prod_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_prod_dim(NULL, INT64_C(1), &out), TD_E_NULL, "int_prod_dim");
+    assert_null(out);
+}
+
+static void test_int_prod_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_prod_dim(a, INT64_C(1), &out), TD_E_KIND, "int_prod_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_prod_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_prod_dim(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_prod_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_max_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_max(NULL, &out), TD_E_NULL, "int_max");
+    assert_null(out);
+}
+
+static void test_int_max_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_max(a, &out), TD_E_KIND, "int_max");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_max_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_max(a, &out), TD_E_UNSUPPORTED, "int_max");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_min_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_min(NULL, &out), TD_E_NULL, "int_min");
+    assert_null(out);
+}
+
+static void test_int_min_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_min(a, &out), TD_E_KIND, "int_min");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_min_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_min(a, &out), TD_E_UNSUPPORTED, "int_min");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_max_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_max_dim(NULL, INT64_C(1), &out), TD_E_NULL, "int_max_dim");
+    assert_null(out);
+}
+
+static void test_int_max_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_max_dim(a, INT64_C(1), &out), TD_E_KIND, "int_max_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_max_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, -2, 7, 0, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_max_dim(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_max_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_min_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_min_dim(NULL, INT64_C(1), &out), TD_E_NULL, "int_min_dim");
+    assert_null(out);
+}
+
+static void test_int_min_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_min_dim(a, INT64_C(1), &out), TD_E_KIND, "int_min_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_min_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, -2, 7, 0, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_min_dim(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_min_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_argmax_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_argmax(NULL, INT64_C(1), &out), TD_E_NULL, "int_argmax");
+    assert_null(out);
+}
+
+static void test_int_argmax_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argmax(a, INT64_C(1), &out), TD_E_KIND, "int_argmax");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argmax_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t a_data[] = { 1, 3, 3, 2, 5, 5, 1, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argmax(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_argmax");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_argmin_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_argmin(NULL, INT64_C(1), &out), TD_E_NULL, "int_argmin");
+    assert_null(out);
+}
+
+static void test_int_argmin_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argmin(a, INT64_C(1), &out), TD_E_KIND, "int_argmin");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argmin_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t a_data[] = { 1, 3, 3, 2, 5, 5, 1, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argmin(a, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_argmin");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_mean_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_mean(NULL, &out), TD_E_NULL, "int_mean");
+    assert_null(out);
+}
+
+static void test_int_mean_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_mean(a, &out), TD_E_KIND, "int_mean");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_mean_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_mean(a, &out), TD_E_UNSUPPORTED, "int_mean");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_not_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_not(NULL, &out), TD_E_NULL, "int_bitwise_not");
+    assert_null(out);
+}
+
+static void test_int_bitwise_not_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_not(a, &out), TD_E_KIND, "int_bitwise_not");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_not_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0, -1, 5, -2147483648, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_not(a, &out), TD_E_UNSUPPORTED, "int_bitwise_not");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_and_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_and_scalar(NULL, (int32_t)10, &out), TD_E_NULL, "int_bitwise_and_scalar");
+    assert_null(out);
+}
+
+static void test_int_bitwise_and_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_and_scalar(a, (int32_t)10, &out), TD_E_KIND, "int_bitwise_and_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_and_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_and_scalar(a, (int32_t)10, &out), TD_E_UNSUPPORTED, "int_bitwise_and_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_or_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_or_scalar(NULL, (int32_t)10, &out), TD_E_NULL, "int_bitwise_or_scalar");
+    assert_null(out);
+}
+
+static void test_int_bitwise_or_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_or_scalar(a, (int32_t)10, &out), TD_E_KIND, "int_bitwise_or_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_or_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_or_scalar(a, (int32_t)10, &out), TD_E_UNSUPPORTED, "int_bitwise_or_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_xor_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_xor_scalar(NULL, (int32_t)10, &out), TD_E_NULL, "int_bitwise_xor_scalar");
+    assert_null(out);
+}
+
+static void test_int_bitwise_xor_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_xor_scalar(a, (int32_t)10, &out), TD_E_KIND, "int_bitwise_xor_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_xor_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_xor_scalar(a, (int32_t)10, &out), TD_E_UNSUPPORTED, "int_bitwise_xor_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_left_shift_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_left_shift_scalar(NULL, (int32_t)2, &out), TD_E_NULL, "int_bitwise_left_shift_scalar");
+    assert_null(out);
+}
+
+static void test_int_bitwise_left_shift_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_left_shift_scalar(a, (int32_t)2, &out), TD_E_KIND, "int_bitwise_left_shift_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_left_shift_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 1, -3, 1073741824, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_left_shift_scalar(a, (int32_t)2, &out), TD_E_UNSUPPORTED, "int_bitwise_left_shift_scalar");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_right_shift_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_bitwise_right_shift_scalar(NULL, (int32_t)2, &out), TD_E_NULL, "int_bitwise_right_shift_scalar");
+    assert_null(out);
+}
+
+static void test_int_bitwise_right_shift_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_right_shift_scalar(a, (int32_t)2, &out), TD_E_KIND, "int_bitwise_right_shift_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_right_shift_scalar_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { -8, 8, -7, 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_bitwise_right_shift_scalar(a, (int32_t)2, &out), TD_E_UNSUPPORTED, "int_bitwise_right_shift_scalar");
     assert_non_null(strstr(td_last_error(), "'vulkan'"));
     td_tensor_release(a);
 }
@@ -8400,6 +9498,894 @@ static void test_bool_or_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_or, (int)(sizeof cases_bool_or / sizeof cases_bool_or[0]));
 }
 
+static void test_int_powi_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_powi(NULL, b, &out), TD_E_NULL, "int_powi");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_powi(a, b, &out), TD_E_KIND, "int_powi");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 2, -3, 0, 5, 1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_powi(a, b, &out), TD_E_BACKEND_MISMATCH, "int_powi");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 2, -3, 0, 5, 1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_powi(a, b, &out), TD_E_UNSUPPORTED, "int_powi");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_maximum_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_maximum(NULL, b, &out), TD_E_NULL, "int_maximum");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_maximum_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_maximum(a, b, &out), TD_E_KIND, "int_maximum");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_maximum_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_maximum(a, b, &out), TD_E_BACKEND_MISMATCH, "int_maximum");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_maximum_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_maximum(a, b, &out), TD_E_UNSUPPORTED, "int_maximum");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_minimum_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_minimum(NULL, b, &out), TD_E_NULL, "int_minimum");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_minimum_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_minimum(a, b, &out), TD_E_KIND, "int_minimum");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_minimum_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_minimum(a, b, &out), TD_E_BACKEND_MISMATCH, "int_minimum");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_minimum_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_minimum(a, b, &out), TD_E_UNSUPPORTED, "int_minimum");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_not_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 5, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_not_equal(NULL, b, &out), TD_E_NULL, "int_not_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_not_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 5, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_not_equal(a, b, &out), TD_E_KIND, "int_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_not_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 5, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_not_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "int_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_not_equal_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 5, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_not_equal(a, b, &out), TD_E_UNSUPPORTED, "int_not_equal");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_greater_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_greater_equal(NULL, b, &out), TD_E_NULL, "int_greater_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_greater_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_greater_equal(a, b, &out), TD_E_KIND, "int_greater_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_greater_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_greater_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "int_greater_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_greater_equal_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_greater_equal(a, b, &out), TD_E_UNSUPPORTED, "int_greater_equal");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_lower_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_lower_equal(NULL, b, &out), TD_E_NULL, "int_lower_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_lower_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_lower_equal(a, b, &out), TD_E_KIND, "int_lower_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_lower_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_lower_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "int_lower_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_lower_equal_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_lower_equal(a, b, &out), TD_E_UNSUPPORTED, "int_lower_equal");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_matmul(NULL, b, &out), TD_E_NULL, "int_matmul");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_matmul(a, b, &out), TD_E_KIND, "int_matmul");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_matmul(a, b, &out), TD_E_BACKEND_MISMATCH, "int_matmul");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_matmul(a, b, &out), TD_E_UNSUPPORTED, "int_matmul");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_and_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_and(NULL, b, &out), TD_E_NULL, "int_bitwise_and");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_and_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_and(a, b, &out), TD_E_KIND, "int_bitwise_and");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_and_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_and(a, b, &out), TD_E_BACKEND_MISMATCH, "int_bitwise_and");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_and_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_and(a, b, &out), TD_E_UNSUPPORTED, "int_bitwise_and");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_or_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_or(NULL, b, &out), TD_E_NULL, "int_bitwise_or");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_or_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_or(a, b, &out), TD_E_KIND, "int_bitwise_or");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_or_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_or(a, b, &out), TD_E_BACKEND_MISMATCH, "int_bitwise_or");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_or_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_or(a, b, &out), TD_E_UNSUPPORTED, "int_bitwise_or");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_xor_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_xor(NULL, b, &out), TD_E_NULL, "int_bitwise_xor");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_xor_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_xor(a, b, &out), TD_E_KIND, "int_bitwise_xor");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_xor_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_xor(a, b, &out), TD_E_BACKEND_MISMATCH, "int_bitwise_xor");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_xor_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_xor(a, b, &out), TD_E_UNSUPPORTED, "int_bitwise_xor");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_left_shift_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_left_shift(NULL, b, &out), TD_E_NULL, "int_bitwise_left_shift");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_left_shift_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_left_shift(a, b, &out), TD_E_KIND, "int_bitwise_left_shift");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_left_shift_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 1, 1, 3, -1, 5, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_left_shift(a, b, &out), TD_E_BACKEND_MISMATCH, "int_bitwise_left_shift");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_left_shift_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 1, 1, 3, -1, 5, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_left_shift(a, b, &out), TD_E_UNSUPPORTED, "int_bitwise_left_shift");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_right_shift_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_right_shift(NULL, b, &out), TD_E_NULL, "int_bitwise_right_shift");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_right_shift_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_right_shift(a, b, &out), TD_E_KIND, "int_bitwise_right_shift");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_right_shift_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { -8, 8, -1, -2147483648, 5, -5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_right_shift(a, b, &out), TD_E_BACKEND_MISMATCH, "int_bitwise_right_shift");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_right_shift_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { -8, 8, -1, -2147483648, 5, -5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_int_bitwise_right_shift(a, b, &out), TD_E_UNSUPPORTED, "int_bitwise_right_shift");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_int_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -11956,6 +13942,8 @@ int main(void)
         TDT_TEST(test_int_arange_example_3),
         TDT_TEST(test_int_arange_null),
         TDT_TEST(test_int_arange_vs_cpu),
+        TDT_TEST(test_int_random_null),
+        TDT_TEST(test_int_random_unsupported),
         TDT_TEST(test_int_neg_null),
         TDT_TEST(test_int_neg_wrong_kind),
         TDT_TEST(test_int_neg_unsupported),
@@ -11971,6 +13959,96 @@ int main(void)
         TDT_TEST(test_int_div_scalar_null),
         TDT_TEST(test_int_div_scalar_wrong_kind),
         TDT_TEST(test_int_div_scalar_unsupported),
+        TDT_TEST(test_int_remainder_scalar_null),
+        TDT_TEST(test_int_remainder_scalar_wrong_kind),
+        TDT_TEST(test_int_remainder_scalar_unsupported),
+        TDT_TEST(test_int_abs_null),
+        TDT_TEST(test_int_abs_wrong_kind),
+        TDT_TEST(test_int_abs_unsupported),
+        TDT_TEST(test_int_sign_null),
+        TDT_TEST(test_int_sign_wrong_kind),
+        TDT_TEST(test_int_sign_unsupported),
+        TDT_TEST(test_int_powi_scalar_null),
+        TDT_TEST(test_int_powi_scalar_wrong_kind),
+        TDT_TEST(test_int_powi_scalar_unsupported),
+        TDT_TEST(test_int_clamp_null),
+        TDT_TEST(test_int_clamp_wrong_kind),
+        TDT_TEST(test_int_clamp_unsupported),
+        TDT_TEST(test_int_clamp_min_null),
+        TDT_TEST(test_int_clamp_min_wrong_kind),
+        TDT_TEST(test_int_clamp_min_unsupported),
+        TDT_TEST(test_int_clamp_max_null),
+        TDT_TEST(test_int_clamp_max_wrong_kind),
+        TDT_TEST(test_int_clamp_max_unsupported),
+        TDT_TEST(test_int_equal_elem_null),
+        TDT_TEST(test_int_equal_elem_wrong_kind),
+        TDT_TEST(test_int_equal_elem_unsupported),
+        TDT_TEST(test_int_not_equal_elem_null),
+        TDT_TEST(test_int_not_equal_elem_wrong_kind),
+        TDT_TEST(test_int_not_equal_elem_unsupported),
+        TDT_TEST(test_int_greater_elem_null),
+        TDT_TEST(test_int_greater_elem_wrong_kind),
+        TDT_TEST(test_int_greater_elem_unsupported),
+        TDT_TEST(test_int_greater_equal_elem_null),
+        TDT_TEST(test_int_greater_equal_elem_wrong_kind),
+        TDT_TEST(test_int_greater_equal_elem_unsupported),
+        TDT_TEST(test_int_lower_elem_null),
+        TDT_TEST(test_int_lower_elem_wrong_kind),
+        TDT_TEST(test_int_lower_elem_unsupported),
+        TDT_TEST(test_int_lower_equal_elem_null),
+        TDT_TEST(test_int_lower_equal_elem_wrong_kind),
+        TDT_TEST(test_int_lower_equal_elem_unsupported),
+        TDT_TEST(test_int_sum_dim_null),
+        TDT_TEST(test_int_sum_dim_wrong_kind),
+        TDT_TEST(test_int_sum_dim_unsupported),
+        TDT_TEST(test_int_mean_dim_null),
+        TDT_TEST(test_int_mean_dim_wrong_kind),
+        TDT_TEST(test_int_mean_dim_unsupported),
+        TDT_TEST(test_int_prod_null),
+        TDT_TEST(test_int_prod_wrong_kind),
+        TDT_TEST(test_int_prod_unsupported),
+        TDT_TEST(test_int_prod_dim_null),
+        TDT_TEST(test_int_prod_dim_wrong_kind),
+        TDT_TEST(test_int_prod_dim_unsupported),
+        TDT_TEST(test_int_max_null),
+        TDT_TEST(test_int_max_wrong_kind),
+        TDT_TEST(test_int_max_unsupported),
+        TDT_TEST(test_int_min_null),
+        TDT_TEST(test_int_min_wrong_kind),
+        TDT_TEST(test_int_min_unsupported),
+        TDT_TEST(test_int_max_dim_null),
+        TDT_TEST(test_int_max_dim_wrong_kind),
+        TDT_TEST(test_int_max_dim_unsupported),
+        TDT_TEST(test_int_min_dim_null),
+        TDT_TEST(test_int_min_dim_wrong_kind),
+        TDT_TEST(test_int_min_dim_unsupported),
+        TDT_TEST(test_int_argmax_null),
+        TDT_TEST(test_int_argmax_wrong_kind),
+        TDT_TEST(test_int_argmax_unsupported),
+        TDT_TEST(test_int_argmin_null),
+        TDT_TEST(test_int_argmin_wrong_kind),
+        TDT_TEST(test_int_argmin_unsupported),
+        TDT_TEST(test_int_mean_null),
+        TDT_TEST(test_int_mean_wrong_kind),
+        TDT_TEST(test_int_mean_unsupported),
+        TDT_TEST(test_int_bitwise_not_null),
+        TDT_TEST(test_int_bitwise_not_wrong_kind),
+        TDT_TEST(test_int_bitwise_not_unsupported),
+        TDT_TEST(test_int_bitwise_and_scalar_null),
+        TDT_TEST(test_int_bitwise_and_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_and_scalar_unsupported),
+        TDT_TEST(test_int_bitwise_or_scalar_null),
+        TDT_TEST(test_int_bitwise_or_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_or_scalar_unsupported),
+        TDT_TEST(test_int_bitwise_xor_scalar_null),
+        TDT_TEST(test_int_bitwise_xor_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_xor_scalar_unsupported),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_null),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_unsupported),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_null),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_unsupported),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
@@ -12286,6 +14364,54 @@ int main(void)
         TDT_TEST(test_bool_or_wrong_kind),
         TDT_TEST(test_bool_or_backend_mismatch),
         TDT_TEST(test_bool_or_vs_cpu),
+        TDT_TEST(test_int_powi_null),
+        TDT_TEST(test_int_powi_wrong_kind),
+        TDT_TEST(test_int_powi_backend_mismatch),
+        TDT_TEST(test_int_powi_unsupported),
+        TDT_TEST(test_int_maximum_null),
+        TDT_TEST(test_int_maximum_wrong_kind),
+        TDT_TEST(test_int_maximum_backend_mismatch),
+        TDT_TEST(test_int_maximum_unsupported),
+        TDT_TEST(test_int_minimum_null),
+        TDT_TEST(test_int_minimum_wrong_kind),
+        TDT_TEST(test_int_minimum_backend_mismatch),
+        TDT_TEST(test_int_minimum_unsupported),
+        TDT_TEST(test_int_not_equal_null),
+        TDT_TEST(test_int_not_equal_wrong_kind),
+        TDT_TEST(test_int_not_equal_backend_mismatch),
+        TDT_TEST(test_int_not_equal_unsupported),
+        TDT_TEST(test_int_greater_equal_null),
+        TDT_TEST(test_int_greater_equal_wrong_kind),
+        TDT_TEST(test_int_greater_equal_backend_mismatch),
+        TDT_TEST(test_int_greater_equal_unsupported),
+        TDT_TEST(test_int_lower_equal_null),
+        TDT_TEST(test_int_lower_equal_wrong_kind),
+        TDT_TEST(test_int_lower_equal_backend_mismatch),
+        TDT_TEST(test_int_lower_equal_unsupported),
+        TDT_TEST(test_int_matmul_null),
+        TDT_TEST(test_int_matmul_wrong_kind),
+        TDT_TEST(test_int_matmul_backend_mismatch),
+        TDT_TEST(test_int_matmul_unsupported),
+        TDT_TEST(test_int_bitwise_and_null),
+        TDT_TEST(test_int_bitwise_and_wrong_kind),
+        TDT_TEST(test_int_bitwise_and_backend_mismatch),
+        TDT_TEST(test_int_bitwise_and_unsupported),
+        TDT_TEST(test_int_bitwise_or_null),
+        TDT_TEST(test_int_bitwise_or_wrong_kind),
+        TDT_TEST(test_int_bitwise_or_backend_mismatch),
+        TDT_TEST(test_int_bitwise_or_unsupported),
+        TDT_TEST(test_int_bitwise_xor_null),
+        TDT_TEST(test_int_bitwise_xor_wrong_kind),
+        TDT_TEST(test_int_bitwise_xor_backend_mismatch),
+        TDT_TEST(test_int_bitwise_xor_unsupported),
+        TDT_TEST(test_int_bitwise_left_shift_null),
+        TDT_TEST(test_int_bitwise_left_shift_wrong_kind),
+        TDT_TEST(test_int_bitwise_left_shift_backend_mismatch),
+        TDT_TEST(test_int_bitwise_left_shift_unsupported),
+        TDT_TEST(test_int_bitwise_right_shift_null),
+        TDT_TEST(test_int_bitwise_right_shift_wrong_kind),
+        TDT_TEST(test_int_bitwise_right_shift_backend_mismatch),
+        TDT_TEST(test_int_bitwise_right_shift_unsupported),
         TDT_TEST(test_int_slice_assign_example_1),
         TDT_TEST(test_int_slice_assign_example_2),
         TDT_TEST(test_int_slice_assign_null),

@@ -133,6 +133,10 @@ M.rules = {
   mask_fill = { "tensor", "tensor" },
   host_out = { "tensor", "host_out" },
   all_gather = { "tensor", "group" },
+  -- int ops (issue 10; runtime/core/td_rules_int.c)
+  reduce_all_nonempty = { "tensor" },
+  reduce_dim_nonempty = { "tensor", "dim" },
+  random_int = { "array", "i32", "i32" },
 }
 
 function M.param_kind(t)

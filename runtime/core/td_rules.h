@@ -46,4 +46,10 @@ td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *m
 td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out);
 td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, td_shape *out);
 
+/* int ops (issue 10; td_rules_int.c) */
+td_status td_rule_reduce_all_nonempty(const char *op, const td_shape *a, td_shape *out);
+td_status td_rule_reduce_dim_nonempty(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
+td_status td_rule_random_int(const char *op, const int64_t *shape, int shape_len, int32_t low, int32_t high,
+                             td_shape *out);
+
 #endif

@@ -66,6 +66,18 @@ backend {
     "float_all_reduce", "float_broadcast", "float_all_gather", "int_all_reduce",
     -- int ops of issue 10 (specs/ops/int_ops.lua; kernels in cpu_int.c)
     "int_neg", "int_add_scalar", "int_sub_scalar", "int_mul_scalar", "int_div_scalar",
+    "int_remainder_scalar", "int_abs", "int_sign", "int_powi", "int_powi_scalar",
+    "int_maximum", "int_minimum", "int_clamp", "int_clamp_min", "int_clamp_max",
+    "int_not_equal", "int_greater_equal", "int_lower_equal",
+    "int_equal_elem", "int_not_equal_elem", "int_greater_elem", "int_greater_equal_elem",
+    "int_lower_elem", "int_lower_equal_elem",
+    "int_sum_dim", "int_mean_dim", "int_prod", "int_prod_dim", "int_max", "int_min",
+    "int_max_dim", "int_min_dim", "int_argmax", "int_argmin", "int_mean",
+    "int_matmul", "int_random",
+    "int_bitwise_and", "int_bitwise_or", "int_bitwise_xor", "int_bitwise_not",
+    "int_bitwise_left_shift", "int_bitwise_right_shift",
+    "int_bitwise_and_scalar", "int_bitwise_or_scalar", "int_bitwise_xor_scalar",
+    "int_bitwise_left_shift_scalar", "int_bitwise_right_shift_scalar",
     -- device
     "sync",
   },
