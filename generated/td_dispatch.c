@@ -255,7 +255,9 @@ static td_status arm_autodiff_float_from_data(td_device *device, const float *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_from_data[] = "float_from_data";
+
+static inline td_status entry_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_from_data";
     if (out == NULL)
@@ -287,6 +289,17 @@ td_status td_float_from_data(td_device *device, const float *data, const int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_float_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- int_from_data (creation) ---- */
@@ -349,7 +362,9 @@ static td_status arm_autodiff_int_from_data(td_device *device, const int32_t *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_from_data[] = "int_from_data";
+
+static inline td_status entry_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_from_data";
     if (out == NULL)
@@ -381,6 +396,17 @@ td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_int_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- bool_from_data (creation) ---- */
@@ -443,7 +469,9 @@ static td_status arm_autodiff_bool_from_data(td_device *device, const bool *data
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_from_data[] = "bool_from_data";
+
+static inline td_status entry_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_from_data";
     if (out == NULL)
@@ -475,6 +503,17 @@ td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_bool_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- float_zeros (creation) ---- */
@@ -537,7 +576,9 @@ static td_status arm_autodiff_float_zeros(td_device *device, const int64_t *shap
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_zeros[] = "float_zeros";
+
+static inline td_status entry_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_zeros";
     if (out == NULL)
@@ -567,6 +608,17 @@ td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_zeros(device, shape, shape_len, out);
+        td_trace_op(td_opname_float_zeros, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_zeros(device, shape, shape_len, out);
 }
 
 /* ---- int_zeros (creation) ---- */
@@ -629,7 +681,9 @@ static td_status arm_autodiff_int_zeros(td_device *device, const int64_t *shape,
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_zeros[] = "int_zeros";
+
+static inline td_status entry_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_zeros";
     if (out == NULL)
@@ -659,6 +713,17 @@ td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_zeros(device, shape, shape_len, out);
+        td_trace_op(td_opname_int_zeros, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_zeros(device, shape, shape_len, out);
 }
 
 /* ---- float_ones (creation) ---- */
@@ -721,7 +786,9 @@ static td_status arm_autodiff_float_ones(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_ones[] = "float_ones";
+
+static inline td_status entry_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_ones";
     if (out == NULL)
@@ -751,6 +818,17 @@ td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_ones(device, shape, shape_len, out);
+        td_trace_op(td_opname_float_ones, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_ones(device, shape, shape_len, out);
 }
 
 /* ---- int_ones (creation) ---- */
@@ -813,7 +891,9 @@ static td_status arm_autodiff_int_ones(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_ones[] = "int_ones";
+
+static inline td_status entry_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_ones";
     if (out == NULL)
@@ -843,6 +923,17 @@ td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_ones(device, shape, shape_len, out);
+        td_trace_op(td_opname_int_ones, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_ones(device, shape, shape_len, out);
 }
 
 /* ---- float_full (creation) ---- */
@@ -905,7 +996,9 @@ static td_status arm_autodiff_float_full(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
+static const char td_opname_float_full[] = "float_full";
+
+static inline td_status entry_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_full";
     if (out == NULL)
@@ -935,6 +1028,17 @@ td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_full(device, shape, shape_len, value, out);
+        td_trace_op(td_opname_float_full, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_full(device, shape, shape_len, value, out);
 }
 
 /* ---- int_full (creation) ---- */
@@ -997,7 +1101,9 @@ static td_status arm_autodiff_int_full(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
+static const char td_opname_int_full[] = "int_full";
+
+static inline td_status entry_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_full";
     if (out == NULL)
@@ -1027,6 +1133,17 @@ td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, in
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_full(device, shape, shape_len, value, out);
+        td_trace_op(td_opname_int_full, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_full(device, shape, shape_len, value, out);
 }
 
 /* ---- float_random (creation) ---- */
@@ -1089,7 +1206,9 @@ static td_status arm_autodiff_float_random(td_device *device, const int64_t *sha
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
+static const char td_opname_float_random[] = "float_random";
+
+static inline td_status entry_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
 {
     static const char td_opname[] = "float_random";
     if (out == NULL)
@@ -1121,6 +1240,17 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
+        td_trace_op(td_opname_float_random, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
 }
 
 /* ---- int_arange (creation) ---- */
@@ -1183,7 +1313,9 @@ static td_status arm_autodiff_int_arange(td_device *device, int64_t start, int64
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
+static const char td_opname_int_arange[] = "int_arange";
+
+static inline td_status entry_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
 {
     static const char td_opname[] = "int_arange";
     if (out == NULL)
@@ -1209,6 +1341,17 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_arange(device, start, end, step, out);
+        td_trace_op(td_opname_int_arange, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_arange(device, start, end, step, out);
 }
 
 /* ---- int_random (creation) ---- */
@@ -1291,7 +1434,9 @@ static td_status arm_autodiff_int_random(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out)
+static const char td_opname_int_random[] = "int_random";
+
+static inline td_status entry_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out)
 {
     static const char td_opname[] = "int_random";
     if (out == NULL)
@@ -1321,6 +1466,17 @@ td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_random(device, shape, shape_len, low, high, seed, out);
+        td_trace_op(td_opname_int_random, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_random(device, shape, shape_len, low, high, seed, out);
 }
 
 /* ---- int_neg (unary) ---- */
@@ -1402,7 +1558,9 @@ static td_status arm_autodiff_int_neg(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_neg(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_neg[] = "int_neg";
+
+static inline td_status entry_int_neg(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_neg";
     if (out == NULL)
@@ -1429,6 +1587,18 @@ td_status td_int_neg(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_neg(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_neg(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_neg, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_neg(a, out);
 }
 
 /* ---- int_add_scalar (unary) ---- */
@@ -1511,7 +1681,9 @@ static td_status arm_autodiff_int_add_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_add_scalar[] = "int_add_scalar";
+
+static inline td_status entry_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_add_scalar";
     if (out == NULL)
@@ -1538,6 +1710,18 @@ td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_add_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_add_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_add_scalar(a, value, out);
 }
 
 /* ---- int_sub_scalar (unary) ---- */
@@ -1620,7 +1804,9 @@ static td_status arm_autodiff_int_sub_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_sub_scalar[] = "int_sub_scalar";
+
+static inline td_status entry_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_sub_scalar";
     if (out == NULL)
@@ -1647,6 +1833,18 @@ td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sub_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sub_scalar(a, value, out);
 }
 
 /* ---- int_mul_scalar (unary) ---- */
@@ -1729,7 +1927,9 @@ static td_status arm_autodiff_int_mul_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_mul_scalar[] = "int_mul_scalar";
+
+static inline td_status entry_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_mul_scalar";
     if (out == NULL)
@@ -1756,6 +1956,18 @@ td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mul_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mul_scalar(a, value, out);
 }
 
 /* ---- int_div_scalar (unary) ---- */
@@ -1838,7 +2050,9 @@ static td_status arm_autodiff_int_div_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_div_scalar[] = "int_div_scalar";
+
+static inline td_status entry_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_div_scalar";
     if (out == NULL)
@@ -1865,6 +2079,18 @@ td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_div_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_div_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_div_scalar(a, value, out);
 }
 
 /* ---- int_remainder_scalar (unary) ---- */
@@ -1947,7 +2173,9 @@ static td_status arm_autodiff_int_remainder_scalar(const td_tensor *a, int32_t v
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_remainder_scalar[] = "int_remainder_scalar";
+
+static inline td_status entry_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_remainder_scalar";
     if (out == NULL)
@@ -1974,6 +2202,18 @@ td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_remainder_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_remainder_scalar(a, value, out);
 }
 
 /* ---- int_abs (unary) ---- */
@@ -2055,7 +2295,9 @@ static td_status arm_autodiff_int_abs(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_abs(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_abs[] = "int_abs";
+
+static inline td_status entry_int_abs(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_abs";
     if (out == NULL)
@@ -2082,6 +2324,18 @@ td_status td_int_abs(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_abs(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_abs(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_abs, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_abs(a, out);
 }
 
 /* ---- int_sign (unary) ---- */
@@ -2163,7 +2417,9 @@ static td_status arm_autodiff_int_sign(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sign(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_sign[] = "int_sign";
+
+static inline td_status entry_int_sign(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_sign";
     if (out == NULL)
@@ -2190,6 +2446,18 @@ td_status td_int_sign(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sign(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sign(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_sign, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sign(a, out);
 }
 
 /* ---- int_powi_scalar (unary) ---- */
@@ -2272,7 +2540,9 @@ static td_status arm_autodiff_int_powi_scalar(const td_tensor *a, int32_t expone
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
+static const char td_opname_int_powi_scalar[] = "int_powi_scalar";
+
+static inline td_status entry_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
     static const char td_opname[] = "int_powi_scalar";
     if (out == NULL)
@@ -2299,6 +2569,18 @@ td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_powi_scalar(a, exponent, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_powi_scalar(a, exponent, out);
 }
 
 /* ---- int_clamp (unary) ---- */
@@ -2382,7 +2664,9 @@ static td_status arm_autodiff_int_clamp(const td_tensor *a, int32_t min, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out)
+static const char td_opname_int_clamp[] = "int_clamp";
+
+static inline td_status entry_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out)
 {
     static const char td_opname[] = "int_clamp";
     if (out == NULL)
@@ -2409,6 +2693,18 @@ td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_clamp(a, min, max, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_clamp, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_clamp(a, min, max, out);
 }
 
 /* ---- int_clamp_min (unary) ---- */
@@ -2491,7 +2787,9 @@ static td_status arm_autodiff_int_clamp_min(const td_tensor *a, int32_t min, con
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
+static const char td_opname_int_clamp_min[] = "int_clamp_min";
+
+static inline td_status entry_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
 {
     static const char td_opname[] = "int_clamp_min";
     if (out == NULL)
@@ -2518,6 +2816,18 @@ td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_clamp_min(a, min, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_clamp_min, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_clamp_min(a, min, out);
 }
 
 /* ---- int_clamp_max (unary) ---- */
@@ -2600,7 +2910,9 @@ static td_status arm_autodiff_int_clamp_max(const td_tensor *a, int32_t max, con
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
+static const char td_opname_int_clamp_max[] = "int_clamp_max";
+
+static inline td_status entry_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
 {
     static const char td_opname[] = "int_clamp_max";
     if (out == NULL)
@@ -2627,6 +2939,18 @@ td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_clamp_max(a, max, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_clamp_max, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_clamp_max(a, max, out);
 }
 
 /* ---- int_equal_elem (unary) ---- */
@@ -2709,7 +3033,9 @@ static td_status arm_autodiff_int_equal_elem(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_equal_elem[] = "int_equal_elem";
+
+static inline td_status entry_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_equal_elem";
     if (out == NULL)
@@ -2736,6 +3062,18 @@ td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_equal_elem(a, value, out);
 }
 
 /* ---- int_not_equal_elem (unary) ---- */
@@ -2818,7 +3156,9 @@ static td_status arm_autodiff_int_not_equal_elem(const td_tensor *a, int32_t val
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_not_equal_elem[] = "int_not_equal_elem";
+
+static inline td_status entry_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_not_equal_elem";
     if (out == NULL)
@@ -2845,6 +3185,18 @@ td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_not_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_not_equal_elem(a, value, out);
 }
 
 /* ---- int_greater_elem (unary) ---- */
@@ -2927,7 +3279,9 @@ static td_status arm_autodiff_int_greater_elem(const td_tensor *a, int32_t value
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_greater_elem[] = "int_greater_elem";
+
+static inline td_status entry_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_greater_elem";
     if (out == NULL)
@@ -2954,6 +3308,18 @@ td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_greater_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_greater_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_greater_elem(a, value, out);
 }
 
 /* ---- int_greater_equal_elem (unary) ---- */
@@ -3036,7 +3402,9 @@ static td_status arm_autodiff_int_greater_equal_elem(const td_tensor *a, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_greater_equal_elem[] = "int_greater_equal_elem";
+
+static inline td_status entry_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_greater_equal_elem";
     if (out == NULL)
@@ -3063,6 +3431,18 @@ td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_greater_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_greater_equal_elem(a, value, out);
 }
 
 /* ---- int_lower_elem (unary) ---- */
@@ -3145,7 +3525,9 @@ static td_status arm_autodiff_int_lower_elem(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_lower_elem[] = "int_lower_elem";
+
+static inline td_status entry_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_lower_elem";
     if (out == NULL)
@@ -3172,6 +3554,18 @@ td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_lower_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_lower_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_lower_elem(a, value, out);
 }
 
 /* ---- int_lower_equal_elem (unary) ---- */
@@ -3254,7 +3648,9 @@ static td_status arm_autodiff_int_lower_equal_elem(const td_tensor *a, int32_t v
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_lower_equal_elem[] = "int_lower_equal_elem";
+
+static inline td_status entry_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_lower_equal_elem";
     if (out == NULL)
@@ -3281,6 +3677,18 @@ td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_lower_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_lower_equal_elem(a, value, out);
 }
 
 /* ---- int_sum_dim (unary) ---- */
@@ -3363,7 +3771,9 @@ static td_status arm_autodiff_int_sum_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_int_sum_dim[] = "int_sum_dim";
+
+static inline td_status entry_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_sum_dim";
     if (out == NULL)
@@ -3390,6 +3800,18 @@ td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sum_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_sum_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sum_dim(a, dim, out);
 }
 
 /* ---- int_mean_dim (unary) ---- */
@@ -3472,7 +3894,9 @@ static td_status arm_autodiff_int_mean_dim(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_int_mean_dim[] = "int_mean_dim";
+
+static inline td_status entry_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_mean_dim";
     if (out == NULL)
@@ -3499,6 +3923,18 @@ td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mean_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_mean_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mean_dim(a, dim, out);
 }
 
 /* ---- int_prod (unary) ---- */
@@ -3580,7 +4016,9 @@ static td_status arm_autodiff_int_prod(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_prod(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_prod[] = "int_prod";
+
+static inline td_status entry_int_prod(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_prod";
     if (out == NULL)
@@ -3607,6 +4045,18 @@ td_status td_int_prod(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_prod(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_prod(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_prod, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_prod(a, out);
 }
 
 /* ---- int_prod_dim (unary) ---- */
@@ -3689,7 +4139,9 @@ static td_status arm_autodiff_int_prod_dim(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_int_prod_dim[] = "int_prod_dim";
+
+static inline td_status entry_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_prod_dim";
     if (out == NULL)
@@ -3716,6 +4168,18 @@ td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_prod_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_prod_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_prod_dim(a, dim, out);
 }
 
 /* ---- int_max (unary) ---- */
@@ -3797,7 +4261,9 @@ static td_status arm_autodiff_int_max(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_max(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_max[] = "int_max";
+
+static inline td_status entry_int_max(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_max";
     if (out == NULL)
@@ -3824,6 +4290,18 @@ td_status td_int_max(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_max(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_max(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_max, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_max(a, out);
 }
 
 /* ---- int_min (unary) ---- */
@@ -3905,7 +4383,9 @@ static td_status arm_autodiff_int_min(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_min(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_min[] = "int_min";
+
+static inline td_status entry_int_min(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_min";
     if (out == NULL)
@@ -3932,6 +4412,18 @@ td_status td_int_min(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_min(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_min(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_min, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_min(a, out);
 }
 
 /* ---- int_max_dim (unary) ---- */
@@ -4014,7 +4506,9 @@ static td_status arm_autodiff_int_max_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_int_max_dim[] = "int_max_dim";
+
+static inline td_status entry_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_max_dim";
     if (out == NULL)
@@ -4041,6 +4535,18 @@ td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_max_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_max_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_max_dim(a, dim, out);
 }
 
 /* ---- int_min_dim (unary) ---- */
@@ -4123,7 +4629,9 @@ static td_status arm_autodiff_int_min_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_int_min_dim[] = "int_min_dim";
+
+static inline td_status entry_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_min_dim";
     if (out == NULL)
@@ -4150,6 +4658,18 @@ td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_min_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_min_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_min_dim(a, dim, out);
 }
 
 /* ---- int_argmax (unary) ---- */
@@ -4232,7 +4752,9 @@ static td_status arm_autodiff_int_argmax(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_int_argmax[] = "int_argmax";
+
+static inline td_status entry_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_argmax";
     if (out == NULL)
@@ -4259,6 +4781,18 @@ td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_argmax(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_argmax, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_argmax(a, dim, out);
 }
 
 /* ---- int_argmin (unary) ---- */
@@ -4341,7 +4875,9 @@ static td_status arm_autodiff_int_argmin(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_int_argmin[] = "int_argmin";
+
+static inline td_status entry_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_argmin";
     if (out == NULL)
@@ -4368,6 +4904,18 @@ td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_argmin(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_argmin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_argmin(a, dim, out);
 }
 
 /* ---- int_mean (unary) ---- */
@@ -4449,7 +4997,9 @@ static td_status arm_autodiff_int_mean(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mean(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_mean[] = "int_mean";
+
+static inline td_status entry_int_mean(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_mean";
     if (out == NULL)
@@ -4476,6 +5026,18 @@ td_status td_int_mean(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mean(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mean(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_mean, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mean(a, out);
 }
 
 /* ---- int_bitwise_not (unary) ---- */
@@ -4557,7 +5119,9 @@ static td_status arm_autodiff_int_bitwise_not(const td_tensor *a, const td_shape
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_bitwise_not[] = "int_bitwise_not";
+
+static inline td_status entry_int_bitwise_not(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_not";
     if (out == NULL)
@@ -4584,6 +5148,18 @@ td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_bitwise_not(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_bitwise_not, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_bitwise_not(a, out);
 }
 
 /* ---- int_bitwise_and_scalar (unary) ---- */
@@ -4666,7 +5242,9 @@ static td_status arm_autodiff_int_bitwise_and_scalar(const td_tensor *a, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_bitwise_and_scalar[] = "int_bitwise_and_scalar";
+
+static inline td_status entry_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_and_scalar";
     if (out == NULL)
@@ -4693,6 +5271,18 @@ td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_bitwise_and_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_bitwise_and_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_bitwise_and_scalar(a, value, out);
 }
 
 /* ---- int_bitwise_or_scalar (unary) ---- */
@@ -4775,7 +5365,9 @@ static td_status arm_autodiff_int_bitwise_or_scalar(const td_tensor *a, int32_t 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_bitwise_or_scalar[] = "int_bitwise_or_scalar";
+
+static inline td_status entry_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_or_scalar";
     if (out == NULL)
@@ -4802,6 +5394,18 @@ td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_bitwise_or_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_bitwise_or_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_bitwise_or_scalar(a, value, out);
 }
 
 /* ---- int_bitwise_xor_scalar (unary) ---- */
@@ -4884,7 +5488,9 @@ static td_status arm_autodiff_int_bitwise_xor_scalar(const td_tensor *a, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_bitwise_xor_scalar[] = "int_bitwise_xor_scalar";
+
+static inline td_status entry_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_xor_scalar";
     if (out == NULL)
@@ -4911,6 +5517,18 @@ td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_bitwise_xor_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_bitwise_xor_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_bitwise_xor_scalar(a, value, out);
 }
 
 /* ---- int_bitwise_left_shift_scalar (unary) ---- */
@@ -4993,7 +5611,9 @@ static td_status arm_autodiff_int_bitwise_left_shift_scalar(const td_tensor *a, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_bitwise_left_shift_scalar[] = "int_bitwise_left_shift_scalar";
+
+static inline td_status entry_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_left_shift_scalar";
     if (out == NULL)
@@ -5020,6 +5640,18 @@ td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_bitwise_left_shift_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_bitwise_left_shift_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_bitwise_left_shift_scalar(a, value, out);
 }
 
 /* ---- int_bitwise_right_shift_scalar (unary) ---- */
@@ -5102,7 +5734,9 @@ static td_status arm_autodiff_int_bitwise_right_shift_scalar(const td_tensor *a,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+static const char td_opname_int_bitwise_right_shift_scalar[] = "int_bitwise_right_shift_scalar";
+
+static inline td_status entry_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_right_shift_scalar";
     if (out == NULL)
@@ -5129,6 +5763,18 @@ td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_bitwise_right_shift_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_bitwise_right_shift_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_bitwise_right_shift_scalar(a, value, out);
 }
 
 /* ---- int_reshape (unary) ---- */
@@ -5191,7 +5837,9 @@ static td_status arm_autodiff_int_reshape(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_reshape[] = "int_reshape";
+
+static inline td_status entry_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_reshape";
     if (out == NULL)
@@ -5222,6 +5870,18 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_reshape(a, shape, shape_len, out);
 }
 
 /* ---- int_swap_dims (unary) ---- */
@@ -5284,7 +5944,9 @@ static td_status arm_autodiff_int_swap_dims(const td_tensor *a, int64_t dim0, in
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_int_swap_dims[] = "int_swap_dims";
+
+static inline td_status entry_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "int_swap_dims";
     if (out == NULL)
@@ -5311,6 +5973,18 @@ td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_te
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- int_permute (unary) ---- */
@@ -5373,7 +6047,9 @@ static td_status arm_autodiff_int_permute(const td_tensor *a, const int64_t *per
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_int_permute[] = "int_permute";
+
+static inline td_status entry_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "int_permute";
     if (out == NULL)
@@ -5404,6 +6080,18 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_permute(a, perm, perm_len, out);
 }
 
 /* ---- int_expand (unary) ---- */
@@ -5466,7 +6154,9 @@ static td_status arm_autodiff_int_expand(const td_tensor *a, const int64_t *shap
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_expand[] = "int_expand";
+
+static inline td_status entry_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_expand";
     if (out == NULL)
@@ -5497,6 +6187,18 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_expand(a, shape, shape_len, out);
 }
 
 /* ---- int_slice (unary) ---- */
@@ -5559,7 +6261,9 @@ static td_status arm_autodiff_int_slice(const td_tensor *a, const int64_t *start
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_int_slice[] = "int_slice";
+
+static inline td_status entry_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "int_slice";
     if (out == NULL)
@@ -5594,6 +6298,18 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- bool_reshape (unary) ---- */
@@ -5656,7 +6372,9 @@ static td_status arm_autodiff_bool_reshape(const td_tensor *a, const int64_t *sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_reshape[] = "bool_reshape";
+
+static inline td_status entry_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_reshape";
     if (out == NULL)
@@ -5687,6 +6405,18 @@ td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_reshape(a, shape, shape_len, out);
 }
 
 /* ---- bool_swap_dims (unary) ---- */
@@ -5749,7 +6479,9 @@ static td_status arm_autodiff_bool_swap_dims(const td_tensor *a, int64_t dim0, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_bool_swap_dims[] = "bool_swap_dims";
+
+static inline td_status entry_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "bool_swap_dims";
     if (out == NULL)
@@ -5776,6 +6508,18 @@ td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- bool_permute (unary) ---- */
@@ -5838,7 +6582,9 @@ static td_status arm_autodiff_bool_permute(const td_tensor *a, const int64_t *pe
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_bool_permute[] = "bool_permute";
+
+static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_permute";
     if (out == NULL)
@@ -5869,6 +6615,18 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_permute(a, perm, perm_len, out);
 }
 
 /* ---- bool_expand (unary) ---- */
@@ -5931,7 +6689,9 @@ static td_status arm_autodiff_bool_expand(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_expand[] = "bool_expand";
+
+static inline td_status entry_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_expand";
     if (out == NULL)
@@ -5962,6 +6722,18 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_expand(a, shape, shape_len, out);
 }
 
 /* ---- bool_slice (unary) ---- */
@@ -6024,7 +6796,9 @@ static td_status arm_autodiff_bool_slice(const td_tensor *a, const int64_t *star
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_bool_slice[] = "bool_slice";
+
+static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice";
     if (out == NULL)
@@ -6059,6 +6833,18 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- int_mask_fill (unary) ---- */
@@ -6121,7 +6907,9 @@ static td_status arm_autodiff_int_mask_fill(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+static const char td_opname_int_mask_fill[] = "int_mask_fill";
+
+static inline td_status entry_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_fill";
     if (out == NULL)
@@ -6153,6 +6941,18 @@ td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t va
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_int_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mask_fill(a, mask, value, out);
 }
 
 /* ---- int_sum (unary) ---- */
@@ -6215,7 +7015,9 @@ static td_status arm_autodiff_int_sum(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sum(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_sum[] = "int_sum";
+
+static inline td_status entry_int_sum(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_sum";
     if (out == NULL)
@@ -6242,6 +7044,18 @@ td_status td_int_sum(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sum(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sum(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_sum, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sum(a, out);
 }
 
 /* ---- int_into_float (unary) ---- */
@@ -6304,7 +7118,9 @@ static td_status arm_autodiff_int_into_float(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_into_float(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_into_float[] = "int_into_float";
+
+static inline td_status entry_int_into_float(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_into_float";
     if (out == NULL)
@@ -6331,6 +7147,18 @@ td_status td_int_into_float(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_into_float(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_into_float(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_into_float, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_into_float(a, out);
 }
 
 /* ---- bool_into_float (unary) ---- */
@@ -6393,7 +7221,9 @@ static td_status arm_autodiff_bool_into_float(const td_tensor *a, const td_shape
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_into_float[] = "bool_into_float";
+
+static inline td_status entry_bool_into_float(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_float";
     if (out == NULL)
@@ -6420,6 +7250,18 @@ td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_float(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_float, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_float(a, out);
 }
 
 /* ---- bool_into_int (unary) ---- */
@@ -6482,7 +7324,9 @@ static td_status arm_autodiff_bool_into_int(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_into_int[] = "bool_into_int";
+
+static inline td_status entry_bool_into_int(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_int";
     if (out == NULL)
@@ -6509,6 +7353,18 @@ td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_int(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_int, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_int(a, out);
 }
 
 /* ---- bool_not (unary) ---- */
@@ -6571,7 +7427,9 @@ static td_status arm_autodiff_bool_not(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_not(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_not[] = "bool_not";
+
+static inline td_status entry_bool_not(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_not";
     if (out == NULL)
@@ -6598,6 +7456,18 @@ td_status td_bool_not(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_not(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_not(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_not, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_not(a, out);
 }
 
 /* ---- int_into_data (unary) ---- */
@@ -6646,7 +7516,9 @@ static td_status arm_autodiff_int_into_data(const td_tensor *a, int32_t *dst, in
     return td_st;
 }
 
-td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
+static const char td_opname_int_into_data[] = "int_into_data";
+
+static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 {
     static const char td_opname[] = "int_into_data";
     if (a == NULL)
@@ -6672,6 +7544,18 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_into_data(a, dst, dst_len);
 }
 
 /* ---- bool_into_data (unary) ---- */
@@ -6720,7 +7604,9 @@ static td_status arm_autodiff_bool_into_data(const td_tensor *a, bool *dst, int6
     return td_st;
 }
 
-td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
+static const char td_opname_bool_into_data[] = "bool_into_data";
+
+static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 {
     static const char td_opname[] = "bool_into_data";
     if (a == NULL)
@@ -6746,6 +7632,18 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_data(a, dst, dst_len);
 }
 
 /* ---- float_reshape (unary_float) ---- */
@@ -6859,7 +7757,9 @@ static td_status arm_autodiff_float_reshape(const td_tensor *a, const int64_t *s
     return TD_OK;
 }
 
-td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_reshape[] = "float_reshape";
+
+static inline td_status entry_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_reshape";
     if (out == NULL)
@@ -6890,6 +7790,18 @@ td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_l
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_reshape(a, shape, shape_len, out);
 }
 
 /* ---- float_swap_dims (unary_float) ---- */
@@ -7002,7 +7914,9 @@ static td_status arm_autodiff_float_swap_dims(const td_tensor *a, int64_t dim0, 
     return TD_OK;
 }
 
-td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_float_swap_dims[] = "float_swap_dims";
+
+static inline td_status entry_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "float_swap_dims";
     if (out == NULL)
@@ -7029,6 +7943,18 @@ td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- float_permute (unary_float) ---- */
@@ -7142,7 +8068,9 @@ static td_status arm_autodiff_float_permute(const td_tensor *a, const int64_t *p
     return TD_OK;
 }
 
-td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_float_permute[] = "float_permute";
+
+static inline td_status entry_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "float_permute";
     if (out == NULL)
@@ -7173,6 +8101,18 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_permute(a, perm, perm_len, out);
 }
 
 /* ---- float_expand (unary_float) ---- */
@@ -7280,7 +8220,9 @@ static td_status arm_autodiff_float_expand(const td_tensor *a, const int64_t *sh
     return TD_OK;
 }
 
-td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_expand[] = "float_expand";
+
+static inline td_status entry_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_expand";
     if (out == NULL)
@@ -7311,6 +8253,18 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_expand(a, shape, shape_len, out);
 }
 
 /* ---- float_slice (unary_float) ---- */
@@ -7427,7 +8381,9 @@ static td_status arm_autodiff_float_slice(const td_tensor *a, const int64_t *sta
     return TD_OK;
 }
 
-td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_float_slice[] = "float_slice";
+
+static inline td_status entry_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "float_slice";
     if (out == NULL)
@@ -7462,6 +8418,18 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_neg (unary_float) ---- */
@@ -7573,7 +8541,9 @@ static td_status arm_autodiff_float_neg(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_neg(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_neg[] = "float_neg";
+
+static inline td_status entry_float_neg(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_neg";
     if (out == NULL)
@@ -7600,6 +8570,18 @@ td_status td_float_neg(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_neg(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_neg(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_neg, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_neg(a, out);
 }
 
 /* ---- float_abs (unary_float) ---- */
@@ -7714,7 +8696,9 @@ static td_status arm_autodiff_float_abs(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_abs(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_abs[] = "float_abs";
+
+static inline td_status entry_float_abs(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_abs";
     if (out == NULL)
@@ -7741,6 +8725,18 @@ td_status td_float_abs(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_abs(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_abs(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_abs, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_abs(a, out);
 }
 
 /* ---- float_exp (unary_float) ---- */
@@ -7852,7 +8848,9 @@ static td_status arm_autodiff_float_exp(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_exp(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_exp[] = "float_exp";
+
+static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_exp";
     if (out == NULL)
@@ -7879,6 +8877,18 @@ td_status td_float_exp(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_exp(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_exp(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_exp, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_exp(a, out);
 }
 
 /* ---- float_log (unary_float) ---- */
@@ -7989,7 +8999,9 @@ static td_status arm_autodiff_float_log(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_log(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_log[] = "float_log";
+
+static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_log";
     if (out == NULL)
@@ -8016,6 +9028,18 @@ td_status td_float_log(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_log(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log(a, out);
 }
 
 /* ---- float_sqrt (unary_float) ---- */
@@ -8131,7 +9155,9 @@ static td_status arm_autodiff_float_sqrt(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sqrt[] = "float_sqrt";
+
+static inline td_status entry_float_sqrt(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sqrt";
     if (out == NULL)
@@ -8158,6 +9184,18 @@ td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sqrt(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sqrt, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sqrt(a, out);
 }
 
 /* ---- float_sin (unary_float) ---- */
@@ -8272,7 +9310,9 @@ static td_status arm_autodiff_float_sin(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_sin(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sin[] = "float_sin";
+
+static inline td_status entry_float_sin(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sin";
     if (out == NULL)
@@ -8299,6 +9339,18 @@ td_status td_float_sin(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sin(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sin(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sin(a, out);
 }
 
 /* ---- float_cos (unary_float) ---- */
@@ -8417,7 +9469,9 @@ static td_status arm_autodiff_float_cos(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_cos(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_cos[] = "float_cos";
+
+static inline td_status entry_float_cos(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_cos";
     if (out == NULL)
@@ -8444,6 +9498,18 @@ td_status td_float_cos(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_cos(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cos(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_cos, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cos(a, out);
 }
 
 /* ---- float_tanh (unary_float) ---- */
@@ -8567,7 +9633,9 @@ static td_status arm_autodiff_float_tanh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_tanh(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_tanh[] = "float_tanh";
+
+static inline td_status entry_float_tanh(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_tanh";
     if (out == NULL)
@@ -8594,6 +9662,18 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_tanh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_tanh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_tanh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_tanh(a, out);
 }
 
 /* ---- float_sigmoid (unary_float) ---- */
@@ -8717,7 +9797,9 @@ static td_status arm_autodiff_float_sigmoid(const td_tensor *a, const td_shape *
     return TD_OK;
 }
 
-td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sigmoid[] = "float_sigmoid";
+
+static inline td_status entry_float_sigmoid(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sigmoid";
     if (out == NULL)
@@ -8744,6 +9826,18 @@ td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sigmoid(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sigmoid(a, out);
 }
 
 /* ---- float_relu (unary_float) ---- */
@@ -8858,7 +9952,9 @@ static td_status arm_autodiff_float_relu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_relu(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_relu[] = "float_relu";
+
+static inline td_status entry_float_relu(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_relu";
     if (out == NULL)
@@ -8885,6 +9981,18 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_relu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_relu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_relu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_relu(a, out);
 }
 
 /* ---- float_gelu (unary_float) ---- */
@@ -8999,7 +10107,9 @@ static td_status arm_autodiff_float_gelu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_gelu(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_gelu[] = "float_gelu";
+
+static inline td_status entry_float_gelu(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_gelu";
     if (out == NULL)
@@ -9026,6 +10136,18 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_gelu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_gelu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_gelu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_gelu(a, out);
 }
 
 /* ---- float_powf_scalar (unary_float) ---- */
@@ -9144,7 +10266,9 @@ static td_status arm_autodiff_float_powf_scalar(const td_tensor *a, float expone
     return TD_OK;
 }
 
-td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
+static const char td_opname_float_powf_scalar[] = "float_powf_scalar";
+
+static inline td_status entry_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
 {
     static const char td_opname[] = "float_powf_scalar";
     if (out == NULL)
@@ -9171,6 +10295,18 @@ td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powf_scalar(a, exponent, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_powf_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powf_scalar(a, exponent, out);
 }
 
 /* ---- float_clamp (unary_float) ---- */
@@ -9286,7 +10422,9 @@ static td_status arm_autodiff_float_clamp(const td_tensor *a, float lo, float hi
     return TD_OK;
 }
 
-td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
+static const char td_opname_float_clamp[] = "float_clamp";
+
+static inline td_status entry_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp";
     if (out == NULL)
@@ -9313,6 +10451,18 @@ td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_clamp(a, lo, hi, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_clamp, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_clamp(a, lo, hi, out);
 }
 
 /* ---- float_add_scalar (unary_float) ---- */
@@ -9418,7 +10568,9 @@ static td_status arm_autodiff_float_add_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_add_scalar[] = "float_add_scalar";
+
+static inline td_status entry_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_add_scalar";
     if (out == NULL)
@@ -9445,6 +10597,18 @@ td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_add_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_add_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_add_scalar(a, value, out);
 }
 
 /* ---- float_mul_scalar (unary_float) ---- */
@@ -9556,7 +10720,9 @@ static td_status arm_autodiff_float_mul_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_mul_scalar[] = "float_mul_scalar";
+
+static inline td_status entry_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_mul_scalar";
     if (out == NULL)
@@ -9583,6 +10749,18 @@ td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mul_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mul_scalar(a, value, out);
 }
 
 /* ---- float_mask_fill (unary_float) ---- */
@@ -9695,7 +10873,9 @@ static td_status arm_autodiff_float_mask_fill(const td_tensor *a, const td_tenso
     return TD_OK;
 }
 
-td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
+static const char td_opname_float_mask_fill[] = "float_mask_fill";
+
+static inline td_status entry_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_fill";
     if (out == NULL)
@@ -9727,6 +10907,18 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_float_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mask_fill(a, mask, value, out);
 }
 
 /* ---- float_sum (unary_float) ---- */
@@ -9838,7 +11030,9 @@ static td_status arm_autodiff_float_sum(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_sum(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sum[] = "float_sum";
+
+static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sum";
     if (out == NULL)
@@ -9865,6 +11059,18 @@ td_status td_float_sum(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sum(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sum(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sum, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sum(a, out);
 }
 
 /* ---- float_sum_dim (unary_float) ---- */
@@ -9976,7 +11182,9 @@ static td_status arm_autodiff_float_sum_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_sum_dim[] = "float_sum_dim";
+
+static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_sum_dim";
     if (out == NULL)
@@ -10005,11 +11213,49 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
     }
 }
 
+td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sum_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sum_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sum_dim(a, dim, out);
+}
+
 /* ---- float_mean_dim (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mean_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    int64_t td_s1 = 0;
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t1, (float)(1.0f / (float)(td_s1)), &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10026,6 +11272,8 @@ static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10114,7 +11362,9 @@ static td_status arm_autodiff_float_mean_dim(const td_tensor *a, int64_t dim, co
     return TD_OK;
 }
 
-td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_mean_dim[] = "float_mean_dim";
+
+static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_mean_dim";
     if (out == NULL)
@@ -10141,6 +11391,18 @@ td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mean_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_mean_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mean_dim(a, dim, out);
 }
 
 /* ---- float_max_dim (unary_float) ---- */
@@ -10251,7 +11513,9 @@ static td_status arm_autodiff_float_max_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_max_dim[] = "float_max_dim";
+
+static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_max_dim";
     if (out == NULL)
@@ -10280,11 +11544,50 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
     }
 }
 
+td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_max_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_dim(a, dim, out);
+}
+
 /* ---- float_min_dim (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t2, &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10301,6 +11604,8 @@ static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10388,7 +11693,9 @@ static td_status arm_autodiff_float_min_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_min_dim[] = "float_min_dim";
+
+static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_min_dim";
     if (out == NULL)
@@ -10415,6 +11722,18 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_min_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_min_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_min_dim(a, dim, out);
 }
 
 /* ---- float_argmax (unary_float) ---- */
@@ -10478,7 +11797,9 @@ static td_status arm_autodiff_float_argmax(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_argmax[] = "float_argmax";
+
+static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_argmax";
     if (out == NULL)
@@ -10505,6 +11826,18 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_argmax(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_argmax, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_argmax(a, dim, out);
 }
 
 /* ---- float_argmin (unary_float) ---- */
@@ -10568,7 +11901,9 @@ static td_status arm_autodiff_float_argmin(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_argmin[] = "float_argmin";
+
+static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_argmin";
     if (out == NULL)
@@ -10595,6 +11930,18 @@ td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_argmin(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_argmin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_argmin(a, dim, out);
 }
 
 /* ---- float_into_int (unary_float) ---- */
@@ -10658,7 +12005,9 @@ static td_status arm_autodiff_float_into_int(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_into_int(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_into_int[] = "float_into_int";
+
+static inline td_status entry_float_into_int(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_into_int";
     if (out == NULL)
@@ -10685,6 +12034,18 @@ td_status td_float_into_int(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_into_int(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_into_int(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_into_int, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_into_int(a, out);
 }
 
 /* ---- float_into_data (unary_float) ---- */
@@ -10734,7 +12095,9 @@ static td_status arm_autodiff_float_into_data(const td_tensor *a, float *dst, in
     return td_st;
 }
 
-td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
+static const char td_opname_float_into_data[] = "float_into_data";
+
+static inline td_status entry_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
 {
     static const char td_opname[] = "float_into_data";
     if (a == NULL)
@@ -10760,6 +12123,18 @@ td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_into_data(a, dst, dst_len);
 }
 
 /* ---- int_add (binary) ---- */
@@ -10822,7 +12197,9 @@ static td_status arm_autodiff_int_add(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_add[] = "int_add";
+
+static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_add";
     if (out == NULL)
@@ -10854,6 +12231,18 @@ td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_add(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_add, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_add(a, b, out);
 }
 
 /* ---- int_sub (binary) ---- */
@@ -10916,7 +12305,9 @@ static td_status arm_autodiff_int_sub(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_sub[] = "int_sub";
+
+static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_sub";
     if (out == NULL)
@@ -10948,6 +12339,18 @@ td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sub(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_sub, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sub(a, b, out);
 }
 
 /* ---- int_mul (binary) ---- */
@@ -11010,7 +12413,9 @@ static td_status arm_autodiff_int_mul(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_mul[] = "int_mul";
+
+static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_mul";
     if (out == NULL)
@@ -11042,6 +12447,18 @@ td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_mul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mul(a, b, out);
 }
 
 /* ---- int_div (binary) ---- */
@@ -11104,7 +12521,9 @@ static td_status arm_autodiff_int_div(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_div[] = "int_div";
+
+static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_div";
     if (out == NULL)
@@ -11136,6 +12555,18 @@ td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_div(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_div, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_div(a, b, out);
 }
 
 /* ---- int_remainder (binary) ---- */
@@ -11198,7 +12629,9 @@ static td_status arm_autodiff_int_remainder(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_remainder[] = "int_remainder";
+
+static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_remainder";
     if (out == NULL)
@@ -11230,6 +12663,18 @@ td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_remainder(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_remainder, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_remainder(a, b, out);
 }
 
 /* ---- int_equal (binary) ---- */
@@ -11292,7 +12737,9 @@ static td_status arm_autodiff_int_equal(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_equal[] = "int_equal";
+
+static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_equal";
     if (out == NULL)
@@ -11324,6 +12771,18 @@ td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_equal(a, b, out);
 }
 
 /* ---- int_greater (binary) ---- */
@@ -11386,7 +12845,9 @@ static td_status arm_autodiff_int_greater(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_greater[] = "int_greater";
+
+static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_greater";
     if (out == NULL)
@@ -11418,6 +12879,18 @@ td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_greater(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_greater, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_greater(a, b, out);
 }
 
 /* ---- int_lower (binary) ---- */
@@ -11480,7 +12953,9 @@ static td_status arm_autodiff_int_lower(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_lower[] = "int_lower";
+
+static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_lower";
     if (out == NULL)
@@ -11512,6 +12987,18 @@ td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_lower(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_lower, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_lower(a, b, out);
 }
 
 /* ---- int_mask_where (binary) ---- */
@@ -11574,7 +13061,9 @@ static td_status arm_autodiff_int_mask_where(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+static const char td_opname_int_mask_where[] = "int_mask_where";
+
+static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_where";
     if (out == NULL)
@@ -11611,6 +13100,18 @@ td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_int_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mask_where(a, mask, value, out);
 }
 
 /* ---- bool_and (binary) ---- */
@@ -11673,7 +13174,9 @@ static td_status arm_autodiff_bool_and(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_bool_and[] = "bool_and";
+
+static inline td_status entry_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "bool_and";
     if (out == NULL)
@@ -11707,11 +13210,54 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
     }
 }
 
+td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_and(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_and, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_and(a, b, out);
+}
+
 /* ---- bool_or (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_or";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_not(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11728,6 +13274,8 @@ static td_status arm_cpu_bool_or(const td_tensor *a, const td_tensor *b, const t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11767,7 +13315,9 @@ static td_status arm_autodiff_bool_or(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_bool_or[] = "bool_or";
+
+static inline td_status entry_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "bool_or";
     if (out == NULL)
@@ -11799,6 +13349,18 @@ td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_or(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_or, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_or(a, b, out);
 }
 
 /* ---- int_powi (binary) ---- */
@@ -11885,7 +13447,9 @@ static td_status arm_autodiff_int_powi(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_powi[] = "int_powi";
+
+static inline td_status entry_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_powi";
     if (out == NULL)
@@ -11917,6 +13481,18 @@ td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_powi(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_powi, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_powi(a, b, out);
 }
 
 /* ---- int_maximum (binary) ---- */
@@ -12003,7 +13579,9 @@ static td_status arm_autodiff_int_maximum(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_maximum[] = "int_maximum";
+
+static inline td_status entry_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_maximum";
     if (out == NULL)
@@ -12035,6 +13613,18 @@ td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_maximum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_maximum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_maximum(a, b, out);
 }
 
 /* ---- int_minimum (binary) ---- */
@@ -12121,7 +13711,9 @@ static td_status arm_autodiff_int_minimum(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_minimum[] = "int_minimum";
+
+static inline td_status entry_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_minimum";
     if (out == NULL)
@@ -12153,6 +13745,18 @@ td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_minimum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_minimum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_minimum(a, b, out);
 }
 
 /* ---- int_not_equal (binary) ---- */
@@ -12239,7 +13843,9 @@ static td_status arm_autodiff_int_not_equal(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_not_equal[] = "int_not_equal";
+
+static inline td_status entry_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_not_equal";
     if (out == NULL)
@@ -12271,6 +13877,18 @@ td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_not_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_not_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_not_equal(a, b, out);
 }
 
 /* ---- int_greater_equal (binary) ---- */
@@ -12357,7 +13975,9 @@ static td_status arm_autodiff_int_greater_equal(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_greater_equal[] = "int_greater_equal";
+
+static inline td_status entry_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_greater_equal";
     if (out == NULL)
@@ -12389,6 +14009,18 @@ td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_greater_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_greater_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_greater_equal(a, b, out);
 }
 
 /* ---- int_lower_equal (binary) ---- */
@@ -12475,7 +14107,9 @@ static td_status arm_autodiff_int_lower_equal(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_lower_equal[] = "int_lower_equal";
+
+static inline td_status entry_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_lower_equal";
     if (out == NULL)
@@ -12507,6 +14141,18 @@ td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_lower_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_lower_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_lower_equal(a, b, out);
 }
 
 /* ---- int_matmul (binary) ---- */
@@ -12593,7 +14239,9 @@ static td_status arm_autodiff_int_matmul(const td_tensor *a, const td_tensor *b,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_matmul[] = "int_matmul";
+
+static inline td_status entry_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_matmul";
     if (out == NULL)
@@ -12625,6 +14273,18 @@ td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_matmul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_matmul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_matmul(a, b, out);
 }
 
 /* ---- int_bitwise_and (binary) ---- */
@@ -12711,7 +14371,9 @@ static td_status arm_autodiff_int_bitwise_and(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_bitwise_and[] = "int_bitwise_and";
+
+static inline td_status entry_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_and";
     if (out == NULL)
@@ -12743,6 +14405,18 @@ td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_bitwise_and(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_bitwise_and, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_bitwise_and(a, b, out);
 }
 
 /* ---- int_bitwise_or (binary) ---- */
@@ -12829,7 +14503,9 @@ static td_status arm_autodiff_int_bitwise_or(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_bitwise_or[] = "int_bitwise_or";
+
+static inline td_status entry_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_or";
     if (out == NULL)
@@ -12861,6 +14537,18 @@ td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_bitwise_or(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_bitwise_or, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_bitwise_or(a, b, out);
 }
 
 /* ---- int_bitwise_xor (binary) ---- */
@@ -12947,7 +14635,9 @@ static td_status arm_autodiff_int_bitwise_xor(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_bitwise_xor[] = "int_bitwise_xor";
+
+static inline td_status entry_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_xor";
     if (out == NULL)
@@ -12979,6 +14669,18 @@ td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_bitwise_xor(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_bitwise_xor, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_bitwise_xor(a, b, out);
 }
 
 /* ---- int_bitwise_left_shift (binary) ---- */
@@ -13065,7 +14767,9 @@ static td_status arm_autodiff_int_bitwise_left_shift(const td_tensor *a, const t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_bitwise_left_shift[] = "int_bitwise_left_shift";
+
+static inline td_status entry_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_left_shift";
     if (out == NULL)
@@ -13097,6 +14801,18 @@ td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_bitwise_left_shift(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_bitwise_left_shift, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_bitwise_left_shift(a, b, out);
 }
 
 /* ---- int_bitwise_right_shift (binary) ---- */
@@ -13183,7 +14899,9 @@ static td_status arm_autodiff_int_bitwise_right_shift(const td_tensor *a, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_bitwise_right_shift[] = "int_bitwise_right_shift";
+
+static inline td_status entry_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_right_shift";
     if (out == NULL)
@@ -13215,6 +14933,18 @@ td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_bitwise_right_shift(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_bitwise_right_shift, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_bitwise_right_shift(a, b, out);
 }
 
 /* ---- int_slice_assign (binary) ---- */
@@ -13277,7 +15007,9 @@ static td_status arm_autodiff_int_slice_assign(const td_tensor *a, const td_tens
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_int_slice_assign[] = "int_slice_assign";
+
+static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "int_slice_assign";
     if (out == NULL)
@@ -13317,6 +15049,18 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_int_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- bool_slice_assign (binary) ---- */
@@ -13379,7 +15123,9 @@ static td_status arm_autodiff_bool_slice_assign(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_bool_slice_assign[] = "bool_slice_assign";
+
+static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice_assign";
     if (out == NULL)
@@ -13419,6 +15165,18 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_bool_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_add (binary_float) ---- */
@@ -13534,7 +15292,9 @@ static td_status arm_autodiff_float_add(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_add[] = "float_add";
+
+static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_add";
     if (out == NULL)
@@ -13568,11 +15328,46 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
     }
 }
 
+td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_add(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_add, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_add(a, b, out);
+}
+
 /* ---- float_sub (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13589,6 +15384,8 @@ static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13687,7 +15484,9 @@ static td_status arm_autodiff_float_sub(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_sub[] = "float_sub";
+
+static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_sub";
     if (out == NULL)
@@ -13719,6 +15518,18 @@ td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sub(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_sub, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sub(a, b, out);
 }
 
 /* ---- float_mul (binary_float) ---- */
@@ -13844,7 +15655,9 @@ static td_status arm_autodiff_float_mul(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_mul[] = "float_mul";
+
+static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_mul";
     if (out == NULL)
@@ -13876,6 +15689,18 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_mul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mul(a, b, out);
 }
 
 /* ---- float_div (binary_float) ---- */
@@ -14010,7 +15835,9 @@ static td_status arm_autodiff_float_div(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_div[] = "float_div";
+
+static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_div";
     if (out == NULL)
@@ -14042,6 +15869,18 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_div(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_div, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_div(a, b, out);
 }
 
 /* ---- float_powf (binary_float) ---- */
@@ -14187,7 +16026,9 @@ static td_status arm_autodiff_float_powf(const td_tensor *a, const td_tensor *b,
     return TD_OK;
 }
 
-td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_powf[] = "float_powf";
+
+static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_powf";
     if (out == NULL)
@@ -14219,6 +16060,18 @@ td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powf(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_powf, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powf(a, b, out);
 }
 
 /* ---- float_maximum (binary_float) ---- */
@@ -14376,7 +16229,9 @@ static td_status arm_autodiff_float_maximum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_maximum[] = "float_maximum";
+
+static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_maximum";
     if (out == NULL)
@@ -14408,6 +16263,18 @@ td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_maximum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_maximum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_maximum(a, b, out);
 }
 
 /* ---- float_minimum (binary_float) ---- */
@@ -14565,7 +16432,9 @@ static td_status arm_autodiff_float_minimum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_minimum[] = "float_minimum";
+
+static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_minimum";
     if (out == NULL)
@@ -14597,6 +16466,18 @@ td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_minimum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_minimum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_minimum(a, b, out);
 }
 
 /* ---- float_equal (binary_float) ---- */
@@ -14661,7 +16542,9 @@ static td_status arm_autodiff_float_equal(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_equal[] = "float_equal";
+
+static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_equal";
     if (out == NULL)
@@ -14693,6 +16576,18 @@ td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_equal(a, b, out);
 }
 
 /* ---- float_greater (binary_float) ---- */
@@ -14757,7 +16652,9 @@ static td_status arm_autodiff_float_greater(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_greater[] = "float_greater";
+
+static inline td_status entry_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_greater";
     if (out == NULL)
@@ -14789,6 +16686,18 @@ td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_greater, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater(a, b, out);
 }
 
 /* ---- float_greater_equal (binary_float) ---- */
@@ -14853,7 +16762,9 @@ static td_status arm_autodiff_float_greater_equal(const td_tensor *a, const td_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_greater_equal[] = "float_greater_equal";
+
+static inline td_status entry_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_equal";
     if (out == NULL)
@@ -14887,11 +16798,42 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
     }
 }
 
+td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_greater_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater_equal(a, b, out);
+}
+
 /* ---- float_lower (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_greater(b, a, &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14908,6 +16850,8 @@ static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, con
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14949,7 +16893,9 @@ static td_status arm_autodiff_float_lower(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_lower[] = "float_lower";
+
+static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_lower";
     if (out == NULL)
@@ -14983,11 +16929,42 @@ td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out
     }
 }
 
+td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_lower, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower(a, b, out);
+}
+
 /* ---- float_lower_equal (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_greater_equal(b, a, &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -15004,6 +16981,8 @@ static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -15045,7 +17024,9 @@ static td_status arm_autodiff_float_lower_equal(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_lower_equal[] = "float_lower_equal";
+
+static inline td_status entry_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal";
     if (out == NULL)
@@ -15077,6 +17058,18 @@ td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_lower_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower_equal(a, b, out);
 }
 
 /* ---- float_mask_where (binary_float) ---- */
@@ -15209,7 +17202,9 @@ static td_status arm_autodiff_float_mask_where(const td_tensor *a, const td_tens
     return TD_OK;
 }
 
-td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+static const char td_opname_float_mask_where[] = "float_mask_where";
+
+static inline td_status entry_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_where";
     if (out == NULL)
@@ -15246,6 +17241,18 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_float_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mask_where(a, mask, value, out);
 }
 
 /* ---- float_matmul (binary_float) ---- */
@@ -15379,7 +17386,9 @@ static td_status arm_autodiff_float_matmul(const td_tensor *a, const td_tensor *
     return TD_OK;
 }
 
-td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_matmul[] = "float_matmul";
+
+static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul";
     if (out == NULL)
@@ -15411,6 +17420,18 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_matmul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_matmul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_matmul(a, b, out);
 }
 
 /* ---- float_slice_assign (binary_float) ---- */
@@ -15547,7 +17568,9 @@ static td_status arm_autodiff_float_slice_assign(const td_tensor *a, const td_te
     return TD_OK;
 }
 
-td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_float_slice_assign[] = "float_slice_assign";
+
+static inline td_status entry_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "float_slice_assign";
     if (out == NULL)
@@ -15587,6 +17610,18 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_float_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_cat (multi) ---- */
@@ -15696,7 +17731,9 @@ static td_status arm_autodiff_float_cat(const td_tensor *const *xs, int xs_len, 
     return TD_OK;
 }
 
-td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_float_cat[] = "float_cat";
+
+static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_cat";
     if (out == NULL)
@@ -15733,6 +17770,17 @@ td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_float_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cat(xs, xs_len, dim, out);
 }
 
 /* ---- int_cat (multi) ---- */
@@ -15801,7 +17849,9 @@ static td_status arm_autodiff_int_cat(const td_tensor *const *xs, int xs_len, in
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_int_cat[] = "int_cat";
+
+static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_cat";
     if (out == NULL)
@@ -15838,6 +17888,17 @@ td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_ten
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_int_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_cat(xs, xs_len, dim, out);
 }
 
 /* ---- bool_cat (multi) ---- */
@@ -15906,7 +17967,9 @@ static td_status arm_autodiff_bool_cat(const td_tensor *const *xs, int xs_len, i
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_bool_cat[] = "bool_cat";
+
+static inline td_status entry_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "bool_cat";
     if (out == NULL)
@@ -15943,6 +18006,17 @@ td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_te
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_bool_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_cat(xs, xs_len, dim, out);
 }
 
 /* ---- float_to_device (to_device) ---- */
@@ -16058,7 +18132,9 @@ static td_status arm_autodiff_float_to_device(const td_tensor *a, td_device *dev
     return TD_OK;
 }
 
-td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_float_to_device[] = "float_to_device";
+
+static inline td_status entry_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "float_to_device";
     if (out == NULL)
@@ -16087,6 +18163,18 @@ td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_to_device(a, device, out);
 }
 
 /* ---- int_to_device (to_device) ---- */
@@ -16159,7 +18247,9 @@ static td_status arm_autodiff_int_to_device(const td_tensor *a, td_device *devic
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_int_to_device[] = "int_to_device";
+
+static inline td_status entry_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "int_to_device";
     if (out == NULL)
@@ -16188,6 +18278,18 @@ td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **ou
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_to_device(a, device, out);
 }
 
 /* ---- bool_to_device (to_device) ---- */
@@ -16260,7 +18362,9 @@ static td_status arm_autodiff_bool_to_device(const td_tensor *a, td_device *devi
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_bool_to_device[] = "bool_to_device";
+
+static inline td_status entry_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "bool_to_device";
     if (out == NULL)
@@ -16289,6 +18393,18 @@ td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_to_device(a, device, out);
 }
 
 /* ---- float_all_reduce (distributed) ---- */
@@ -16410,7 +18526,9 @@ static td_status arm_autodiff_float_all_reduce(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+static const char td_opname_float_all_reduce[] = "float_all_reduce";
+
+static inline td_status entry_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
     static const char td_opname[] = "float_all_reduce";
     if (out == NULL)
@@ -16441,6 +18559,18 @@ td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_all_reduce(a, group, op, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_all_reduce(a, group, op, out);
 }
 
 /* ---- float_broadcast (distributed) ---- */
@@ -16563,7 +18693,9 @@ static td_status arm_autodiff_float_broadcast(const td_tensor *a, td_group *grou
     return TD_OK;
 }
 
-td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
+static const char td_opname_float_broadcast[] = "float_broadcast";
+
+static inline td_status entry_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
 {
     static const char td_opname[] = "float_broadcast";
     if (out == NULL)
@@ -16592,6 +18724,18 @@ td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_broadcast(a, group, root, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_broadcast, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_broadcast(a, group, root, out);
 }
 
 /* ---- float_all_gather (distributed) ---- */
@@ -16711,7 +18855,9 @@ static td_status arm_autodiff_float_all_gather(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
+static const char td_opname_float_all_gather[] = "float_all_gather";
+
+static inline td_status entry_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
 {
     static const char td_opname[] = "float_all_gather";
     if (out == NULL)
@@ -16740,6 +18886,18 @@ td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_all_gather(a, group, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_all_gather, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_all_gather(a, group, out);
 }
 
 /* ---- int_all_reduce (distributed) ---- */
@@ -16812,7 +18970,9 @@ static td_status arm_autodiff_int_all_reduce(const td_tensor *a, td_group *group
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+static const char td_opname_int_all_reduce[] = "int_all_reduce";
+
+static inline td_status entry_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
     static const char td_opname[] = "int_all_reduce";
     if (out == NULL)
@@ -16843,6 +19003,18 @@ td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_all_reduce(a, group, op, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_all_reduce(a, group, op, out);
 }
 
 /* ---- sync (device) ---- */
@@ -16889,7 +19061,9 @@ static td_status arm_autodiff_sync(td_device *device, const td_shape *td_shape_o
     return td_st;
 }
 
-td_status td_sync(td_device *device)
+static const char td_opname_sync[] = "sync";
+
+static inline td_status entry_sync(td_device *device)
 {
     static const char td_opname[] = "sync";
     if (device == NULL)
@@ -16910,4 +19084,15 @@ td_status td_sync(td_device *device)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_sync(td_device *device)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_sync(device);
+        td_trace_op(td_opname_sync, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_sync(device);
 }

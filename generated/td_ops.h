@@ -469,6 +469,7 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Mean along dim; the reduced dim is kept with size 1.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -481,6 +482,7 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Minimum along dim; the reduced dim is kept with size 1.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -561,6 +563,7 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise logical or, broadcasting.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -644,6 +647,7 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise a - b, broadcasting.
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -689,11 +693,13 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
 
 /* Elementwise a < b as bool, broadcasting.
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise a <= b as bool, broadcasting.
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
