@@ -1481,13 +1481,31 @@ td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, 
 
 /* ---- int_neg (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_neg";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t1, a, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_neg(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_neg", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -1504,31 +1522,7 @@ static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_ou
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_neg", TD_OP_INT_NEG, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_neg", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_neg(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_neg", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_neg", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_neg(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -1603,13 +1597,32 @@ td_status td_int_neg(const td_tensor *a, td_tensor **out)
 
 /* ---- int_add_scalar (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_add_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_add(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_add_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_add_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -1626,32 +1639,7 @@ static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_add_scalar", TD_OP_INT_ADD_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_add_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_add_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_add_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_add_scalar", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_add_scalar(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -1726,13 +1714,32 @@ td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 
 /* ---- int_sub_scalar (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sub_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_sub_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sub_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -1749,32 +1756,7 @@ static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_sub_scalar", TD_OP_INT_SUB_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_sub_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_sub_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_sub_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_sub_scalar", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_sub_scalar(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -1849,13 +1831,32 @@ td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 
 /* ---- int_mul_scalar (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mul_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_mul_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mul_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -1872,32 +1873,7 @@ static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_mul_scalar", TD_OP_INT_MUL_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_mul_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_mul_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_mul_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_mul_scalar", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_mul_scalar(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -1972,13 +1948,32 @@ td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 
 /* ---- int_div_scalar (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_div_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_div(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_div_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_div_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -1995,32 +1990,7 @@ static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_div_scalar", TD_OP_INT_DIV_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_div_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_div_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_div_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_div_scalar", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_div_scalar(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -2095,13 +2065,32 @@ td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 
 /* ---- int_remainder_scalar (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_remainder_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_remainder_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_remainder_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2118,32 +2107,7 @@ static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_remainder_scalar", TD_OP_INT_REMAINDER_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_remainder_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_remainder_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_remainder_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_remainder_scalar", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_remainder_scalar(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -2218,13 +2182,39 @@ td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor *
 
 /* ---- int_abs (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_abs";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_lower(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_neg(a, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_where(a, td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_abs(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_abs", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2241,31 +2231,7 @@ static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_ou
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_abs", TD_OP_INT_ABS, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_abs", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_abs(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_abs", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_abs", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_abs(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -2340,13 +2306,47 @@ td_status td_int_abs(const td_tensor *a, td_tensor **out)
 
 /* ---- int_sign (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sign";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_lower(a, td_t1, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t3, td_t5, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_sign(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sign", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2363,31 +2363,7 @@ static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_o
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_sign", TD_OP_INT_SIGN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_sign", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_sign(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_sign", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_sign", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_sign(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -2585,13 +2561,41 @@ td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **o
 
 /* ---- int_clamp (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)min;
+    (void)max;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(min), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_maximum(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(max), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_minimum(td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_clamp(a, min, max, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_clamp", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2608,33 +2612,7 @@ static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_clamp", TD_OP_INT_CLAMP, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_clamp", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_clamp(td_c_a, min, max, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_clamp", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)min;
-    (void)max;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_clamp", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_clamp(a, min, max, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -2709,13 +2687,32 @@ td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor *
 
 /* ---- int_clamp_min (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp_min";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)min;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(min), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_maximum(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_clamp_min(a, min, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_clamp_min", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2732,32 +2729,7 @@ static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_clamp_min", TD_OP_INT_CLAMP_MIN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_clamp_min", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_clamp_min(td_c_a, min, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_clamp_min", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)min;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_clamp_min", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_clamp_min(a, min, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -2832,13 +2804,32 @@ td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
 
 /* ---- int_clamp_max (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp_max";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)max;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(max), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_minimum(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_clamp_max(a, max, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_clamp_max", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2855,32 +2846,7 @@ static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_clamp_max", TD_OP_INT_CLAMP_MAX, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_clamp_max", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_clamp_max(td_c_a, max, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_clamp_max", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)max;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_clamp_max", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_clamp_max(a, max, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -2955,13 +2921,32 @@ td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
 
 /* ---- int_equal_elem (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2978,32 +2963,7 @@ static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_equal_elem", TD_OP_INT_EQUAL_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_equal_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_equal_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_equal_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_equal_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3078,13 +3038,32 @@ td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 
 /* ---- int_not_equal_elem (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_not_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_not_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_not_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_not_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3101,32 +3080,7 @@ static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, c
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_not_equal_elem", TD_OP_INT_NOT_EQUAL_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_not_equal_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_not_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_not_equal_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_not_equal_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_not_equal_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3201,13 +3155,32 @@ td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **o
 
 /* ---- int_greater_elem (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_greater_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3224,32 +3197,7 @@ static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, con
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_greater_elem", TD_OP_INT_GREATER_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_greater_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_greater_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_greater_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_greater_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_greater_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3324,13 +3272,32 @@ td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out
 
 /* ---- int_greater_equal_elem (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_greater_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3347,32 +3314,7 @@ static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t valu
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_greater_equal_elem", TD_OP_INT_GREATER_EQUAL_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_greater_equal_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_greater_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_greater_equal_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_greater_equal_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3447,13 +3389,32 @@ td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor
 
 /* ---- int_lower_elem (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_lower(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_lower_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3470,32 +3431,7 @@ static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_lower_elem", TD_OP_INT_LOWER_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_lower_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_lower_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_lower_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_lower_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_lower_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -3570,13 +3506,32 @@ td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
 
 /* ---- int_lower_equal_elem (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_lower_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3593,32 +3548,7 @@ static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_lower_equal_elem", TD_OP_INT_LOWER_EQUAL_ELEM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_lower_equal_elem", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_lower_equal_elem(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_lower_equal_elem", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_lower_equal_elem", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -5042,13 +4972,31 @@ td_status td_int_mean(const td_tensor *a, td_tensor **out)
 
 /* ---- int_bitwise_not (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_not";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t1, (int32_t)(1), &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_not(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_not", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5065,31 +5013,7 @@ static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_not", TD_OP_INT_BITWISE_NOT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_not", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_not(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_not", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_bitwise_not", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_bitwise_not(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -13497,13 +13421,32 @@ td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- int_maximum (binary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_maximum";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_lower(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_where(a, td_t1, b, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_maximum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_maximum", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13520,36 +13463,7 @@ static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, con
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_maximum", TD_OP_INT_MAXIMUM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_maximum", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_maximum", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_maximum(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_maximum", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_maximum", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_maximum(a, b, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -13629,13 +13543,32 @@ td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- int_minimum (binary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_minimum";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_greater(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_where(a, td_t1, b, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_minimum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_minimum", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13652,36 +13585,7 @@ static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, con
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_minimum", TD_OP_INT_MINIMUM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_minimum", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_minimum", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_minimum(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_minimum", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_minimum", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_minimum(a, b, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -13761,13 +13665,32 @@ td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- int_not_equal (binary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_not_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_equal(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_not_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13784,36 +13707,7 @@ static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, c
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_not_equal", TD_OP_INT_NOT_EQUAL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_not_equal", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_not_equal", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_not_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_not_equal", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_not_equal", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_not_equal(a, b, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -13893,13 +13787,32 @@ td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **o
 
 /* ---- int_greater_equal (binary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_lower(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_greater_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13916,36 +13829,7 @@ static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_greater_equal", TD_OP_INT_GREATER_EQUAL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_greater_equal", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_greater_equal", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_greater_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_greater_equal", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_greater_equal", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_greater_equal(a, b, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -14025,13 +13909,32 @@ td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor
 
 /* ---- int_lower_equal (binary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_greater(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14048,36 +13951,7 @@ static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_lower_equal", TD_OP_INT_LOWER_EQUAL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_lower_equal", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_lower_equal", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_lower_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_lower_equal", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_lower_equal", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_lower_equal(a, b, td_shape_out, td_ctx, out);
 }
 #endif
 

@@ -75,42 +75,50 @@ td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, 
 
 /* Elementwise -a (wraps around: -INT32_MIN is INT32_MIN).
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_neg(const td_tensor *a, td_tensor **out);
 
 /* Elementwise a + value (wraps around on overflow).
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise a - value (wraps around on overflow).
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise a * value (wraps around on overflow).
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise a / value truncated toward zero, like int_div; a zero value is an error (TD_E_INVALID).
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: truncates toward zero like C (torch.div with rounding_mode='trunc'); INT32_MIN / -1 wraps to INT32_MIN.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise remainder of a / value with the sign of value (torch.remainder), like int_remainder; a zero value is an error (TD_E_INVALID).
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise |a| (wraps around: |INT32_MIN| is INT32_MIN, as torch.abs on int32).
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_abs(const td_tensor *a, td_tensor **out);
 
 /* Elementwise sign of a: -1, 0 or 1.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_sign(const td_tensor *a, td_tensor **out);
 
@@ -122,46 +130,55 @@ td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **o
 
 /* Elementwise min(max(a, min), max); when min > max every element is max (torch.clamp).
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out);
 
 /* Elementwise max(a, min).
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out);
 
 /* Elementwise min(a, max).
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out);
 
 /* Elementwise a == value as bool.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise a != value as bool.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise a > value as bool.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise a >= value as bool.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise a < value as bool.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise a <= value as bool.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out);
 
@@ -231,6 +248,7 @@ td_status td_int_mean(const td_tensor *a, td_tensor **out);
 
 /* Elementwise bitwise ~a (= -a - 1).
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out);
 
@@ -575,26 +593,31 @@ td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise max(a, b), broadcasting.
  * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise min(a, b), broadcasting.
  * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise a != b as bool, broadcasting.
  * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise a >= b as bool, broadcasting.
  * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise a <= b as bool, broadcasting.
  * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 

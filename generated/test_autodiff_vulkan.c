@@ -1227,6 +1227,126 @@ static void test_bool_or_merge_disabled_enabled(void **state)
     td_tensor_release(b);
 }
 
+static void test_int_maximum_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_maximum(a, b, &out), "int_maximum");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_minimum_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 2, -6, 3 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_minimum(a, b, &out), "int_minimum");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_not_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 5, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_not_equal(a, b, &out), "int_not_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_greater_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_greater_equal(a, b, &out), "int_greater_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_lower_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 5 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 1, 2, 6 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_lower_equal(a, b, &out), "int_lower_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_int_slice_assign_merge_disabled_enabled(void **state)
 {
     (void)state;
@@ -2282,6 +2402,11 @@ int main(void)
         TDT_TEST(test_int_mask_where_merge_disabled_enabled),
         TDT_TEST(test_bool_and_merge_disabled_enabled),
         TDT_TEST(test_bool_or_merge_disabled_enabled),
+        TDT_TEST(test_int_maximum_merge_disabled_enabled),
+        TDT_TEST(test_int_minimum_merge_disabled_enabled),
+        TDT_TEST(test_int_not_equal_merge_disabled_enabled),
+        TDT_TEST(test_int_greater_equal_merge_disabled_enabled),
+        TDT_TEST(test_int_lower_equal_merge_disabled_enabled),
         TDT_TEST(test_int_slice_assign_merge_disabled_enabled),
         TDT_TEST(test_bool_slice_assign_merge_disabled_enabled),
         TDT_TEST(test_float_add_gradcheck),

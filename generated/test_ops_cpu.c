@@ -418,6 +418,65 @@ static void test_int_neg_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_neg(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_neg(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_neg(const tdt_call *c)
+{
+    return td_int_neg(c->ins[0], c->out);
+}
+
+static const tdt_case cases_int_neg[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_int_neg_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_neg",
+        .run = cmp_int_neg,
+        .run_test = cmpc_int_neg,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1255847987u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_neg, (int)(sizeof cases_int_neg / sizeof cases_int_neg[0]));
+}
+
 static void test_int_add_scalar_example_1(void **state)
 {
     (void)state;
@@ -489,6 +548,66 @@ static void test_int_add_scalar_wrong_kind(void **state)
     tdt_expect_error(td_int_add_scalar(a, (int32_t)5, &out), TD_E_KIND, "int_add_scalar");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_int_add_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_add_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_add_scalar(const tdt_call *c)
+{
+    return td_int_add_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_add_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+};
+
+static void test_int_add_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_add_scalar",
+        .run = cmp_int_add_scalar,
+        .run_test = cmpc_int_add_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3062015175u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_add_scalar, (int)(sizeof cases_int_add_scalar / sizeof cases_int_add_scalar[0]));
 }
 
 static void test_int_sub_scalar_example_1(void **state)
@@ -564,6 +683,66 @@ static void test_int_sub_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_sub_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_sub_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_sub_scalar(const tdt_call *c)
+{
+    return td_int_sub_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_sub_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+};
+
+static void test_int_sub_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sub_scalar",
+        .run = cmp_int_sub_scalar,
+        .run_test = cmpc_int_sub_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 746672404u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_sub_scalar, (int)(sizeof cases_int_sub_scalar / sizeof cases_int_sub_scalar[0]));
+}
+
 static void test_int_mul_scalar_example_1(void **state)
 {
     (void)state;
@@ -635,6 +814,66 @@ static void test_int_mul_scalar_wrong_kind(void **state)
     tdt_expect_error(td_int_mul_scalar(a, (int32_t)-3, &out), TD_E_KIND, "int_mul_scalar");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_int_mul_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_mul_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_mul_scalar(const tdt_call *c)
+{
+    return td_int_mul_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_mul_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(65536) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(65536) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(65536) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(65536) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(65536) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(65536) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(65536) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(65536) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(65536) } },
+};
+
+static void test_int_mul_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mul_scalar",
+        .run = cmp_int_mul_scalar,
+        .run_test = cmpc_int_mul_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2415889272u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_mul_scalar, (int)(sizeof cases_int_mul_scalar / sizeof cases_int_mul_scalar[0]));
 }
 
 static void test_int_div_scalar_example_1(void **state)
@@ -727,6 +966,66 @@ static void test_int_div_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_div_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_div_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_div_scalar(const tdt_call *c)
+{
+    return td_int_div_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_div_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_int_div_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_div_scalar",
+        .run = cmp_int_div_scalar,
+        .run_test = cmpc_int_div_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1738390071u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_div_scalar, (int)(sizeof cases_int_div_scalar / sizeof cases_int_div_scalar[0]));
+}
+
 static void test_int_remainder_scalar_example_1(void **state)
 {
     (void)state;
@@ -817,6 +1116,66 @@ static void test_int_remainder_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_remainder_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_remainder_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_remainder_scalar(const tdt_call *c)
+{
+    return td_int_remainder_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_remainder_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-3) } },
+};
+
+static void test_int_remainder_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_remainder_scalar",
+        .run = cmp_int_remainder_scalar,
+        .run_test = cmpc_int_remainder_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4116165039u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_remainder_scalar, (int)(sizeof cases_int_remainder_scalar / sizeof cases_int_remainder_scalar[0]));
+}
+
 static void test_int_abs_example_1(void **state)
 {
     (void)state;
@@ -856,6 +1215,65 @@ static void test_int_abs_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_abs(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_abs(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_abs(const tdt_call *c)
+{
+    return td_int_abs(c->ins[0], c->out);
+}
+
+static const tdt_case cases_int_abs[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_int_abs_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_abs",
+        .run = cmp_int_abs,
+        .run_test = cmpc_int_abs,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3227033117u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_abs, (int)(sizeof cases_int_abs / sizeof cases_int_abs[0]));
+}
+
 static void test_int_sign_example_1(void **state)
 {
     (void)state;
@@ -893,6 +1311,65 @@ static void test_int_sign_wrong_kind(void **state)
     tdt_expect_error(td_int_sign(a, &out), TD_E_KIND, "int_sign");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_int_sign(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_sign(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_sign(const tdt_call *c)
+{
+    return td_int_sign(c->ins[0], c->out);
+}
+
+static const tdt_case cases_int_sign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_int_sign_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sign",
+        .run = cmp_int_sign,
+        .run_test = cmpc_int_sign,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 650769982u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_sign, (int)(sizeof cases_int_sign / sizeof cases_int_sign[0]));
 }
 
 static void test_int_powi_scalar_example_1(void **state)
@@ -1041,6 +1518,66 @@ static void test_int_clamp_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_clamp(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_clamp(c->ins[0], (int32_t)c->cs->i[0], (int32_t)c->cs->i[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_clamp(const tdt_call *c)
+{
+    return td_int_clamp(c->ins[0], (int32_t)c->cs->i[0], (int32_t)c->cs->i[1], c->out);
+}
+
+static const tdt_case cases_int_clamp[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(5), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(5), INT64_C(2) } },
+};
+
+static void test_int_clamp_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_clamp",
+        .run = cmp_int_clamp,
+        .run_test = cmpc_int_clamp,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "min", "max" },
+        .nmse = 1e-07,
+        .seed = 1032108162u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_clamp, (int)(sizeof cases_int_clamp / sizeof cases_int_clamp[0]));
+}
+
 static void test_int_clamp_min_example_1(void **state)
 {
     (void)state;
@@ -1080,6 +1617,66 @@ static void test_int_clamp_min_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_clamp_min(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_clamp_min(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_clamp_min(const tdt_call *c)
+{
+    return td_int_clamp_min(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_clamp_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+};
+
+static void test_int_clamp_min_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_clamp_min",
+        .run = cmp_int_clamp_min,
+        .run_test = cmpc_int_clamp_min,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "min" },
+        .nmse = 1e-07,
+        .seed = 397995521u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_clamp_min, (int)(sizeof cases_int_clamp_min / sizeof cases_int_clamp_min[0]));
+}
+
 static void test_int_clamp_max_example_1(void **state)
 {
     (void)state;
@@ -1117,6 +1714,66 @@ static void test_int_clamp_max_wrong_kind(void **state)
     tdt_expect_error(td_int_clamp_max(a, (int32_t)0, &out), TD_E_KIND, "int_clamp_max");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_int_clamp_max(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_clamp_max(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_clamp_max(const tdt_call *c)
+{
+    return td_int_clamp_max(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_clamp_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+};
+
+static void test_int_clamp_max_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_clamp_max",
+        .run = cmp_int_clamp_max,
+        .run_test = cmpc_int_clamp_max,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "max" },
+        .nmse = 1e-07,
+        .seed = 164491951u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_clamp_max, (int)(sizeof cases_int_clamp_max / sizeof cases_int_clamp_max[0]));
 }
 
 static void test_int_equal_elem_example_1(void **state)
@@ -1175,6 +1832,66 @@ static void test_int_equal_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_equal_elem(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_equal_elem(const tdt_call *c)
+{
+    return td_int_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2147483648) } },
+};
+
+static void test_int_equal_elem_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_equal_elem",
+        .run = cmp_int_equal_elem,
+        .run_test = cmpc_int_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1703357205u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_equal_elem, (int)(sizeof cases_int_equal_elem / sizeof cases_int_equal_elem[0]));
+}
+
 static void test_int_not_equal_elem_example_1(void **state)
 {
     (void)state;
@@ -1229,6 +1946,66 @@ static void test_int_not_equal_elem_wrong_kind(void **state)
     tdt_expect_error(td_int_not_equal_elem(a, (int32_t)-2, &out), TD_E_KIND, "int_not_equal_elem");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_int_not_equal_elem(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_not_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_not_equal_elem(const tdt_call *c)
+{
+    return td_int_not_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_not_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2147483647) } },
+};
+
+static void test_int_not_equal_elem_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_not_equal_elem",
+        .run = cmp_int_not_equal_elem,
+        .run_test = cmpc_int_not_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1149631767u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_not_equal_elem, (int)(sizeof cases_int_not_equal_elem / sizeof cases_int_not_equal_elem[0]));
 }
 
 static void test_int_greater_elem_example_1(void **state)
@@ -1287,6 +2064,66 @@ static void test_int_greater_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_greater_elem(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_greater_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_greater_elem(const tdt_call *c)
+{
+    return td_int_greater_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_greater_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2147483647) } },
+};
+
+static void test_int_greater_elem_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater_elem",
+        .run = cmp_int_greater_elem,
+        .run_test = cmpc_int_greater_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3636205283u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_greater_elem, (int)(sizeof cases_int_greater_elem / sizeof cases_int_greater_elem[0]));
+}
+
 static void test_int_greater_equal_elem_example_1(void **state)
 {
     (void)state;
@@ -1341,6 +2178,66 @@ static void test_int_greater_equal_elem_wrong_kind(void **state)
     tdt_expect_error(td_int_greater_equal_elem(a, (int32_t)0, &out), TD_E_KIND, "int_greater_equal_elem");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_int_greater_equal_elem(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_greater_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_greater_equal_elem(const tdt_call *c)
+{
+    return td_int_greater_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_greater_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2147483648) } },
+};
+
+static void test_int_greater_equal_elem_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater_equal_elem",
+        .run = cmp_int_greater_equal_elem,
+        .run_test = cmpc_int_greater_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2012584562u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_greater_equal_elem, (int)(sizeof cases_int_greater_equal_elem / sizeof cases_int_greater_equal_elem[0]));
 }
 
 static void test_int_lower_elem_example_1(void **state)
@@ -1399,6 +2296,66 @@ static void test_int_lower_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmpc_int_lower_elem(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_lower_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_lower_elem(const tdt_call *c)
+{
+    return td_int_lower_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_lower_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2147483648) } },
+};
+
+static void test_int_lower_elem_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower_elem",
+        .run = cmp_int_lower_elem,
+        .run_test = cmpc_int_lower_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1394498850u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_lower_elem, (int)(sizeof cases_int_lower_elem / sizeof cases_int_lower_elem[0]));
+}
+
 static void test_int_lower_equal_elem_example_1(void **state)
 {
     (void)state;
@@ -1453,6 +2410,66 @@ static void test_int_lower_equal_elem_wrong_kind(void **state)
     tdt_expect_error(td_int_lower_equal_elem(a, (int32_t)0, &out), TD_E_KIND, "int_lower_equal_elem");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_int_lower_equal_elem(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_lower_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_lower_equal_elem(const tdt_call *c)
+{
+    return td_int_lower_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_lower_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2147483647) } },
+};
+
+static void test_int_lower_equal_elem_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower_equal_elem",
+        .run = cmp_int_lower_equal_elem,
+        .run_test = cmpc_int_lower_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1363314723u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_lower_equal_elem, (int)(sizeof cases_int_lower_equal_elem / sizeof cases_int_lower_equal_elem[0]));
 }
 
 static void test_int_sum_dim_example_1(void **state)
@@ -2329,6 +3346,65 @@ static void test_int_bitwise_not_wrong_kind(void **state)
     tdt_expect_error(td_int_bitwise_not(a, &out), TD_E_KIND, "int_bitwise_not");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmpc_int_bitwise_not(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_bitwise_not(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_bitwise_not(const tdt_call *c)
+{
+    return td_int_bitwise_not(c->ins[0], c->out);
+}
+
+static const tdt_case cases_int_bitwise_not[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_int_bitwise_not_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_not",
+        .run = cmp_int_bitwise_not,
+        .run_test = cmpc_int_bitwise_not,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1126292708u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_bitwise_not, (int)(sizeof cases_int_bitwise_not / sizeof cases_int_bitwise_not[0]));
 }
 
 static void test_int_bitwise_and_scalar_example_1(void **state)
@@ -7249,6 +8325,66 @@ static void test_int_maximum_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmpc_int_maximum(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_maximum(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_maximum(const tdt_call *c)
+{
+    return td_int_maximum(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_maximum[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_maximum_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_maximum",
+        .run = cmp_int_maximum,
+        .run_test = cmpc_int_maximum,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2912327971u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_maximum, (int)(sizeof cases_int_maximum / sizeof cases_int_maximum[0]));
+}
+
 static void test_int_minimum_example_1(void **state)
 {
     (void)state;
@@ -7324,6 +8460,66 @@ static void test_int_minimum_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmpc_int_minimum(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_minimum(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_minimum(const tdt_call *c)
+{
+    return td_int_minimum(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_minimum[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_minimum_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_minimum",
+        .run = cmp_int_minimum,
+        .run_test = cmpc_int_minimum,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 347359669u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_minimum, (int)(sizeof cases_int_minimum / sizeof cases_int_minimum[0]));
 }
 
 static void test_int_not_equal_example_1(void **state)
@@ -7426,6 +8622,66 @@ static void test_int_not_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmpc_int_not_equal(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_not_equal(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_not_equal(const tdt_call *c)
+{
+    return td_int_not_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_not_equal[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_not_equal_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_not_equal",
+        .run = cmp_int_not_equal,
+        .run_test = cmpc_int_not_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1102222235u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_not_equal, (int)(sizeof cases_int_not_equal / sizeof cases_int_not_equal[0]));
+}
+
 static void test_int_greater_equal_example_1(void **state)
 {
     (void)state;
@@ -7526,6 +8782,66 @@ static void test_int_greater_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmpc_int_greater_equal(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_greater_equal(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_greater_equal(const tdt_call *c)
+{
+    return td_int_greater_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_greater_equal[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_greater_equal_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater_equal",
+        .run = cmp_int_greater_equal,
+        .run_test = cmpc_int_greater_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3551210864u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_greater_equal, (int)(sizeof cases_int_greater_equal / sizeof cases_int_greater_equal[0]));
+}
+
 static void test_int_lower_equal_example_1(void **state)
 {
     (void)state;
@@ -7624,6 +8940,66 @@ static void test_int_lower_equal_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmpc_int_lower_equal(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_lower_equal(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+static td_status cmp_int_lower_equal(const tdt_call *c)
+{
+    return td_int_lower_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_lower_equal[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_lower_equal_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower_equal",
+        .run = cmp_int_lower_equal,
+        .run_test = cmpc_int_lower_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 256547895u,
+    };
+    tdt_compare(dev, dev, &desc, cases_int_lower_equal, (int)(sizeof cases_int_lower_equal / sizeof cases_int_lower_equal[0]));
 }
 
 static void test_int_matmul_example_1(void **state)
@@ -10798,39 +12174,47 @@ int main(void)
         TDT_TEST(test_int_neg_example_2),
         TDT_TEST(test_int_neg_null),
         TDT_TEST(test_int_neg_wrong_kind),
+        TDT_TEST(test_int_neg_composite_vs_native),
         TDT_TEST(test_int_add_scalar_example_1),
         TDT_TEST(test_int_add_scalar_example_2),
         TDT_TEST(test_int_add_scalar_example_3),
         TDT_TEST(test_int_add_scalar_null),
         TDT_TEST(test_int_add_scalar_wrong_kind),
+        TDT_TEST(test_int_add_scalar_composite_vs_native),
         TDT_TEST(test_int_sub_scalar_example_1),
         TDT_TEST(test_int_sub_scalar_example_2),
         TDT_TEST(test_int_sub_scalar_example_3),
         TDT_TEST(test_int_sub_scalar_null),
         TDT_TEST(test_int_sub_scalar_wrong_kind),
+        TDT_TEST(test_int_sub_scalar_composite_vs_native),
         TDT_TEST(test_int_mul_scalar_example_1),
         TDT_TEST(test_int_mul_scalar_example_2),
         TDT_TEST(test_int_mul_scalar_example_3),
         TDT_TEST(test_int_mul_scalar_null),
         TDT_TEST(test_int_mul_scalar_wrong_kind),
+        TDT_TEST(test_int_mul_scalar_composite_vs_native),
         TDT_TEST(test_int_div_scalar_example_1),
         TDT_TEST(test_int_div_scalar_example_2),
         TDT_TEST(test_int_div_scalar_example_3),
         TDT_TEST(test_int_div_scalar_example_4),
         TDT_TEST(test_int_div_scalar_null),
         TDT_TEST(test_int_div_scalar_wrong_kind),
+        TDT_TEST(test_int_div_scalar_composite_vs_native),
         TDT_TEST(test_int_remainder_scalar_example_1),
         TDT_TEST(test_int_remainder_scalar_example_2),
         TDT_TEST(test_int_remainder_scalar_example_3),
         TDT_TEST(test_int_remainder_scalar_example_4),
         TDT_TEST(test_int_remainder_scalar_null),
         TDT_TEST(test_int_remainder_scalar_wrong_kind),
+        TDT_TEST(test_int_remainder_scalar_composite_vs_native),
         TDT_TEST(test_int_abs_example_1),
         TDT_TEST(test_int_abs_null),
         TDT_TEST(test_int_abs_wrong_kind),
+        TDT_TEST(test_int_abs_composite_vs_native),
         TDT_TEST(test_int_sign_example_1),
         TDT_TEST(test_int_sign_null),
         TDT_TEST(test_int_sign_wrong_kind),
+        TDT_TEST(test_int_sign_composite_vs_native),
         TDT_TEST(test_int_powi_scalar_example_1),
         TDT_TEST(test_int_powi_scalar_example_2),
         TDT_TEST(test_int_powi_scalar_example_3),
@@ -10841,36 +12225,45 @@ int main(void)
         TDT_TEST(test_int_clamp_example_2),
         TDT_TEST(test_int_clamp_null),
         TDT_TEST(test_int_clamp_wrong_kind),
+        TDT_TEST(test_int_clamp_composite_vs_native),
         TDT_TEST(test_int_clamp_min_example_1),
         TDT_TEST(test_int_clamp_min_null),
         TDT_TEST(test_int_clamp_min_wrong_kind),
+        TDT_TEST(test_int_clamp_min_composite_vs_native),
         TDT_TEST(test_int_clamp_max_example_1),
         TDT_TEST(test_int_clamp_max_null),
         TDT_TEST(test_int_clamp_max_wrong_kind),
+        TDT_TEST(test_int_clamp_max_composite_vs_native),
         TDT_TEST(test_int_equal_elem_example_1),
         TDT_TEST(test_int_equal_elem_example_2),
         TDT_TEST(test_int_equal_elem_null),
         TDT_TEST(test_int_equal_elem_wrong_kind),
+        TDT_TEST(test_int_equal_elem_composite_vs_native),
         TDT_TEST(test_int_not_equal_elem_example_1),
         TDT_TEST(test_int_not_equal_elem_example_2),
         TDT_TEST(test_int_not_equal_elem_null),
         TDT_TEST(test_int_not_equal_elem_wrong_kind),
+        TDT_TEST(test_int_not_equal_elem_composite_vs_native),
         TDT_TEST(test_int_greater_elem_example_1),
         TDT_TEST(test_int_greater_elem_example_2),
         TDT_TEST(test_int_greater_elem_null),
         TDT_TEST(test_int_greater_elem_wrong_kind),
+        TDT_TEST(test_int_greater_elem_composite_vs_native),
         TDT_TEST(test_int_greater_equal_elem_example_1),
         TDT_TEST(test_int_greater_equal_elem_example_2),
         TDT_TEST(test_int_greater_equal_elem_null),
         TDT_TEST(test_int_greater_equal_elem_wrong_kind),
+        TDT_TEST(test_int_greater_equal_elem_composite_vs_native),
         TDT_TEST(test_int_lower_elem_example_1),
         TDT_TEST(test_int_lower_elem_example_2),
         TDT_TEST(test_int_lower_elem_null),
         TDT_TEST(test_int_lower_elem_wrong_kind),
+        TDT_TEST(test_int_lower_elem_composite_vs_native),
         TDT_TEST(test_int_lower_equal_elem_example_1),
         TDT_TEST(test_int_lower_equal_elem_example_2),
         TDT_TEST(test_int_lower_equal_elem_null),
         TDT_TEST(test_int_lower_equal_elem_wrong_kind),
+        TDT_TEST(test_int_lower_equal_elem_composite_vs_native),
         TDT_TEST(test_int_sum_dim_example_1),
         TDT_TEST(test_int_sum_dim_example_2),
         TDT_TEST(test_int_sum_dim_example_3),
@@ -10931,6 +12324,7 @@ int main(void)
         TDT_TEST(test_int_bitwise_not_example_1),
         TDT_TEST(test_int_bitwise_not_null),
         TDT_TEST(test_int_bitwise_not_wrong_kind),
+        TDT_TEST(test_int_bitwise_not_composite_vs_native),
         TDT_TEST(test_int_bitwise_and_scalar_example_1),
         TDT_TEST(test_int_bitwise_and_scalar_example_2),
         TDT_TEST(test_int_bitwise_and_scalar_null),
@@ -11225,25 +12619,30 @@ int main(void)
         TDT_TEST(test_int_maximum_null),
         TDT_TEST(test_int_maximum_wrong_kind),
         TDT_TEST(test_int_maximum_backend_mismatch),
+        TDT_TEST(test_int_maximum_composite_vs_native),
         TDT_TEST(test_int_minimum_example_1),
         TDT_TEST(test_int_minimum_null),
         TDT_TEST(test_int_minimum_wrong_kind),
         TDT_TEST(test_int_minimum_backend_mismatch),
+        TDT_TEST(test_int_minimum_composite_vs_native),
         TDT_TEST(test_int_not_equal_example_1),
         TDT_TEST(test_int_not_equal_example_2),
         TDT_TEST(test_int_not_equal_null),
         TDT_TEST(test_int_not_equal_wrong_kind),
         TDT_TEST(test_int_not_equal_backend_mismatch),
+        TDT_TEST(test_int_not_equal_composite_vs_native),
         TDT_TEST(test_int_greater_equal_example_1),
         TDT_TEST(test_int_greater_equal_example_2),
         TDT_TEST(test_int_greater_equal_null),
         TDT_TEST(test_int_greater_equal_wrong_kind),
         TDT_TEST(test_int_greater_equal_backend_mismatch),
+        TDT_TEST(test_int_greater_equal_composite_vs_native),
         TDT_TEST(test_int_lower_equal_example_1),
         TDT_TEST(test_int_lower_equal_example_2),
         TDT_TEST(test_int_lower_equal_null),
         TDT_TEST(test_int_lower_equal_wrong_kind),
         TDT_TEST(test_int_lower_equal_backend_mismatch),
+        TDT_TEST(test_int_lower_equal_composite_vs_native),
         TDT_TEST(test_int_matmul_example_1),
         TDT_TEST(test_int_matmul_example_2),
         TDT_TEST(test_int_matmul_example_3),

@@ -15,6 +15,7 @@ op {
   args = { "int a" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_full(device(a), shape(a), 0) - a",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, -2, 0, 7, -100, 2147483647 } },
       out = { shape = { 2, 3 }, data = { -1, 2, 0, -7, 100, -2147483647 } } },
@@ -32,6 +33,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "int",
   shape = "same(a)",
+  decompose = "a + int_full(device(a), shape(a), value)",
   examples = {
     { a = { shape = { 2, 2 }, data = { 1, -2, 0, 40 } }, value = 5,
       out = { shape = { 2, 2 }, data = { 6, 3, 5, 45 } } },
@@ -51,6 +53,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "int",
   shape = "same(a)",
+  decompose = "a - int_full(device(a), shape(a), value)",
   examples = {
     { a = { shape = { 2, 2 }, data = { 1, -2, 0, 40 } }, value = 5,
       out = { shape = { 2, 2 }, data = { -4, -7, -5, 35 } } },
@@ -71,6 +74,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "int",
   shape = "same(a)",
+  decompose = "a * int_full(device(a), shape(a), value)",
   examples = {
     { a = { shape = { 2, 2 }, data = { 1, -2, 0, 40 } }, value = -3,
       out = { shape = { 2, 2 }, data = { -3, 6, 0, -120 } } },
@@ -92,6 +96,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "int",
   shape = "same(a)",
+  decompose = "a / int_full(device(a), shape(a), value)",
   semantics = "truncates toward zero like C (torch.div with rounding_mode='trunc'); INT32_MIN / -1 wraps to INT32_MIN",
   examples = {
     { a = { shape = { 4 }, data = { 7, -7, 6, 0 } }, value = 2,
@@ -114,6 +119,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_remainder(a, int_full(device(a), shape(a), value))",
   examples = {
     -- C's % truncates (-7 % 3 = -1); a nonzero remainder whose sign differs from value's
     -- gets value added: -1 + 3 = 2
@@ -139,6 +145,7 @@ op {
   args = { "int a" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_mask_where(a, int_lower(a, int_full(device(a), shape(a), 0)), -a)",
   examples = {
     { a = { shape = { 2, 3 }, data = { -3, 0, 5, -2147483647, 2147483647, -2147483648 } },
       out = { shape = { 2, 3 }, data = { 3, 0, 5, 2147483647, 2147483647, -2147483648 } } },
@@ -153,6 +160,10 @@ op {
   args = { "int a" },
   returns = "int",
   shape = "same(a)",
+  decompose = {
+    "zero = int_full(device(a), shape(a), 0)",
+    "bool_into_int(int_greater(a, zero)) - bool_into_int(int_lower(a, zero))",
+  },
   examples = {
     { a = { shape = { 2, 3 }, data = { -5, 0, 7, -2147483648, 2147483647, -1 } },
       out = { shape = { 2, 3 }, data = { -1, 0, 1, -1, 1, -1 } } },
@@ -216,6 +227,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  decompose = "int_mask_where(a, int_lower(a, b), b)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, -5, 3, 2147483647, -2147483648, 0 } }, b = { shape = { 3 }, data = { 2, -6, 3 } },
       out = { shape = { 2, 3 }, data = { 2, -5, 3, 2147483647, -6, 3 } } },
@@ -230,6 +242,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  decompose = "int_mask_where(a, int_greater(a, b), b)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, -5, 3, 2147483647, -2147483648, 0 } }, b = { shape = { 3 }, data = { 2, -6, 3 } },
       out = { shape = { 2, 3 }, data = { 1, -6, 3, 2, -2147483648, 0 } } },
@@ -244,6 +257,7 @@ op {
   args = { "int a", "i32 min", "i32 max" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_minimum(int_maximum(a, int_full(device(a), shape(a), min)), int_full(device(a), shape(a), max))",
   examples = {
     { a = { shape = { 2, 3 }, data = { -5, -1, 0, 3, 7, 2147483647 } }, min = -1, max = 3,
       out = { shape = { 2, 3 }, data = { -1, -1, 0, 3, 3, 3 } } },
@@ -260,6 +274,7 @@ op {
   args = { "int a", "i32 min" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_maximum(a, int_full(device(a), shape(a), min))",
   examples = {
     { a = { shape = { 5 }, data = { -2147483648, -3, 0, 4, 2147483647 } }, min = 0,
       out = { shape = { 5 }, data = { 0, 0, 0, 4, 2147483647 } } },
@@ -274,6 +289,7 @@ op {
   args = { "int a", "i32 max" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_minimum(a, int_full(device(a), shape(a), max))",
   examples = {
     { a = { shape = { 5 }, data = { -2147483648, -3, 0, 4, 2147483647 } }, max = 0,
       out = { shape = { 5 }, data = { -2147483648, -3, 0, 0, 0 } } },
@@ -290,6 +306,7 @@ op {
   args = { "int a", "int b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  decompose = "bool_not(int_equal(a, b))",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 3 }, data = { 1, 5, 6 } },
       out = { shape = { 2, 3 }, data = { false, true, true, true, false, false } } },
@@ -306,6 +323,7 @@ op {
   args = { "int a", "int b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  decompose = "bool_not(int_lower(a, b))",
   examples = {
     { a = { shape = { 2, 1 }, data = { 2, 5 } }, b = { shape = { 3 }, data = { 1, 2, 6 } },
       out = { shape = { 2, 3 }, data = { true, true, false, true, true, false } } },
@@ -322,6 +340,7 @@ op {
   args = { "int a", "int b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  decompose = "bool_not(int_greater(a, b))",
   examples = {
     { a = { shape = { 2, 1 }, data = { 2, 5 } }, b = { shape = { 3 }, data = { 1, 2, 6 } },
       out = { shape = { 2, 3 }, data = { false, true, true, false, false, true } } },
@@ -338,6 +357,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "int_equal(a, int_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, -2, 3, -2, 5, -2147483648 } }, value = -2,
       out = { shape = { 2, 3 }, data = { false, true, false, true, false, false } } },
@@ -354,6 +374,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "int_not_equal(a, int_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, -2, 3, -2, 5, -2147483648 } }, value = -2,
       out = { shape = { 2, 3 }, data = { true, false, true, false, true, true } } },
@@ -370,6 +391,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "int_greater(a, int_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 5 }, data = { -2147483648, -1, 0, 1, 2147483647 } }, value = 0,
       out = { shape = { 5 }, data = { false, false, false, true, true } } },
@@ -386,6 +408,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "int_greater_equal(a, int_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 5 }, data = { -2147483648, -1, 0, 1, 2147483647 } }, value = 0,
       out = { shape = { 5 }, data = { false, false, true, true, true } } },
@@ -402,6 +425,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "int_lower(a, int_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 5 }, data = { -2147483648, -1, 0, 1, 2147483647 } }, value = 0,
       out = { shape = { 5 }, data = { true, true, false, false, false } } },
@@ -418,6 +442,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "int_lower_equal(a, int_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 5 }, data = { -2147483648, -1, 0, 1, 2147483647 } }, value = 0,
       out = { shape = { 5 }, data = { true, true, true, false, false } } },
@@ -751,6 +776,7 @@ op {
   args = { "int a" },
   returns = "int",
   shape = "same(a)",
+  decompose = "-a - 1",
   examples = {
     { a = { shape = { 5 }, data = { 0, -1, 5, -2147483648, 2147483647 } },
       out = { shape = { 5 }, data = { -1, 0, -6, 2147483647, -2147483648 } } },
