@@ -4114,13 +4114,43 @@ td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- int_max (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_max";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(a->shape.numel), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(a, td_t1->shape.dims, td_t1->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_max_dim(td_t2, (int64_t)(0), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_sum(a, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_max(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_max", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4137,31 +4167,7 @@ static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_ou
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_max", TD_OP_INT_MAX, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_max", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_max(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_max", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_max", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_max(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -4236,13 +4242,43 @@ td_status td_int_max(const td_tensor *a, td_tensor **out)
 
 /* ---- int_min (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_min";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(a->shape.numel), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(a, td_t1->shape.dims, td_t1->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_min_dim(td_t2, (int64_t)(0), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_sum(a, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_min(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_min", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4259,31 +4295,7 @@ static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_ou
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_min", TD_OP_INT_MIN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_min", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_min(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_min", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_min", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_min(a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -4358,13 +4370,84 @@ td_status td_int_min(const td_tensor *a, td_tensor **out)
 
 /* ---- int_max_dim (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_max_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t3, (int32_t)(65536), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t5, (int64_t)(dim), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t4, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_fill(td_t2, td_t9, (int32_t)((-1)), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t7, (int32_t)(65536), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t10, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t12, (int64_t)(dim), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t11, td_t14, &td_t15);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t15, true, td_shape_out, td_ctx, out);
+        td_t15 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_max_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_max_dim", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4381,32 +4464,7 @@ static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_s
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_max_dim", TD_OP_INT_MAX_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_max_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_max_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_max_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_max_dim", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_max_dim(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -4481,13 +4539,84 @@ td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- int_min_dim (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_min_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t3, (int32_t)(65536), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_min_dim(td_t5, (int64_t)(dim), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t4, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_fill(td_t2, td_t9, (int32_t)(65536), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t7, (int32_t)(65536), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t10, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_min_dim(td_t12, (int64_t)(dim), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t11, td_t14, &td_t15);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t15, true, td_shape_out, td_ctx, out);
+        td_t15 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_min_dim", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4504,32 +4633,7 @@ static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_s
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_min_dim", TD_OP_INT_MIN_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_min_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_min_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_min_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_min_dim", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_min_dim(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -4604,13 +4708,40 @@ td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- int_argmax (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argmax";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_max_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_argmax(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_argmax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_argmax", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4627,32 +4758,7 @@ static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_sh
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_argmax", TD_OP_INT_ARGMAX, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_argmax", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_argmax(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_argmax", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_argmax", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_argmax(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -4727,13 +4833,40 @@ td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- int_argmin (unary) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argmin";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_min_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_argmax(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_argmin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_argmin", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4750,32 +4883,7 @@ static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_sh
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_argmin", TD_OP_INT_ARGMIN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_argmin", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_argmin(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_argmin", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_argmin", TD_BACKEND_VULKAN, "cpu");
+    return comp_int_argmin(a, dim, td_shape_out, td_ctx, out);
 }
 #endif
 

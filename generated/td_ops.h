@@ -208,34 +208,40 @@ td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Maximum of all elements as a 0-dim tensor; an empty tensor is an error.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_max(const td_tensor *a, td_tensor **out);
 
 /* Minimum of all elements as a 0-dim tensor; an empty tensor is an error.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_min(const td_tensor *a, td_tensor **out);
 
 /* Maximum along dim; the reduced dim is kept with size 1; an empty dim is an error.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Minimum along dim; the reduced dim is kept with size 1; an empty dim is an error.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1; an empty dim is an error.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1; an empty dim is an error.
  * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out);

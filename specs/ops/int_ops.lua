@@ -548,6 +548,11 @@ op {
   args = { "int a" },
   returns = "int",
   shape = "reduce_all_nonempty(a)",
+  -- flattened (int_arange only gives the 1-d shape [numel]), then int_max_dim
+  decompose = {
+    "flat = int_reshape(a, shape(int_arange(device(a), 0, numel(a), 1)))",
+    "int_reshape(int_max_dim(flat, 0), shape(int_sum(a)))",
+  },
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, -5, 3, 2147483647, -2147483648, 0 } },
       out = { shape = {}, data = { 2147483647 } } },
@@ -566,6 +571,11 @@ op {
   args = { "int a" },
   returns = "int",
   shape = "reduce_all_nonempty(a)",
+  -- flattened (int_arange only gives the 1-d shape [numel]), then int_min_dim
+  decompose = {
+    "flat = int_reshape(a, shape(int_arange(device(a), 0, numel(a), 1)))",
+    "int_reshape(int_min_dim(flat, 0), shape(int_sum(a)))",
+  },
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, -5, 3, 2147483647, -2147483648, 0 } },
       out = { shape = {}, data = { -2147483648 } } },
@@ -584,6 +594,16 @@ op {
   args = { "int a", "dim dim" },
   returns = "int",
   shape = "reduce_dim_nonempty(a, dim)",
+  -- exact through float reductions: a = 65536 hi + lo with hi in [-2^15, 2^15) and lo in
+  -- [0, 2^16), both exact in f32; the max is the largest hi, then the largest lo among the
+  -- elements with that hi (the others' lo masked to -1)
+  decompose = {
+    "lo = int_remainder(a, int_full(device(a), shape(a), 65536))",
+    "hi = (a - lo) / 65536",
+    "mh = float_into_int(float_max_dim(int_into_float(hi), dim))",
+    "rest = int_mask_fill(lo, bool_not(int_equal(hi, mh)), -1)",
+    "mh * 65536 + float_into_int(float_max_dim(int_into_float(rest), dim))",
+  },
   semantics = "keeps the reduced dim (PyTorch keepdim=True); values only",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = 1,
@@ -603,6 +623,14 @@ op {
   args = { "int a", "dim dim" },
   returns = "int",
   shape = "reduce_dim_nonempty(a, dim)",
+  -- as int_max_dim, with the others' lo masked to 65536
+  decompose = {
+    "lo = int_remainder(a, int_full(device(a), shape(a), 65536))",
+    "hi = (a - lo) / 65536",
+    "mh = float_into_int(float_min_dim(int_into_float(hi), dim))",
+    "rest = int_mask_fill(lo, bool_not(int_equal(hi, mh)), 65536)",
+    "mh * 65536 + float_into_int(float_min_dim(int_into_float(rest), dim))",
+  },
   semantics = "keeps the reduced dim (PyTorch keepdim=True); values only",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = 1,
@@ -622,6 +650,8 @@ op {
   args = { "int a", "dim dim" },
   returns = "int",
   shape = "reduce_dim_nonempty(a, dim)",
+  -- the first index holding the max: float_argmax of the 0/1 mask takes the first 1
+  decompose = "float_argmax(bool_into_float(int_equal(a, int_max_dim(a, dim))), dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True)",
   examples = {
     { a = { shape = { 2, 4 }, data = { 1, 3, 3, 2, 5, 5, 1, 5 } }, dim = 1,
@@ -641,6 +671,8 @@ op {
   args = { "int a", "dim dim" },
   returns = "int",
   shape = "reduce_dim_nonempty(a, dim)",
+  -- the first index holding the min (float_argmax of the 0/1 mask takes the first 1)
+  decompose = "float_argmax(bool_into_float(int_equal(a, int_min_dim(a, dim))), dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True)",
   examples = {
     { a = { shape = { 2, 4 }, data = { 1, 3, 3, 2, 5, 5, 1, 1 } }, dim = 1,
