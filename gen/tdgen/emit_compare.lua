@@ -335,6 +335,20 @@ function R.matmul(P)
   return cases
 end
 
+-- int ops (issue 10): the nonempty reductions take the cases of their plain rules (no
+-- case has a zero size); random_int the random shapes with a few [low, high) ranges.
+R.reduce_all_nonempty = R.reduce_all
+R.reduce_dim_nonempty = R.reduce_dim
+function R.random_int(P)
+  local cases = {}
+  local ranges = { { 0, 10 }, { -5, 5 }, { -2147483648, 2147483647 }, { 7, 8 } }
+  for i, s in ipairs({ {}, { 7 }, { 129 }, { 1000 }, { 10007 }, { 100, 101 }, { 3, 5, 7, 97 }, { 1, 7, 1, 33 } }) do
+    local r = ranges[(i - 1) % #ranges + 1]
+    cases[#cases + 1] = { fill = C, v = { [P[1]] = s, [P[2]] = r[1], [P[3]] = r[2] } }
+  end
+  return cases
+end
+
 -- A case's value for each argument the rule does not name: from the examples (cycling),
 -- a tensor the shape of the first tensor, a seed per case, else a fixed default.
 local function complete(op, cases)

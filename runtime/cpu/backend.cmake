@@ -12,6 +12,7 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_bool.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_float_math.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_reduce_sort.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_int.c
 )
 
 # TD_OPENMP and TD_BLAS are AUTO, ON or OFF (td_use_dependency); this file is included once
