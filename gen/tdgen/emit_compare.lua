@@ -438,7 +438,7 @@ local function call_exprs(op)
 end
 
 -- FNV-1a of the op's name: its inputs' seed, stable when other ops come and go.
-local function seed_of(name)
+function M.seed_of(name)
   local h = 2166136261
   for i = 1, #name do h = ((h ~ name:byte(i)) * 16777619) & 0xffffffff end
   return h
@@ -557,7 +557,7 @@ function M.emit(b, model, be, op, test)
     if #names[k] > 0 then b:put("        .%s_names = { %s },", k, table.concat(names[k], ", ")) end
   end
   b:put("        .nmse = %s,", string.format("%.9g", op.fields.nmse or M.DEFAULT_NMSE))
-  b:put("        .seed = %du,", seed_of(op.name))
+  b:put("        .seed = %du,", M.seed_of(op.name))
   b:put("    };")
   b:put("    tdt_compare(dev, cpu_dev, &desc, cases_%s, (int)(sizeof cases_%s / sizeof cases_%s[0]));", op.name,
     op.name, op.name)
