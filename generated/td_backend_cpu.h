@@ -33,6 +33,14 @@ td_status td_cpu_float_full(const int64_t *shape, int shape_len, float value, td
 td_status td_cpu_int_full(const int64_t *shape, int shape_len, int32_t value, td_tensor *out); /* Creates an int tensor filled with value. */
 td_status td_cpu_float_random(const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor *out); /* Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend. p0 and p1 must be finite, with p0 <= p1 (and p1 - p0 finite) for uniform and p1 >= 0 for normal, else TD_E_INVALID. */
 td_status td_cpu_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out); /* Creates the 1-D int tensor start, start + step, ... up to but excluding end. */
+td_status td_cpu_bool_tril_mask(const int64_t *shape, int shape_len, int64_t offset, td_tensor *out); /* Creates burn's tril_mask: a bool tensor true where an element lies outside the lower triangle of the last two dims, i.e. where column - row > offset (the entries torch.tril(x, offset) zeroes). */
+td_status td_cpu_bool_triu_mask(const int64_t *shape, int shape_len, int64_t offset, td_tensor *out); /* Creates burn's triu_mask: a bool tensor true where an element lies outside the upper triangle of the last two dims, i.e. where column - row < offset (the entries torch.triu(x, offset) zeroes). */
+td_status td_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. */
+td_status td_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out); /* Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32. */
+td_status td_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select). */
+td_status td_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out); /* Returns a copy of an int tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); repeated indices sum, wrapping around in int32. */
+td_status td_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. */
+td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select). */
 td_status td_cpu_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
 td_status td_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a. */
@@ -43,6 +51,14 @@ td_status td_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, 
 td_status td_cpu_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a. */
 td_status td_cpu_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
 td_status td_cpu_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor. */
+td_status td_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out); /* Reverses an int tensor along each of the dims in axes (torch.flip). */
+td_status td_cpu_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out); /* Reverses a bool tensor along each of the dims in axes (torch.flip). */
+td_status td_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out); /* Repeats an int tensor times times along dim, whole blocks one after another. */
+td_status td_cpu_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out); /* Repeats a bool tensor times times along dim, whole blocks one after another. */
+td_status td_cpu_int_transpose(const td_tensor *a, td_tensor *out); /* Exchanges the last two dims of an int tensor of at least 2 dims. */
+td_status td_cpu_bool_transpose(const td_tensor *a, td_tensor *out); /* Exchanges the last two dims of a bool tensor of at least 2 dims. */
+td_status td_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor *out); /* Returns entries start .. start + length - 1 of an int tensor along dim (torch.narrow). */
+td_status td_cpu_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor *out); /* Returns entries start .. start + length - 1 of a bool tensor along dim (torch.narrow). */
 td_status td_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_cpu_int_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements as a 0-dim tensor (wraps around on overflow). */
 td_status td_cpu_int_into_float(const td_tensor *a, td_tensor *out); /* Converts to float. */
@@ -51,11 +67,21 @@ td_status td_cpu_bool_into_int(const td_tensor *a, td_tensor *out); /* Converts 
 td_status td_cpu_bool_not(const td_tensor *a, td_tensor *out); /* Elementwise logical not. */
 td_status td_cpu_int_into_data(const td_tensor *a, int32_t *dst); /* Copies the elements, row-major, into dst, which holds at least numel ints. */
 td_status td_cpu_bool_into_data(const td_tensor *a, bool *dst); /* Copies the elements, row-major, into dst, which holds at least numel bools. */
+td_status td_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. */
+td_status td_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out); /* Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused. */
+td_status td_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices. */
+td_status td_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out); /* Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum. */
 td_status td_cpu_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
 td_status td_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a. */
 td_status td_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a float tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
 td_status td_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor. */
+td_status td_cpu_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out); /* Reverses a float tensor along each of the dims in axes (torch.flip; negative dims count from the end, none may repeat). */
+td_status td_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out); /* Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim). */
+td_status td_cpu_float_transpose(const td_tensor *a, td_tensor *out); /* Exchanges the last two dims of a float tensor of at least 2 dims (torch.Tensor.mT). */
+td_status td_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor *out); /* Returns entries start .. start + length - 1 of a float tensor along dim (torch.narrow; a negative start counts from the end). */
+td_status td_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor *out); /* Sliding windows of a float tensor along dim (torch.Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a new last dim of length size holds each window. */
+td_status td_cpu_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor *out); /* Pads a float tensor with value: pads holds (before, after) pairs from the last dim backwards, as torch.nn.functional.pad in constant mode; pads are >= 0 (no cropping). */
 td_status td_cpu_float_neg(const td_tensor *a, td_tensor *out); /* Elementwise -a. */
 td_status td_cpu_float_abs(const td_tensor *a, td_tensor *out); /* Elementwise |a|. */
 td_status td_cpu_float_exp(const td_tensor *a, td_tensor *out); /* Elementwise e^a. */
@@ -109,9 +135,13 @@ td_status td_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, td_te
 td_status td_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims; leading (batch) dims broadcast. */
 td_status td_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value. */
+td_status td_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor *out); /* Cross product of 3-vectors along dim of two broadcasting float tensors (torch.linalg.cross); both have size 3 in dim. */
 td_status td_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates float tensors along dim; all other sizes must agree. */
 td_status td_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates int tensors along dim; all other sizes must agree. */
 td_status td_cpu_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates bool tensors along dim; all other sizes must agree. */
+td_status td_cpu_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Stacks float tensors of one shape along a new dim at position dim (torch.stack; dim in [-(ndim + 1), ndim]). */
+td_status td_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Stacks int tensors of one shape along a new dim at position dim (torch.stack). */
+td_status td_cpu_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Stacks bool tensors of one shape along a new dim at position dim (torch.stack). */
 td_status td_cpu_float_to_device(const td_tensor *a, td_tensor *out); /* Copies a float tensor to device (any backend). */
 td_status td_cpu_int_to_device(const td_tensor *a, td_tensor *out); /* Copies an int tensor to device (any backend). */
 td_status td_cpu_bool_to_device(const td_tensor *a, td_tensor *out); /* Copies a bool tensor to device (any backend). */

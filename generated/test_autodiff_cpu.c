@@ -17,6 +17,162 @@ static td_device *dev;    /* the cpu device */
 static td_device *ad_dev; /* autodiff(cpu), NONE */
 static td_device *ad_bal; /* autodiff(cpu), BALANCED */
 
+static void test_int_gather_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_gather(a, INT64_C(1), indices, &out), "int_gather");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_scatter_add_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(ad_dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_scatter_add(a, INT64_C(1), indices, value, &out), "int_scatter_add");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_select(a, INT64_C(0), indices, &out), "int_select");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_add_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(ad_dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_select_add(a, INT64_C(0), indices, value, &out), "int_select_add");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_bool_gather_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_gather(a, INT64_C(1), indices, &out), "bool_gather");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_select(a, INT64_C(0), indices, &out), "bool_select");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_int_mask_fill_merge_disabled_enabled(void **state)
 {
     (void)state;
@@ -41,6 +197,300 @@ static void test_int_mask_fill_merge_disabled_enabled(void **state)
     td_tensor_release(mask);
 }
 
+static td_status fwd_float_gather(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_gather(ins[0], INT64_C(1), indices, out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_gather_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gather, ins, 1, 2754486054u);
+}
+
+static void test_float_gather_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_gather(a, INT64_C(1), indices, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_gather(a, INT64_C(1), indices, &out), "float_gather");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static td_status fwd_float_scatter_add(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_scatter_add(ins[0], INT64_C(1), indices, ins[1], out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_scatter_add_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_add, ins, 2, 267140637u);
+}
+
+static void test_float_scatter_add_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_scatter_add(a, INT64_C(1), indices, value, &out), "float_scatter_add");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static td_status fwd_float_select(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_select(ins[0], INT64_C(0), indices, out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_select_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select, ins, 1, 1799093553u);
+}
+
+static void test_float_select_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_select(a, INT64_C(0), indices, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_select(a, INT64_C(0), indices, &out), "float_select");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static td_status fwd_float_select_add(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_select_add(ins[0], INT64_C(0), indices, ins[1], out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_select_add_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(3), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_add, ins, 2, 3791061009u);
+}
+
+static void test_float_select_add_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_select_add(a, INT64_C(0), indices, value, &out), "float_select_add");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
 static td_status fwd_float_reshape(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -54,7 +504,7 @@ static void test_float_reshape_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 332598u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 513998689u);
 }
 
 static void test_float_reshape_guard(void **state)
@@ -86,7 +536,7 @@ static void test_float_swap_dims_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 340517u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 3573191924u);
 }
 
 static void test_float_swap_dims_guard(void **state)
@@ -118,7 +568,7 @@ static void test_float_permute_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 348436u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 3866541393u);
 }
 
 static void test_float_permute_guard(void **state)
@@ -151,7 +601,7 @@ static void test_float_expand_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(1) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 356355u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 1651353421u);
 }
 
 static void test_float_expand_guard(void **state)
@@ -185,7 +635,7 @@ static void test_float_slice_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 364274u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 3752611597u);
 }
 
 static void test_float_slice_guard(void **state)
@@ -206,6 +656,196 @@ static void test_float_slice_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_flip(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t axes[] = { INT64_C(1) };
+    td_status st = td_float_flip(ins[0], axes, 1, out);
+    return st;
+}
+
+static void test_float_flip_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_flip, ins, 1, 3353629162u);
+}
+
+static void test_float_flip_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_flip(a, axes, 1, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_repeat_dim(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_repeat_dim(ins[0], INT64_C(0), INT64_C(2), out);
+    return st;
+}
+
+static void test_float_repeat_dim_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_repeat_dim, ins, 1, 2532147139u);
+}
+
+static void test_float_repeat_dim_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_repeat_dim(a, INT64_C(0), INT64_C(2), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_transpose(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_transpose(ins[0], out);
+    return st;
+}
+
+static void test_float_transpose_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_transpose, ins, 1, 3791313948u);
+}
+
+static void test_float_transpose_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_transpose(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_narrow(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_narrow(ins[0], INT64_C(0), INT64_C(1), INT64_C(2), out);
+    return st;
+}
+
+static void test_float_narrow_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_narrow, ins, 1, 3962336358u);
+}
+
+static void test_float_narrow_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_unfold(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_unfold(ins[0], INT64_C(0), INT64_C(2), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_unfold_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(5) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_unfold, ins, 1, 47221197u);
+}
+
+static void test_float_unfold_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_pad(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
+    td_status st = td_float_pad(ins[0], pads, 2, 0.0f, out);
+    return st;
+}
+
+static void test_float_pad_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_pad, ins, 1, 1417121854u);
+}
+
+static void test_float_pad_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_pad(a, pads, 2, 0.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_neg(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -218,7 +858,7 @@ static void test_float_neg_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 586006u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 2624763365u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -249,7 +889,7 @@ static void test_float_abs_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 593925u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 762000231u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -280,7 +920,7 @@ static void test_float_exp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 601844u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 3470454540u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -311,7 +951,7 @@ static void test_float_log_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 609763u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 3780097909u);
 }
 
 static void test_float_log_guard(void **state)
@@ -342,7 +982,7 @@ static void test_float_sqrt_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 617682u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 1339673019u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -373,7 +1013,7 @@ static void test_float_sin_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 625601u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 3140226321u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -404,7 +1044,7 @@ static void test_float_cos_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 633520u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 4000632944u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -435,7 +1075,7 @@ static void test_float_tanh_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 641439u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 1834394132u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -466,7 +1106,7 @@ static void test_float_sigmoid_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 649358u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 3358718359u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -497,7 +1137,7 @@ static void test_float_relu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 657277u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 3427619151u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -528,7 +1168,7 @@ static void test_float_gelu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 665196u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 882789474u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -559,7 +1199,7 @@ static void test_float_powf_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 673115u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 1436855174u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -590,7 +1230,7 @@ static void test_float_clamp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 681034u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 949232680u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -621,7 +1261,7 @@ static void test_float_add_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 688953u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 3009014821u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -652,7 +1292,7 @@ static void test_float_mul_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 696872u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 1389389702u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -689,7 +1329,7 @@ static void test_float_mask_fill_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 704791u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 1874589507u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -750,7 +1390,7 @@ static void test_float_sum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 712710u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 3093144868u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -781,7 +1421,7 @@ static void test_float_sum_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 720629u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 3680367741u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -812,7 +1452,7 @@ static void test_float_mean_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 728548u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 1794229249u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -843,7 +1483,7 @@ static void test_float_max_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 736467u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 3016912528u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -874,7 +1514,7 @@ static void test_float_min_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 744386u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 2518826498u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -1292,7 +1932,7 @@ static void test_float_add_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add, ins, 2, 95028u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add, ins, 2, 644851088u);
 }
 
 static void test_float_add_guard(void **state)
@@ -1352,7 +1992,7 @@ static void test_float_sub_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(1) };
     const tdt_input ins[] = { { s1, 1, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub, ins, 2, 102947u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub, ins, 2, 2942146297u);
 }
 
 static void test_float_sub_guard(void **state)
@@ -1412,7 +2052,7 @@ static void test_float_mul_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     static const int64_t s2[] = { 0 };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 0, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul, ins, 2, 110866u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul, ins, 2, 2142106005u);
 }
 
 static void test_float_mul_guard(void **state)
@@ -1472,7 +2112,7 @@ static void test_float_div_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div, ins, 2, 118785u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div, ins, 2, 1234640836u);
 }
 
 static void test_float_div_guard(void **state)
@@ -1532,7 +2172,7 @@ static void test_float_powf_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 1, true }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf, ins, 2, 126704u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf, ins, 2, 3031399829u);
 }
 
 static void test_float_powf_guard(void **state)
@@ -1592,7 +2232,7 @@ static void test_float_maximum_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_maximum, ins, 2, 134623u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_maximum, ins, 2, 2785702493u);
 }
 
 static void test_float_maximum_guard(void **state)
@@ -1652,7 +2292,7 @@ static void test_float_minimum_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_minimum, ins, 2, 142542u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_minimum, ins, 2, 3354329467u);
 }
 
 static void test_float_minimum_guard(void **state)
@@ -1938,7 +2578,7 @@ static void test_float_mask_where_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_where, ins, 2, 190056u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_where, ins, 2, 1024249477u);
 }
 
 static void test_float_mask_where_guard(void **state)
@@ -2012,7 +2652,7 @@ static void test_float_matmul_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul, ins, 2, 197975u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul, ins, 2, 4169688581u);
 }
 
 static void test_float_matmul_guard(void **state)
@@ -2074,7 +2714,7 @@ static void test_float_slice_assign_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 372193u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 3236133919u);
 }
 
 static void test_float_slice_assign_guard(void **state)
@@ -2125,6 +2765,66 @@ static void test_float_slice_assign_merge_none_balanced(void **state)
     td_tensor_release(value);
 }
 
+static td_status fwd_float_cross(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cross(ins[0], ins[1], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_cross_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(3) };
+    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross, ins, 2, 727072143u);
+}
+
+static void test_float_cross_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cross(a, b, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_cross(a, b, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static td_status fwd_float_cat(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -2139,7 +2839,7 @@ static void test_float_cat_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(1) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 380112u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 26706075u);
 }
 
 static void test_float_cat_guard(void **state)
@@ -2164,6 +2864,45 @@ static void test_float_cat_guard(void **state)
     td_tensor_release(xs_items[1]);
 }
 
+static td_status fwd_float_stack(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    const td_tensor *xs[] = { ins[0], ins[1] };
+    td_status st = td_float_stack(xs, 2, INT64_C(0), out);
+    return st;
+}
+
+static void test_float_stack_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(2) };
+    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_stack, ins, 2, 1395824835u);
+}
+
+static void test_float_stack_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const float xs_1_data[] = { 0.5f, 1.0f };
+    xs_items[0] = tdt_make(ad_dev, TD_F32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(ad_dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_tensor_set_autodiff_context(xs_items[0], (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_stack(xs, 2, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
 static td_status fwd_float_to_device(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -2176,7 +2915,7 @@ static void test_float_to_device_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 498897u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 2671099027u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -2213,7 +2952,25 @@ int main(void)
 {
     /* Every test releases what it made: nothing may outlive it. */
     const struct CMUnitTest tests[] = {
+        TDT_TEST(test_int_gather_merge_disabled_enabled),
+        TDT_TEST(test_int_scatter_add_merge_disabled_enabled),
+        TDT_TEST(test_int_select_merge_disabled_enabled),
+        TDT_TEST(test_int_select_add_merge_disabled_enabled),
+        TDT_TEST(test_bool_gather_merge_disabled_enabled),
+        TDT_TEST(test_bool_select_merge_disabled_enabled),
         TDT_TEST(test_int_mask_fill_merge_disabled_enabled),
+        TDT_TEST(test_float_gather_gradcheck),
+        TDT_TEST(test_float_gather_guard),
+        TDT_TEST(test_float_gather_merge_disabled_enabled),
+        TDT_TEST(test_float_scatter_add_gradcheck),
+        TDT_TEST(test_float_scatter_add_guard),
+        TDT_TEST(test_float_scatter_add_merge_disabled_enabled),
+        TDT_TEST(test_float_select_gradcheck),
+        TDT_TEST(test_float_select_guard),
+        TDT_TEST(test_float_select_merge_disabled_enabled),
+        TDT_TEST(test_float_select_add_gradcheck),
+        TDT_TEST(test_float_select_add_guard),
+        TDT_TEST(test_float_select_add_merge_disabled_enabled),
         TDT_TEST(test_float_reshape_gradcheck),
         TDT_TEST(test_float_reshape_guard),
         TDT_TEST(test_float_swap_dims_gradcheck),
@@ -2224,6 +2981,18 @@ int main(void)
         TDT_TEST(test_float_expand_guard),
         TDT_TEST(test_float_slice_gradcheck),
         TDT_TEST(test_float_slice_guard),
+        TDT_TEST(test_float_flip_gradcheck),
+        TDT_TEST(test_float_flip_guard),
+        TDT_TEST(test_float_repeat_dim_gradcheck),
+        TDT_TEST(test_float_repeat_dim_guard),
+        TDT_TEST(test_float_transpose_gradcheck),
+        TDT_TEST(test_float_transpose_guard),
+        TDT_TEST(test_float_narrow_gradcheck),
+        TDT_TEST(test_float_narrow_guard),
+        TDT_TEST(test_float_unfold_gradcheck),
+        TDT_TEST(test_float_unfold_guard),
+        TDT_TEST(test_float_pad_gradcheck),
+        TDT_TEST(test_float_pad_guard),
         TDT_TEST(test_float_neg_gradcheck),
         TDT_TEST(test_float_neg_guard),
         TDT_TEST(test_float_abs_gradcheck),
@@ -2324,8 +3093,13 @@ int main(void)
         TDT_TEST(test_float_slice_assign_gradcheck),
         TDT_TEST(test_float_slice_assign_guard),
         TDT_TEST(test_float_slice_assign_merge_none_balanced),
+        TDT_TEST(test_float_cross_gradcheck),
+        TDT_TEST(test_float_cross_guard),
+        TDT_TEST(test_float_cross_merge_none_balanced),
         TDT_TEST(test_float_cat_gradcheck),
         TDT_TEST(test_float_cat_guard),
+        TDT_TEST(test_float_stack_gradcheck),
+        TDT_TEST(test_float_stack_guard),
         TDT_TEST(test_float_to_device_gradcheck),
         TDT_TEST(test_float_to_device_guard),
     };

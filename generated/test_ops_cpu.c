@@ -330,6 +330,681 @@ static void test_int_arange_null(void **state)
     assert_null(out);
 }
 
+static void test_bool_tril_mask_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_check(td_bool_tril_mask(dev, shape, 2, INT64_C(0), &out), "bool_tril_mask");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const bool want[] = { false, true, true, false, false, true, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_bool_tril_mask_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_check(td_bool_tril_mask(dev, shape, 2, INT64_C(1), &out), "bool_tril_mask");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { false, false, true, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_bool_tril_mask_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    tdt_check(td_bool_tril_mask(dev, shape, 3, INT64_C(-1), &out), "bool_tril_mask");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, true, false, true, true, true, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_bool_tril_mask_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_expect_error(td_bool_tril_mask(NULL, shape, 2, INT64_C(0), &out), TD_E_NULL, "bool_tril_mask");
+    assert_null(out);
+}
+
+static void test_bool_triu_mask_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_check(td_bool_triu_mask(dev, shape, 2, INT64_C(0), &out), "bool_triu_mask");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const bool want[] = { false, false, false, true, false, false, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_bool_triu_mask_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_check(td_bool_triu_mask(dev, shape, 2, INT64_C(1), &out), "bool_triu_mask");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { true, false, false, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_bool_triu_mask_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(2) };
+    tdt_check(td_bool_triu_mask(dev, shape, 2, INT64_C(-1), &out), "bool_triu_mask");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool want[] = { false, false, false, false, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_bool_triu_mask_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_expect_error(td_bool_triu_mask(NULL, shape, 2, INT64_C(0), &out), TD_E_NULL, "bool_triu_mask");
+    assert_null(out);
+}
+
+static void test_int_gather_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_gather(a, INT64_C(1), indices, &out), "int_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 3, 1, 2147483647, 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_gather(a, INT64_C(-2), indices, &out), "int_gather");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 4, -2, -6 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_gather(NULL, INT64_C(1), indices, &out), TD_E_NULL, "int_gather");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_gather(a, INT64_C(1), indices, &out), TD_E_KIND, "int_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_gather(a, INT64_C(1), indices, &out), TD_E_BACKEND_MISMATCH, "int_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_scatter_add_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_add(a, INT64_C(1), indices, value, &out), "int_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 11, 2, -17, 4, 20, 6 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1) };
+    static const int32_t a_data[] = { 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1) };
+    static const int32_t value_data[] = { 1 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_add(a, INT64_C(0), indices, value, &out), "int_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(1) };
+    static const int32_t want[] = { -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_add(NULL, INT64_C(1), indices, value, &out), TD_E_NULL, "int_scatter_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_KIND, "int_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_BACKEND_MISMATCH, "int_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_select(a, INT64_C(0), indices, &out), "int_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 5, -6, 1, -2 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_select(a, INT64_C(-1), indices, &out), "int_select");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const int32_t want[] = { -2, -2, 1, 4, 4, 3, -6, -6, 5 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_select(NULL, INT64_C(0), indices, &out), TD_E_NULL, "int_select");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_select(a, INT64_C(0), indices, &out), TD_E_KIND, "int_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_select(a, INT64_C(0), indices, &out), TD_E_BACKEND_MISMATCH, "int_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_add_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_select_add(a, INT64_C(0), indices, value, &out), "int_select_add");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t want[] = { 11, 22, 3, 4, 5, 5 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_add(NULL, INT64_C(0), indices, value, &out), TD_E_NULL, "int_select_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_add(a, INT64_C(0), indices, value, &out), TD_E_KIND, "int_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_add(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "int_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_bool_gather_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_bool_gather(a, INT64_C(1), indices, &out), "bool_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { false, true, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_gather_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_gather(NULL, INT64_C(1), indices, &out), TD_E_NULL, "bool_gather");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_bool_gather_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_gather(a, INT64_C(1), indices, &out), TD_E_KIND, "bool_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_gather_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_gather(a, INT64_C(1), indices, &out), TD_E_BACKEND_MISMATCH, "bool_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_bool_select(a, INT64_C(0), indices, &out), "bool_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_select(NULL, INT64_C(0), indices, &out), TD_E_NULL, "bool_select");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_select(a, INT64_C(0), indices, &out), TD_E_KIND, "bool_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_select(a, INT64_C(0), indices, &out), TD_E_BACKEND_MISMATCH, "bool_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_int_reshape_example_1(void **state)
 {
     (void)state;
@@ -1073,6 +1748,359 @@ static void test_bool_slice_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_flip_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -4, -3, -2, -1, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_check(td_int_flip(a, axes, 1, &out), "int_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { -2, -3, -4, 1, 0, -1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_flip_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -4, -3, -2, -1, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(-2) };
+    tdt_check(td_int_flip(a, axes, 1, &out), "int_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { -1, 0, 1, -4, -3, -2 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_flip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_int_flip(NULL, axes, 1, &out), TD_E_NULL, "int_flip");
+    assert_null(out);
+}
+
+static void test_int_flip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_int_flip(a, axes, 1, &out), TD_E_KIND, "int_flip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_flip_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_check(td_bool_flip(a, axes, 1, &out), "bool_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { false, false, true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_flip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_bool_flip(NULL, axes, 1, &out), TD_E_NULL, "bool_flip");
+    assert_null(out);
+}
+
+static void test_bool_flip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_bool_flip(a, axes, 1, &out), TD_E_KIND, "bool_flip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_repeat_dim_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const int32_t a_data[] = { -1, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_repeat_dim(a, INT64_C(0), INT64_C(3), &out), "int_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t want[] = { -1, 7, -1, 7, -1, 7 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_repeat_dim_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const int32_t a_data[] = { -1, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_repeat_dim(a, INT64_C(1), INT64_C(2), &out), "int_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(4) };
+    static const int32_t want[] = { -1, 7, -1, 7 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_repeat_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_repeat_dim(NULL, INT64_C(0), INT64_C(3), &out), TD_E_NULL, "int_repeat_dim");
+    assert_null(out);
+}
+
+static void test_int_repeat_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_repeat_dim(a, INT64_C(0), INT64_C(3), &out), TD_E_KIND, "int_repeat_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_repeat_dim_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_repeat_dim(a, INT64_C(1), INT64_C(2), &out), "bool_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_repeat_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_repeat_dim(NULL, INT64_C(1), INT64_C(2), &out), TD_E_NULL, "bool_repeat_dim");
+    assert_null(out);
+}
+
+static void test_bool_repeat_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_repeat_dim(a, INT64_C(1), INT64_C(2), &out), TD_E_KIND, "bool_repeat_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_transpose_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -4, -3, -2, -1, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_transpose(a, &out), "int_transpose");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t want[] = { -4, -1, -3, 0, -2, 1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_transpose_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_transpose(NULL, &out), TD_E_NULL, "int_transpose");
+    assert_null(out);
+}
+
+static void test_int_transpose_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_transpose(a, &out), TD_E_KIND, "int_transpose");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_transpose_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, true, false, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_transpose(a, &out), "bool_transpose");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool want[] = { true, false, true, false, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_transpose_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_transpose(NULL, &out), TD_E_NULL, "bool_transpose");
+    assert_null(out);
+}
+
+static void test_bool_transpose_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_transpose(a, &out), TD_E_KIND, "bool_transpose");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_narrow_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -4, -3, -2, -1, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_narrow(a, INT64_C(1), INT64_C(1), INT64_C(2), &out), "int_narrow");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { -3, -2, 0, 1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_narrow_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_narrow(NULL, INT64_C(1), INT64_C(1), INT64_C(2), &out), TD_E_NULL, "int_narrow");
+    assert_null(out);
+}
+
+static void test_int_narrow_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_narrow(a, INT64_C(1), INT64_C(1), INT64_C(2), &out), TD_E_KIND, "int_narrow");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_narrow_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), "bool_narrow");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { false, true, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_narrow_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_narrow(NULL, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_NULL, "bool_narrow");
+    assert_null(out);
+}
+
+static void test_bool_narrow_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_KIND, "bool_narrow");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static void test_int_mask_fill_example_1(void **state)
 {
     (void)state;
@@ -1494,6 +2522,541 @@ static void test_bool_into_data_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_gather_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(1), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 3.0f, 1.5f, 5.5f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(0), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const float want[] = { 4.0f, -2.0f, -6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1) };
+    static const int32_t indices_data[] = { 1, 0, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 3);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(-1), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1) };
+    static const float want[] = { 0.5f, 1.0f, 2.0f, 3.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_gather(NULL, INT64_C(1), indices, &out), TD_E_NULL, "float_gather");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_gather(a, INT64_C(1), indices, &out), TD_E_KIND, "float_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_gather(a, INT64_C(1), indices, &out), TD_E_BACKEND_MISMATCH, "float_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_scatter_add_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(1), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.5f, 2.0f, 4.5f, 4.0f, 4.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 2, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(0), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 1.0f, 3.0f, 1.0f, 1.0f, 5.0f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(1) };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 7.0f, 8.0f, 9.0f, 10.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(-1), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.0f, 7.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_add(NULL, INT64_C(1), indices, value, &out), TD_E_NULL, "float_scatter_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_KIND, "float_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_BACKEND_MISMATCH, "float_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(0), indices, &out), "float_select");
+    static const int64_t want_shape[] = { INT64_C(4), INT64_C(2) };
+    static const float want[] = { 5.5f, -6.0f, 1.5f, -2.0f, 5.5f, -6.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(-1), indices, &out), "float_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 3.0f, 3.0f, -6.0f, -6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(1), indices, &out), "float_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { -2.0f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_select(NULL, INT64_C(0), indices, &out), TD_E_NULL, "float_select");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_select(a, INT64_C(0), indices, &out), TD_E_KIND, "float_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_select(a, INT64_C(0), indices, &out), TD_E_BACKEND_MISMATCH, "float_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_add_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(0), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 11.0f, 22.0f, 3.0f, 4.0f, 4.5f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.5f, -1.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(-1), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 2.5f, 0.0f, 0.0f, -1.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_add(NULL, INT64_C(0), indices, value, &out), TD_E_NULL, "float_select_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_KIND, "float_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "float_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
 static void test_float_reshape_example_1(void **state)
 {
     (void)state;
@@ -1879,6 +3442,505 @@ static void test_float_slice_wrong_kind(void **state)
     static const int64_t starts[] = { INT64_C(1), INT64_C(1) };
     static const int64_t ends[] = { INT64_C(3), INT64_C(3) };
     tdt_expect_error(td_float_slice(a, starts, 2, ends, 2, &out), TD_E_KIND, "float_slice");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_flip_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_check(td_float_flip(a, axes, 1, &out), "float_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 0.5f, 0.0f, 2.5f, 2.0f, 1.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_flip_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(0), INT64_C(-1) };
+    tdt_check(td_float_flip(a, axes, 2, &out), "float_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 2.5f, 2.0f, 1.5f, 1.0f, 0.5f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_flip_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(0) };
+    tdt_check(td_float_flip(a, axes, 1, &out), "float_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 2.0f, 2.5f, 3.0f, 3.5f, 0.0f, 0.5f, 1.0f, 1.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_flip_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { -1.0f, 2.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_flip(a, NULL, 0, &out), "float_flip");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { -1.0f, 2.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_flip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_float_flip(NULL, axes, 1, &out), TD_E_NULL, "float_flip");
+    assert_null(out);
+}
+
+static void test_float_flip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_float_flip(a, axes, 1, &out), TD_E_KIND, "float_flip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_repeat_dim_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_repeat_dim(a, INT64_C(0), INT64_C(2), &out), "float_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(4), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 1.5f, 2.0f, 0.5f, 1.0f, 1.5f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_repeat_dim_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_repeat_dim(a, INT64_C(-1), INT64_C(3), &out), "float_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(6) };
+    static const float want[] = { 0.5f, 1.0f, 0.5f, 1.0f, 0.5f, 1.0f, 1.5f, 2.0f, 1.5f, 2.0f, 1.5f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_repeat_dim_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_repeat_dim(a, INT64_C(1), INT64_C(1), &out), "float_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_repeat_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_repeat_dim(NULL, INT64_C(0), INT64_C(2), &out), TD_E_NULL, "float_repeat_dim");
+    assert_null(out);
+}
+
+static void test_float_repeat_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_repeat_dim(a, INT64_C(0), INT64_C(2), &out), TD_E_KIND, "float_repeat_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_transpose_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_transpose(a, &out), "float_transpose");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 0.5f, 2.0f, 1.0f, 2.5f, 1.5f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_transpose_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_transpose(a, &out), "float_transpose");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3), INT64_C(1) };
+    static const float want[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_transpose_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_transpose(a, &out), "float_transpose");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.0f, 1.0f, 0.5f, 1.5f, 2.0f, 3.0f, 2.5f, 3.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_transpose_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_transpose(NULL, &out), TD_E_NULL, "float_transpose");
+    assert_null(out);
+}
+
+static void test_float_transpose_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_transpose(a, &out), TD_E_KIND, "float_transpose");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_narrow_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), "float_narrow");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float want[] = { 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_narrow_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_narrow(a, INT64_C(1), INT64_C(-3), INT64_C(2), &out), "float_narrow");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 2.5f, 3.0f, 4.5f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_narrow_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_narrow(a, INT64_C(-1), INT64_C(3), INT64_C(1), &out), "float_narrow");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(1) };
+    static const float want[] = { 1.5f, 3.5f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_narrow_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_narrow(NULL, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_NULL, "float_narrow");
+    assert_null(out);
+}
+
+static void test_float_narrow_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_KIND, "float_narrow");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(4), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 1.0f, 1.5f, 1.5f, 2.0f, 2.0f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(2), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3), INT64_C(2) };
+    static const float want[] = { 0.0f, 1.5f, 0.5f, 2.0f, 1.0f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(-1), INT64_C(2), INT64_C(1), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.0f, 0.5f, 0.5f, 1.0f, 1.5f, 2.0f, 2.0f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_unfold(NULL, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_NULL, "float_unfold");
+    assert_null(out);
+}
+
+static void test_float_unfold_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_KIND, "float_unfold");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_pad_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
+    tdt_check(td_float_pad(a, pads, 2, 0.0f, &out), "float_pad");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 1.0f, 2.0f, 0.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_pad_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t pads[] = { INT64_C(0), INT64_C(1), INT64_C(1), INT64_C(0) };
+    tdt_check(td_float_pad(a, pads, 4, -1.0f, &out), "float_pad");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const float want[] = { -1.0f, -1.0f, -1.0f, 1.0f, 2.0f, -1.0f, 3.0f, 4.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_pad_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_pad(a, NULL, 0, 5.0f, &out), "float_pad");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_pad_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t pads[] = { INT64_C(2), INT64_C(1) };
+    tdt_check(td_float_pad(a, pads, 2, INFINITY, &out), "float_pad");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { INFINITY, INFINITY, 0.5f, 1.0f, 1.5f, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_pad_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
+    tdt_expect_error(td_float_pad(NULL, pads, 2, 0.0f, &out), TD_E_NULL, "float_pad");
+    assert_null(out);
+}
+
+static void test_float_pad_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
+    tdt_expect_error(td_float_pad(a, pads, 2, 0.0f, &out), TD_E_KIND, "float_pad");
     assert_null(out);
     td_tensor_release(a);
 }
@@ -6268,6 +8330,152 @@ static void test_float_slice_assign_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static void test_float_cross_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(0), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, -1.0f, 0.5f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 4.0f, 5.0f, 6.0f, 3.0f, -2.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(1), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { -3.0f, 6.0f, -3.0f, 4.5f, 7.0f, 0.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, -1.0f, 2.0f, 0.5f, 3.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float b_data[] = { 4.0f, 3.0f, 5.0f, -2.0f, 6.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(0), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { -3.0f, 4.5f, 6.0f, 7.0f, -3.0f, 0.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(-1), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 1.0f, 0.0f, -1.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_cross(NULL, b, INT64_C(0), &out), TD_E_NULL, "float_cross");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_cross(a, b, INT64_C(0), &out), TD_E_KIND, "float_cross");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_cross(a, b, INT64_C(0), &out), TD_E_BACKEND_MISMATCH, "float_cross");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_cat_example_1(void **state)
 {
     (void)state;
@@ -6631,6 +8839,290 @@ static void test_bool_cat_backend_mismatch(void **state)
     td_tensor_release(xs_items[1]);
 }
 
+static void test_float_stack_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const float xs_1_data[] = { 0.5f, 1.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_float_stack(xs, 2, INT64_C(0), &out), "float_stack");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_float_stack_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const float xs_1_data[] = { 0.5f, 1.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_float_stack(xs, 2, INT64_C(1), &out), "float_stack");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.5f, 1.0f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_float_stack_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[3];
+    static const int64_t xs_1_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float xs_1_data[] = { 1.0f, 2.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 2);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float xs_2_data[] = { 3.0f, 4.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 2);
+    assert_non_null(xs_items[1]);
+    static const int64_t xs_3_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float xs_3_data[] = { 5.0f, 6.0f };
+    xs_items[2] = tdt_make(dev, TD_F32, xs_3_data, xs_3_shape, 2);
+    assert_non_null(xs_items[2]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1], xs_items[2] };
+    tdt_check(td_float_stack(xs, 3, INT64_C(-1), &out), "float_stack");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(3) };
+    static const float want[] = { 1.0f, 3.0f, 5.0f, 2.0f, 4.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+    td_tensor_release(xs_items[2]);
+}
+
+static void test_float_stack_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { 0 };
+    static const float xs_1_data[] = { 2.5f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 0);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { 0 };
+    static const float xs_2_data[] = { -1.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 0);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_float_stack(xs, 2, INT64_C(0), &out), "float_stack");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const float want[] = { 2.5f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_float_stack_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_stack(NULL, 1, INT64_C(0), &out), TD_E_NULL, "float_stack");
+    assert_null(out);
+}
+
+static void test_float_stack_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    xs_items[0] = tdt_filled(dev, TD_I32, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_float_stack(xs, 2, INT64_C(0), &out), TD_E_KIND, "float_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_float_stack_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const float xs_1_data[] = { 0.5f, 1.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(ad_dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_float_stack(xs, 2, INT64_C(0), &out), TD_E_BACKEND_MISMATCH, "float_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_int_stack_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const int32_t xs_1_data[] = { -1, 2 };
+    xs_items[0] = tdt_make(dev, TD_I32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const int32_t xs_2_data[] = { 3, -4 };
+    xs_items[1] = tdt_make(dev, TD_I32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_int_stack(xs, 2, INT64_C(1), &out), "int_stack");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { -1, 3, 2, -4 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_int_stack_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_stack(NULL, 1, INT64_C(1), &out), TD_E_NULL, "int_stack");
+    assert_null(out);
+}
+
+static void test_int_stack_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    xs_items[0] = tdt_filled(dev, TD_F32, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const int32_t xs_2_data[] = { 3, -4 };
+    xs_items[1] = tdt_make(dev, TD_I32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_int_stack(xs, 2, INT64_C(1), &out), TD_E_KIND, "int_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_int_stack_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const int32_t xs_1_data[] = { -1, 2 };
+    xs_items[0] = tdt_make(dev, TD_I32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const int32_t xs_2_data[] = { 3, -4 };
+    xs_items[1] = tdt_make(ad_dev, TD_I32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_int_stack(xs, 2, INT64_C(1), &out), TD_E_BACKEND_MISMATCH, "int_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_bool_stack_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const bool xs_1_data[] = { true, false };
+    xs_items[0] = tdt_make(dev, TD_BOOL, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const bool xs_2_data[] = { false, false };
+    xs_items[1] = tdt_make(dev, TD_BOOL, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_bool_stack(xs, 2, INT64_C(0), &out), "bool_stack");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_bool_stack_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_stack(NULL, 1, INT64_C(0), &out), TD_E_NULL, "bool_stack");
+    assert_null(out);
+}
+
+static void test_bool_stack_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    xs_items[0] = tdt_filled(dev, TD_F32, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const bool xs_2_data[] = { false, false };
+    xs_items[1] = tdt_make(dev, TD_BOOL, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_bool_stack(xs, 2, INT64_C(0), &out), TD_E_KIND, "bool_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_bool_stack_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const bool xs_1_data[] = { true, false };
+    xs_items[0] = tdt_make(dev, TD_BOOL, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const bool xs_2_data[] = { false, false };
+    xs_items[1] = tdt_make(ad_dev, TD_BOOL, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_bool_stack(xs, 2, INT64_C(0), &out), TD_E_BACKEND_MISMATCH, "bool_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
 static void test_float_to_device_example_1(void **state)
 {
     (void)state;
@@ -6801,6 +9293,41 @@ int main(void)
         TDT_TEST(test_int_arange_example_2),
         TDT_TEST(test_int_arange_example_3),
         TDT_TEST(test_int_arange_null),
+        TDT_TEST(test_bool_tril_mask_example_1),
+        TDT_TEST(test_bool_tril_mask_example_2),
+        TDT_TEST(test_bool_tril_mask_example_3),
+        TDT_TEST(test_bool_tril_mask_null),
+        TDT_TEST(test_bool_triu_mask_example_1),
+        TDT_TEST(test_bool_triu_mask_example_2),
+        TDT_TEST(test_bool_triu_mask_example_3),
+        TDT_TEST(test_bool_triu_mask_null),
+        TDT_TEST(test_int_gather_example_1),
+        TDT_TEST(test_int_gather_example_2),
+        TDT_TEST(test_int_gather_null),
+        TDT_TEST(test_int_gather_wrong_kind),
+        TDT_TEST(test_int_gather_backend_mismatch),
+        TDT_TEST(test_int_scatter_add_example_1),
+        TDT_TEST(test_int_scatter_add_example_2),
+        TDT_TEST(test_int_scatter_add_null),
+        TDT_TEST(test_int_scatter_add_wrong_kind),
+        TDT_TEST(test_int_scatter_add_backend_mismatch),
+        TDT_TEST(test_int_select_example_1),
+        TDT_TEST(test_int_select_example_2),
+        TDT_TEST(test_int_select_null),
+        TDT_TEST(test_int_select_wrong_kind),
+        TDT_TEST(test_int_select_backend_mismatch),
+        TDT_TEST(test_int_select_add_example_1),
+        TDT_TEST(test_int_select_add_null),
+        TDT_TEST(test_int_select_add_wrong_kind),
+        TDT_TEST(test_int_select_add_backend_mismatch),
+        TDT_TEST(test_bool_gather_example_1),
+        TDT_TEST(test_bool_gather_null),
+        TDT_TEST(test_bool_gather_wrong_kind),
+        TDT_TEST(test_bool_gather_backend_mismatch),
+        TDT_TEST(test_bool_select_example_1),
+        TDT_TEST(test_bool_select_null),
+        TDT_TEST(test_bool_select_wrong_kind),
+        TDT_TEST(test_bool_select_backend_mismatch),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
@@ -6849,6 +9376,32 @@ int main(void)
         TDT_TEST(test_bool_slice_example_3),
         TDT_TEST(test_bool_slice_null),
         TDT_TEST(test_bool_slice_wrong_kind),
+        TDT_TEST(test_int_flip_example_1),
+        TDT_TEST(test_int_flip_example_2),
+        TDT_TEST(test_int_flip_null),
+        TDT_TEST(test_int_flip_wrong_kind),
+        TDT_TEST(test_bool_flip_example_1),
+        TDT_TEST(test_bool_flip_null),
+        TDT_TEST(test_bool_flip_wrong_kind),
+        TDT_TEST(test_int_repeat_dim_example_1),
+        TDT_TEST(test_int_repeat_dim_example_2),
+        TDT_TEST(test_int_repeat_dim_null),
+        TDT_TEST(test_int_repeat_dim_wrong_kind),
+        TDT_TEST(test_bool_repeat_dim_example_1),
+        TDT_TEST(test_bool_repeat_dim_null),
+        TDT_TEST(test_bool_repeat_dim_wrong_kind),
+        TDT_TEST(test_int_transpose_example_1),
+        TDT_TEST(test_int_transpose_null),
+        TDT_TEST(test_int_transpose_wrong_kind),
+        TDT_TEST(test_bool_transpose_example_1),
+        TDT_TEST(test_bool_transpose_null),
+        TDT_TEST(test_bool_transpose_wrong_kind),
+        TDT_TEST(test_int_narrow_example_1),
+        TDT_TEST(test_int_narrow_null),
+        TDT_TEST(test_int_narrow_wrong_kind),
+        TDT_TEST(test_bool_narrow_example_1),
+        TDT_TEST(test_bool_narrow_null),
+        TDT_TEST(test_bool_narrow_wrong_kind),
         TDT_TEST(test_int_mask_fill_example_1),
         TDT_TEST(test_int_mask_fill_example_2),
         TDT_TEST(test_int_mask_fill_null),
@@ -6878,6 +9431,29 @@ int main(void)
         TDT_TEST(test_bool_into_data_example_1),
         TDT_TEST(test_bool_into_data_null),
         TDT_TEST(test_bool_into_data_wrong_kind),
+        TDT_TEST(test_float_gather_example_1),
+        TDT_TEST(test_float_gather_example_2),
+        TDT_TEST(test_float_gather_example_3),
+        TDT_TEST(test_float_gather_null),
+        TDT_TEST(test_float_gather_wrong_kind),
+        TDT_TEST(test_float_gather_backend_mismatch),
+        TDT_TEST(test_float_scatter_add_example_1),
+        TDT_TEST(test_float_scatter_add_example_2),
+        TDT_TEST(test_float_scatter_add_example_3),
+        TDT_TEST(test_float_scatter_add_null),
+        TDT_TEST(test_float_scatter_add_wrong_kind),
+        TDT_TEST(test_float_scatter_add_backend_mismatch),
+        TDT_TEST(test_float_select_example_1),
+        TDT_TEST(test_float_select_example_2),
+        TDT_TEST(test_float_select_example_3),
+        TDT_TEST(test_float_select_null),
+        TDT_TEST(test_float_select_wrong_kind),
+        TDT_TEST(test_float_select_backend_mismatch),
+        TDT_TEST(test_float_select_add_example_1),
+        TDT_TEST(test_float_select_add_example_2),
+        TDT_TEST(test_float_select_add_null),
+        TDT_TEST(test_float_select_add_wrong_kind),
+        TDT_TEST(test_float_select_add_backend_mismatch),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
@@ -6903,6 +9479,39 @@ int main(void)
         TDT_TEST(test_float_slice_example_3),
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
+        TDT_TEST(test_float_flip_example_1),
+        TDT_TEST(test_float_flip_example_2),
+        TDT_TEST(test_float_flip_example_3),
+        TDT_TEST(test_float_flip_example_4),
+        TDT_TEST(test_float_flip_null),
+        TDT_TEST(test_float_flip_wrong_kind),
+        TDT_TEST(test_float_repeat_dim_example_1),
+        TDT_TEST(test_float_repeat_dim_example_2),
+        TDT_TEST(test_float_repeat_dim_example_3),
+        TDT_TEST(test_float_repeat_dim_null),
+        TDT_TEST(test_float_repeat_dim_wrong_kind),
+        TDT_TEST(test_float_transpose_example_1),
+        TDT_TEST(test_float_transpose_example_2),
+        TDT_TEST(test_float_transpose_example_3),
+        TDT_TEST(test_float_transpose_null),
+        TDT_TEST(test_float_transpose_wrong_kind),
+        TDT_TEST(test_float_narrow_example_1),
+        TDT_TEST(test_float_narrow_example_2),
+        TDT_TEST(test_float_narrow_example_3),
+        TDT_TEST(test_float_narrow_null),
+        TDT_TEST(test_float_narrow_wrong_kind),
+        TDT_TEST(test_float_unfold_example_1),
+        TDT_TEST(test_float_unfold_example_2),
+        TDT_TEST(test_float_unfold_example_3),
+        TDT_TEST(test_float_unfold_example_4),
+        TDT_TEST(test_float_unfold_null),
+        TDT_TEST(test_float_unfold_wrong_kind),
+        TDT_TEST(test_float_pad_example_1),
+        TDT_TEST(test_float_pad_example_2),
+        TDT_TEST(test_float_pad_example_3),
+        TDT_TEST(test_float_pad_example_4),
+        TDT_TEST(test_float_pad_null),
+        TDT_TEST(test_float_pad_wrong_kind),
         TDT_TEST(test_float_neg_example_1),
         TDT_TEST(test_float_neg_null),
         TDT_TEST(test_float_neg_wrong_kind),
@@ -7145,6 +9754,13 @@ int main(void)
         TDT_TEST(test_float_slice_assign_null),
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),
+        TDT_TEST(test_float_cross_example_1),
+        TDT_TEST(test_float_cross_example_2),
+        TDT_TEST(test_float_cross_example_3),
+        TDT_TEST(test_float_cross_example_4),
+        TDT_TEST(test_float_cross_null),
+        TDT_TEST(test_float_cross_wrong_kind),
+        TDT_TEST(test_float_cross_backend_mismatch),
         TDT_TEST(test_float_cat_example_1),
         TDT_TEST(test_float_cat_example_2),
         TDT_TEST(test_float_cat_example_3),
@@ -7163,6 +9779,21 @@ int main(void)
         TDT_TEST(test_bool_cat_null),
         TDT_TEST(test_bool_cat_wrong_kind),
         TDT_TEST(test_bool_cat_backend_mismatch),
+        TDT_TEST(test_float_stack_example_1),
+        TDT_TEST(test_float_stack_example_2),
+        TDT_TEST(test_float_stack_example_3),
+        TDT_TEST(test_float_stack_example_4),
+        TDT_TEST(test_float_stack_null),
+        TDT_TEST(test_float_stack_wrong_kind),
+        TDT_TEST(test_float_stack_backend_mismatch),
+        TDT_TEST(test_int_stack_example_1),
+        TDT_TEST(test_int_stack_null),
+        TDT_TEST(test_int_stack_wrong_kind),
+        TDT_TEST(test_int_stack_backend_mismatch),
+        TDT_TEST(test_bool_stack_example_1),
+        TDT_TEST(test_bool_stack_null),
+        TDT_TEST(test_bool_stack_wrong_kind),
+        TDT_TEST(test_bool_stack_backend_mismatch),
         TDT_TEST(test_float_to_device_example_1),
         TDT_TEST(test_float_to_device_null),
         TDT_TEST(test_float_to_device_wrong_kind),

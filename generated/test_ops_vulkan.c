@@ -832,6 +832,534 @@ static void test_int_arange_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_arange, (int)(sizeof cases_int_arange / sizeof cases_int_arange[0]));
 }
 
+static void test_bool_tril_mask_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_expect_error(td_bool_tril_mask(NULL, shape, 2, INT64_C(0), &out), TD_E_NULL, "bool_tril_mask");
+    assert_null(out);
+}
+
+static void test_bool_tril_mask_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_expect_error(td_bool_tril_mask(dev, shape, 2, INT64_C(0), &out), TD_E_UNSUPPORTED, "bool_tril_mask");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+}
+
+static void test_bool_triu_mask_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_expect_error(td_bool_triu_mask(NULL, shape, 2, INT64_C(0), &out), TD_E_NULL, "bool_triu_mask");
+    assert_null(out);
+}
+
+static void test_bool_triu_mask_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_expect_error(td_bool_triu_mask(dev, shape, 2, INT64_C(0), &out), TD_E_UNSUPPORTED, "bool_triu_mask");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+}
+
+static void test_int_gather_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_gather(NULL, INT64_C(1), indices, &out), TD_E_NULL, "int_gather");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_gather(a, INT64_C(1), indices, &out), TD_E_KIND, "int_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_gather(a, INT64_C(1), indices, &out), TD_E_BACKEND_MISMATCH, "int_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_gather(a, INT64_C(1), indices, &out), TD_E_UNSUPPORTED, "int_gather");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_scatter_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_add(NULL, INT64_C(1), indices, value, &out), TD_E_NULL, "int_scatter_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_KIND, "int_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_BACKEND_MISMATCH, "int_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_UNSUPPORTED, "int_scatter_add");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_select(NULL, INT64_C(0), indices, &out), TD_E_NULL, "int_select");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_select(a, INT64_C(0), indices, &out), TD_E_KIND, "int_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_select(a, INT64_C(0), indices, &out), TD_E_BACKEND_MISMATCH, "int_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_select(a, INT64_C(0), indices, &out), TD_E_UNSUPPORTED, "int_select");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_add(NULL, INT64_C(0), indices, value, &out), TD_E_NULL, "int_select_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_add(a, INT64_C(0), indices, value, &out), TD_E_KIND, "int_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_add(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "int_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_add_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_add(a, INT64_C(0), indices, value, &out), TD_E_UNSUPPORTED, "int_select_add");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_bool_gather_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_gather(NULL, INT64_C(1), indices, &out), TD_E_NULL, "bool_gather");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_bool_gather_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_gather(a, INT64_C(1), indices, &out), TD_E_KIND, "bool_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_gather_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_gather(a, INT64_C(1), indices, &out), TD_E_BACKEND_MISMATCH, "bool_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_gather_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_gather(a, INT64_C(1), indices, &out), TD_E_UNSUPPORTED, "bool_gather");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_select(NULL, INT64_C(0), indices, &out), TD_E_NULL, "bool_select");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_select(a, INT64_C(0), indices, &out), TD_E_KIND, "bool_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_select(a, INT64_C(0), indices, &out), TD_E_BACKEND_MISMATCH, "bool_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_select(a, INT64_C(0), indices, &out), TD_E_UNSUPPORTED, "bool_select");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_int_reshape_example_1(void **state)
 {
     (void)state;
@@ -2199,6 +2727,300 @@ static void test_bool_slice_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_slice, (int)(sizeof cases_bool_slice / sizeof cases_bool_slice[0]));
 }
 
+static void test_int_flip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_int_flip(NULL, axes, 1, &out), TD_E_NULL, "int_flip");
+    assert_null(out);
+}
+
+static void test_int_flip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_int_flip(a, axes, 1, &out), TD_E_KIND, "int_flip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_flip_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -4, -3, -2, -1, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_int_flip(a, axes, 1, &out), TD_E_UNSUPPORTED, "int_flip");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_bool_flip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_bool_flip(NULL, axes, 1, &out), TD_E_NULL, "bool_flip");
+    assert_null(out);
+}
+
+static void test_bool_flip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_bool_flip(a, axes, 1, &out), TD_E_KIND, "bool_flip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_flip_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_bool_flip(a, axes, 1, &out), TD_E_UNSUPPORTED, "bool_flip");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_repeat_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_repeat_dim(NULL, INT64_C(0), INT64_C(3), &out), TD_E_NULL, "int_repeat_dim");
+    assert_null(out);
+}
+
+static void test_int_repeat_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_repeat_dim(a, INT64_C(0), INT64_C(3), &out), TD_E_KIND, "int_repeat_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_repeat_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const int32_t a_data[] = { -1, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_repeat_dim(a, INT64_C(0), INT64_C(3), &out), TD_E_UNSUPPORTED, "int_repeat_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_bool_repeat_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_repeat_dim(NULL, INT64_C(1), INT64_C(2), &out), TD_E_NULL, "bool_repeat_dim");
+    assert_null(out);
+}
+
+static void test_bool_repeat_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_repeat_dim(a, INT64_C(1), INT64_C(2), &out), TD_E_KIND, "bool_repeat_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_repeat_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_repeat_dim(a, INT64_C(1), INT64_C(2), &out), TD_E_UNSUPPORTED, "bool_repeat_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_transpose_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_transpose(NULL, &out), TD_E_NULL, "int_transpose");
+    assert_null(out);
+}
+
+static void test_int_transpose_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_transpose(a, &out), TD_E_KIND, "int_transpose");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_transpose_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -4, -3, -2, -1, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_transpose(a, &out), TD_E_UNSUPPORTED, "int_transpose");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_bool_transpose_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_transpose(NULL, &out), TD_E_NULL, "bool_transpose");
+    assert_null(out);
+}
+
+static void test_bool_transpose_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_transpose(a, &out), TD_E_KIND, "bool_transpose");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_transpose_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, true, false, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_transpose(a, &out), TD_E_UNSUPPORTED, "bool_transpose");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_int_narrow_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_narrow(NULL, INT64_C(1), INT64_C(1), INT64_C(2), &out), TD_E_NULL, "int_narrow");
+    assert_null(out);
+}
+
+static void test_int_narrow_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_narrow(a, INT64_C(1), INT64_C(1), INT64_C(2), &out), TD_E_KIND, "int_narrow");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_int_narrow_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -4, -3, -2, -1, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_narrow(a, INT64_C(1), INT64_C(1), INT64_C(2), &out), TD_E_UNSUPPORTED, "int_narrow");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_bool_narrow_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_narrow(NULL, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_NULL, "bool_narrow");
+    assert_null(out);
+}
+
+static void test_bool_narrow_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_KIND, "bool_narrow");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_narrow_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_UNSUPPORTED, "bool_narrow");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
 static void test_int_mask_fill_example_1(void **state)
 {
     (void)state;
@@ -3009,6 +3831,350 @@ static void test_bool_into_data_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_into_data, (int)(sizeof cases_bool_into_data / sizeof cases_bool_into_data[0]));
 }
 
+static void test_float_gather_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_gather(NULL, INT64_C(1), indices, &out), TD_E_NULL, "float_gather");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_gather(a, INT64_C(1), indices, &out), TD_E_KIND, "float_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_gather(a, INT64_C(1), indices, &out), TD_E_BACKEND_MISMATCH, "float_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_gather(a, INT64_C(1), indices, &out), TD_E_UNSUPPORTED, "float_gather");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_scatter_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_add(NULL, INT64_C(1), indices, value, &out), TD_E_NULL, "float_scatter_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_KIND, "float_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_BACKEND_MISMATCH, "float_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_UNSUPPORTED, "float_scatter_add");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_select(NULL, INT64_C(0), indices, &out), TD_E_NULL, "float_select");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_select(a, INT64_C(0), indices, &out), TD_E_KIND, "float_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_select(a, INT64_C(0), indices, &out), TD_E_BACKEND_MISMATCH, "float_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_select(a, INT64_C(0), indices, &out), TD_E_UNSUPPORTED, "float_select");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_add(NULL, INT64_C(0), indices, value, &out), TD_E_NULL, "float_select_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_KIND, "float_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "float_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_UNSUPPORTED, "float_select_add");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
 static void test_float_reshape_example_1(void **state)
 {
     (void)state;
@@ -3708,6 +4874,228 @@ static void test_float_slice_vs_cpu(void **state)
         .seed = 109967260u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_slice, (int)(sizeof cases_float_slice / sizeof cases_float_slice[0]));
+}
+
+static void test_float_flip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_float_flip(NULL, axes, 1, &out), TD_E_NULL, "float_flip");
+    assert_null(out);
+}
+
+static void test_float_flip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_float_flip(a, axes, 1, &out), TD_E_KIND, "float_flip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_flip_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_float_flip(a, axes, 1, &out), TD_E_UNSUPPORTED, "float_flip");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_repeat_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_repeat_dim(NULL, INT64_C(0), INT64_C(2), &out), TD_E_NULL, "float_repeat_dim");
+    assert_null(out);
+}
+
+static void test_float_repeat_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_repeat_dim(a, INT64_C(0), INT64_C(2), &out), TD_E_KIND, "float_repeat_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_repeat_dim_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_repeat_dim(a, INT64_C(0), INT64_C(2), &out), TD_E_UNSUPPORTED, "float_repeat_dim");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_transpose_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_transpose(NULL, &out), TD_E_NULL, "float_transpose");
+    assert_null(out);
+}
+
+static void test_float_transpose_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_transpose(a, &out), TD_E_KIND, "float_transpose");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_transpose_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_transpose(a, &out), TD_E_UNSUPPORTED, "float_transpose");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_narrow_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_narrow(NULL, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_NULL, "float_narrow");
+    assert_null(out);
+}
+
+static void test_float_narrow_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_KIND, "float_narrow");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_narrow_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_UNSUPPORTED, "float_narrow");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_unfold(NULL, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_NULL, "float_unfold");
+    assert_null(out);
+}
+
+static void test_float_unfold_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_KIND, "float_unfold");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_UNSUPPORTED, "float_unfold");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_pad_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
+    tdt_expect_error(td_float_pad(NULL, pads, 2, 0.0f, &out), TD_E_NULL, "float_pad");
+    assert_null(out);
+}
+
+static void test_float_pad_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
+    tdt_expect_error(td_float_pad(a, pads, 2, 0.0f, &out), TD_E_KIND, "float_pad");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_pad_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
+    tdt_expect_error(td_float_pad(a, pads, 2, 0.0f, &out), TD_E_UNSUPPORTED, "float_pad");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
 }
 
 static void test_float_neg_example_1(void **state)
@@ -10946,6 +12334,80 @@ static void test_float_slice_assign_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_slice_assign, (int)(sizeof cases_float_slice_assign / sizeof cases_float_slice_assign[0]));
 }
 
+static void test_float_cross_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_cross(NULL, b, INT64_C(0), &out), TD_E_NULL, "float_cross");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_cross(a, b, INT64_C(0), &out), TD_E_KIND, "float_cross");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_cross(a, b, INT64_C(0), &out), TD_E_BACKEND_MISMATCH, "float_cross");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_cross(a, b, INT64_C(0), &out), TD_E_UNSUPPORTED, "float_cross");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_cat_example_1(void **state)
 {
     (void)state;
@@ -11444,6 +12906,207 @@ static void test_bool_cat_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_cat, (int)(sizeof cases_bool_cat / sizeof cases_bool_cat[0]));
 }
 
+static void test_float_stack_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_stack(NULL, 1, INT64_C(0), &out), TD_E_NULL, "float_stack");
+    assert_null(out);
+}
+
+static void test_float_stack_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    xs_items[0] = tdt_filled(dev, TD_I32, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_float_stack(xs, 2, INT64_C(0), &out), TD_E_KIND, "float_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_float_stack_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const float xs_1_data[] = { 0.5f, 1.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(ad_dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_float_stack(xs, 2, INT64_C(0), &out), TD_E_BACKEND_MISMATCH, "float_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_float_stack_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const float xs_1_data[] = { 0.5f, 1.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_float_stack(xs, 2, INT64_C(0), &out), TD_E_UNSUPPORTED, "float_stack");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_int_stack_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_stack(NULL, 1, INT64_C(1), &out), TD_E_NULL, "int_stack");
+    assert_null(out);
+}
+
+static void test_int_stack_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    xs_items[0] = tdt_filled(dev, TD_F32, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const int32_t xs_2_data[] = { 3, -4 };
+    xs_items[1] = tdt_make(dev, TD_I32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_int_stack(xs, 2, INT64_C(1), &out), TD_E_KIND, "int_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_int_stack_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const int32_t xs_1_data[] = { -1, 2 };
+    xs_items[0] = tdt_make(dev, TD_I32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const int32_t xs_2_data[] = { 3, -4 };
+    xs_items[1] = tdt_make(ad_dev, TD_I32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_int_stack(xs, 2, INT64_C(1), &out), TD_E_BACKEND_MISMATCH, "int_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_int_stack_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const int32_t xs_1_data[] = { -1, 2 };
+    xs_items[0] = tdt_make(dev, TD_I32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const int32_t xs_2_data[] = { 3, -4 };
+    xs_items[1] = tdt_make(dev, TD_I32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_int_stack(xs, 2, INT64_C(1), &out), TD_E_UNSUPPORTED, "int_stack");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_bool_stack_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_stack(NULL, 1, INT64_C(0), &out), TD_E_NULL, "bool_stack");
+    assert_null(out);
+}
+
+static void test_bool_stack_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    xs_items[0] = tdt_filled(dev, TD_F32, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const bool xs_2_data[] = { false, false };
+    xs_items[1] = tdt_make(dev, TD_BOOL, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_bool_stack(xs, 2, INT64_C(0), &out), TD_E_KIND, "bool_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_bool_stack_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const bool xs_1_data[] = { true, false };
+    xs_items[0] = tdt_make(dev, TD_BOOL, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const bool xs_2_data[] = { false, false };
+    xs_items[1] = tdt_make(ad_dev, TD_BOOL, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_bool_stack(xs, 2, INT64_C(0), &out), TD_E_BACKEND_MISMATCH, "bool_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_bool_stack_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const bool xs_1_data[] = { true, false };
+    xs_items[0] = tdt_make(dev, TD_BOOL, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const bool xs_2_data[] = { false, false };
+    xs_items[1] = tdt_make(dev, TD_BOOL, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_bool_stack(xs, 2, INT64_C(0), &out), TD_E_UNSUPPORTED, "bool_stack");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
 static void test_float_to_device_example_1(void **state)
 {
     (void)state;
@@ -11776,6 +13439,34 @@ int main(void)
         TDT_TEST(test_int_arange_example_3),
         TDT_TEST(test_int_arange_null),
         TDT_TEST(test_int_arange_vs_cpu),
+        TDT_TEST(test_bool_tril_mask_null),
+        TDT_TEST(test_bool_tril_mask_unsupported),
+        TDT_TEST(test_bool_triu_mask_null),
+        TDT_TEST(test_bool_triu_mask_unsupported),
+        TDT_TEST(test_int_gather_null),
+        TDT_TEST(test_int_gather_wrong_kind),
+        TDT_TEST(test_int_gather_backend_mismatch),
+        TDT_TEST(test_int_gather_unsupported),
+        TDT_TEST(test_int_scatter_add_null),
+        TDT_TEST(test_int_scatter_add_wrong_kind),
+        TDT_TEST(test_int_scatter_add_backend_mismatch),
+        TDT_TEST(test_int_scatter_add_unsupported),
+        TDT_TEST(test_int_select_null),
+        TDT_TEST(test_int_select_wrong_kind),
+        TDT_TEST(test_int_select_backend_mismatch),
+        TDT_TEST(test_int_select_unsupported),
+        TDT_TEST(test_int_select_add_null),
+        TDT_TEST(test_int_select_add_wrong_kind),
+        TDT_TEST(test_int_select_add_backend_mismatch),
+        TDT_TEST(test_int_select_add_unsupported),
+        TDT_TEST(test_bool_gather_null),
+        TDT_TEST(test_bool_gather_wrong_kind),
+        TDT_TEST(test_bool_gather_backend_mismatch),
+        TDT_TEST(test_bool_gather_unsupported),
+        TDT_TEST(test_bool_select_null),
+        TDT_TEST(test_bool_select_wrong_kind),
+        TDT_TEST(test_bool_select_backend_mismatch),
+        TDT_TEST(test_bool_select_unsupported),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
@@ -11834,6 +13525,30 @@ int main(void)
         TDT_TEST(test_bool_slice_null),
         TDT_TEST(test_bool_slice_wrong_kind),
         TDT_TEST(test_bool_slice_vs_cpu),
+        TDT_TEST(test_int_flip_null),
+        TDT_TEST(test_int_flip_wrong_kind),
+        TDT_TEST(test_int_flip_unsupported),
+        TDT_TEST(test_bool_flip_null),
+        TDT_TEST(test_bool_flip_wrong_kind),
+        TDT_TEST(test_bool_flip_unsupported),
+        TDT_TEST(test_int_repeat_dim_null),
+        TDT_TEST(test_int_repeat_dim_wrong_kind),
+        TDT_TEST(test_int_repeat_dim_unsupported),
+        TDT_TEST(test_bool_repeat_dim_null),
+        TDT_TEST(test_bool_repeat_dim_wrong_kind),
+        TDT_TEST(test_bool_repeat_dim_unsupported),
+        TDT_TEST(test_int_transpose_null),
+        TDT_TEST(test_int_transpose_wrong_kind),
+        TDT_TEST(test_int_transpose_unsupported),
+        TDT_TEST(test_bool_transpose_null),
+        TDT_TEST(test_bool_transpose_wrong_kind),
+        TDT_TEST(test_bool_transpose_unsupported),
+        TDT_TEST(test_int_narrow_null),
+        TDT_TEST(test_int_narrow_wrong_kind),
+        TDT_TEST(test_int_narrow_unsupported),
+        TDT_TEST(test_bool_narrow_null),
+        TDT_TEST(test_bool_narrow_wrong_kind),
+        TDT_TEST(test_bool_narrow_unsupported),
         TDT_TEST(test_int_mask_fill_example_1),
         TDT_TEST(test_int_mask_fill_example_2),
         TDT_TEST(test_int_mask_fill_null),
@@ -11871,6 +13586,22 @@ int main(void)
         TDT_TEST(test_bool_into_data_null),
         TDT_TEST(test_bool_into_data_wrong_kind),
         TDT_TEST(test_bool_into_data_vs_cpu),
+        TDT_TEST(test_float_gather_null),
+        TDT_TEST(test_float_gather_wrong_kind),
+        TDT_TEST(test_float_gather_backend_mismatch),
+        TDT_TEST(test_float_gather_unsupported),
+        TDT_TEST(test_float_scatter_add_null),
+        TDT_TEST(test_float_scatter_add_wrong_kind),
+        TDT_TEST(test_float_scatter_add_backend_mismatch),
+        TDT_TEST(test_float_scatter_add_unsupported),
+        TDT_TEST(test_float_select_null),
+        TDT_TEST(test_float_select_wrong_kind),
+        TDT_TEST(test_float_select_backend_mismatch),
+        TDT_TEST(test_float_select_unsupported),
+        TDT_TEST(test_float_select_add_null),
+        TDT_TEST(test_float_select_add_wrong_kind),
+        TDT_TEST(test_float_select_add_backend_mismatch),
+        TDT_TEST(test_float_select_add_unsupported),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
@@ -11901,6 +13632,24 @@ int main(void)
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
         TDT_TEST(test_float_slice_vs_cpu),
+        TDT_TEST(test_float_flip_null),
+        TDT_TEST(test_float_flip_wrong_kind),
+        TDT_TEST(test_float_flip_unsupported),
+        TDT_TEST(test_float_repeat_dim_null),
+        TDT_TEST(test_float_repeat_dim_wrong_kind),
+        TDT_TEST(test_float_repeat_dim_unsupported),
+        TDT_TEST(test_float_transpose_null),
+        TDT_TEST(test_float_transpose_wrong_kind),
+        TDT_TEST(test_float_transpose_unsupported),
+        TDT_TEST(test_float_narrow_null),
+        TDT_TEST(test_float_narrow_wrong_kind),
+        TDT_TEST(test_float_narrow_unsupported),
+        TDT_TEST(test_float_unfold_null),
+        TDT_TEST(test_float_unfold_wrong_kind),
+        TDT_TEST(test_float_unfold_unsupported),
+        TDT_TEST(test_float_pad_null),
+        TDT_TEST(test_float_pad_wrong_kind),
+        TDT_TEST(test_float_pad_unsupported),
         TDT_TEST(test_float_neg_example_1),
         TDT_TEST(test_float_neg_null),
         TDT_TEST(test_float_neg_wrong_kind),
@@ -12196,6 +13945,10 @@ int main(void)
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),
         TDT_TEST(test_float_slice_assign_vs_cpu),
+        TDT_TEST(test_float_cross_null),
+        TDT_TEST(test_float_cross_wrong_kind),
+        TDT_TEST(test_float_cross_backend_mismatch),
+        TDT_TEST(test_float_cross_unsupported),
         TDT_TEST(test_float_cat_example_1),
         TDT_TEST(test_float_cat_example_2),
         TDT_TEST(test_float_cat_example_3),
@@ -12217,6 +13970,18 @@ int main(void)
         TDT_TEST(test_bool_cat_wrong_kind),
         TDT_TEST(test_bool_cat_backend_mismatch),
         TDT_TEST(test_bool_cat_vs_cpu),
+        TDT_TEST(test_float_stack_null),
+        TDT_TEST(test_float_stack_wrong_kind),
+        TDT_TEST(test_float_stack_backend_mismatch),
+        TDT_TEST(test_float_stack_unsupported),
+        TDT_TEST(test_int_stack_null),
+        TDT_TEST(test_int_stack_wrong_kind),
+        TDT_TEST(test_int_stack_backend_mismatch),
+        TDT_TEST(test_int_stack_unsupported),
+        TDT_TEST(test_bool_stack_null),
+        TDT_TEST(test_bool_stack_wrong_kind),
+        TDT_TEST(test_bool_stack_backend_mismatch),
+        TDT_TEST(test_bool_stack_unsupported),
         TDT_TEST(test_float_to_device_example_1),
         TDT_TEST(test_float_to_device_null),
         TDT_TEST(test_float_to_device_wrong_kind),

@@ -147,6 +147,22 @@ M.helpers = {
   all_gather_grad = { c = "td_ad_all_gather_grad", params = { "tensor", "group" },
     uses = { "float_all_reduce", "float_slice" } },
   to_input_device = { c = "td_ad_to_input_device", params = { "tensor" }, node = true, devices = true, uses = { "float_to_device" } },
+  -- indexing and layout (issue 10); "itensor" is an int tensor argument (indices)
+  gather_grad = { c = "td_ad_gather_grad", params = { "tensor", "shape_of", "iscalar", "itensor" },
+    uses = { "float_zeros", "float_scatter_add" } },
+  scatter_value_grad = { c = "td_ad_scatter_value_grad", params = { "tensor", "shape_of", "iscalar", "itensor" },
+    uses = { "float_gather", "float_zeros", "float_slice_assign" } },
+  select_grad = { c = "td_ad_select_grad", params = { "tensor", "shape_of", "iscalar", "itensor" },
+    uses = { "float_zeros", "float_select_add" } },
+  repeat_dim_grad = { c = "td_ad_repeat_dim_grad", params = { "tensor", "shape_of", "iscalar", "iscalar" },
+    uses = { "float_reshape", "float_sum_dim" } },
+  narrow_grad = { c = "td_ad_narrow_grad", params = { "tensor", "shape_of", "iscalar", "iscalar" },
+    uses = { "float_zeros", "float_slice_assign" } },
+  stack_slice = { c = "td_ad_stack_slice", params = { "tensor", "iscalar" }, node = true,
+    uses = { "float_slice", "float_reshape" } },
+  unfold_grad = { c = "td_ad_unfold_grad", params = { "tensor", "shape_of", "iscalar", "iscalar", "iscalar" },
+    uses = { "float_permute", "float_reshape", "int_from_data", "float_zeros", "float_select_add" } },
+  pad_grad = { c = "td_ad_pad_grad", params = { "tensor", "shape_of", "array" }, uses = { "float_slice" } },
 }
 
 local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", i32 = "iscalar", dims = "array", shape = "array",
@@ -159,6 +175,7 @@ local function op_params(op)
   for _, a in ipairs(op.args) do
     if a.t.tensor == "float" then ps[#ps + 1] = "tensor"
     elseif a.t.tensor == "bool" then ps[#ps + 1] = "mask"
+    elseif a.t.tensor == "int" then ps[#ps + 1] = "itensor"
     elseif ARG_KIND[a.type] then ps[#ps + 1] = ARG_KIND[a.type]
     else return nil end
   end
@@ -232,6 +249,7 @@ function M.compile(op, model)
         if v.kind == "bad" then return nil end
         if want == "tensor" and v.kind == "tensor" then return v.c end
         if want == "mask" and v.kind == "mask" then return v.c end
+        if want == "itensor" and v.kind == "itensor" then return v.c end
         if want == "scalar" and (v.kind == "scalar" or v.kind == "num" or v.kind == "iscalar") then return "(float)(" .. v.c .. ")" end
         if want == "iscalar" and (v.kind == "iscalar" or (v.kind == "num" and math.type(v.v) == "integer")) then return v.c end
         if want == "array" and v.kind == "array" then return v.c end
@@ -258,6 +276,7 @@ function M.compile(op, model)
               shape = string.format("&n->in_shapes[%d]", plan.input_index[e.v]) }
           end
           if a.t.tensor == "bool" then return { kind = "mask", c = save(e.v) } end
+          if a.t.tensor == "int" then return { kind = "itensor", c = save(e.v) } end
           local k = ARG_KIND[a.type]
           if not k then return fail(string.format("'%s' (a %s) cannot be used in a formula", e.v, a.type)) end
           return { kind = k, c = attr(a) }
