@@ -55,6 +55,8 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_INT_SELECT_ADD] = "int_select_add",
     [TD_OP_BOOL_GATHER] = "bool_gather",
     [TD_OP_BOOL_SELECT] = "bool_select",
+    [TD_OP_INT_SCATTER_ASSIGN] = "int_scatter_assign",
+    [TD_OP_INT_ONE_HOT] = "int_one_hot",
     [TD_OP_INT_RESHAPE] = "int_reshape",
     [TD_OP_INT_SWAP_DIMS] = "int_swap_dims",
     [TD_OP_INT_PERMUTE] = "int_permute",
@@ -85,6 +87,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_SCATTER_ADD] = "float_scatter_add",
     [TD_OP_FLOAT_SELECT] = "float_select",
     [TD_OP_FLOAT_SELECT_ADD] = "float_select_add",
+    [TD_OP_FLOAT_SCATTER_ASSIGN] = "float_scatter_assign",
     [TD_OP_FLOAT_RESHAPE] = "float_reshape",
     [TD_OP_FLOAT_SWAP_DIMS] = "float_swap_dims",
     [TD_OP_FLOAT_PERMUTE] = "float_permute",
@@ -2144,6 +2147,244 @@ td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indic
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_scatter_assign (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_scatter_assign(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_scatter_assign", TD_OP_INT_SCATTER_ASSIGN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_assign", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_assign", indices, td_cpu, &td_c_indices);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_assign", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_scatter_assign(td_c_a, dim, td_c_indices, td_c_value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_assign", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)dim;
+    (void)indices;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_scatter_assign", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_assign";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_scatter_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_scatter_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_assign";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_scatter(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- int_one_hot (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_one_hot", indices->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_one_hot(indices, num_classes, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(indices->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_one_hot", TD_OP_INT_ONE_HOT, indices->device, &td_cpu);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_one_hot", indices, td_cpu, &td_c_indices);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_one_hot(td_c_indices, num_classes, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_one_hot", td_r, indices->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_indices);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)indices;
+    (void)num_classes;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("int_one_hot", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_one_hot";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (indices->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_one_hot(indices->inner, num_classes, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_one_hot(indices->inner, num_classes, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)indices->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, indices->device, td_r, td_ctx, out);
+}
+
+td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
+{
+    static const char td_opname[] = "int_one_hot";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    td_autodiff_context td_ctx = indices->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_one_hot(td_opname, &indices->shape, num_classes, &td_shape_out));
+    switch (indices->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(indices->kind));
     }
 }
 
@@ -5360,6 +5601,201 @@ td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *
 #endif
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_select_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+/* ---- float_scatter_assign (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_scatter_assign", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_scatter_assign(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_scatter_assign", TD_OP_FLOAT_SCATTER_ASSIGN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_assign", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_assign", indices, td_cpu, &td_c_indices);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_assign", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_scatter_assign(td_c_a, dim, td_c_indices, td_c_value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_assign", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)dim;
+    (void)indices;
+    (void)value;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("float_scatter_assign", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status bw_float_scatter_assign(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_scatter_assign_grad(grad, n->iattrs[0], vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_scatter_value_grad(grad, &n->in_shapes[1], n->iattrs[0], vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_scatter_assign(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_scatter_assign(vals[0], n->iattrs[0], vals[1], vals[2], out);
+}
+
+static td_status arm_autodiff_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_assign";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, value));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_scatter_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_scatter_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, value };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_scatter_assign, fw_float_scatter_assign, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, value);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, indices);
+        if (td_all)
+            td_ad_node_save(td_node, 2, value);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_assign";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_scatter(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));

@@ -107,6 +107,17 @@ td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indic
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
+/* Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins.
+ * Family unary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
+
+/* One-hot encodes an int tensor of class indices in [0, num_classes): the result adds a last dim of num_classes holding 1 at the index and 0 elsewhere (torch.nn.functional.one_hot with num_classes given).
+ * Family unary; implemented by: cpu.
+ * Note: num_classes must be given (>= 1): PyTorch's -1 (infer from the largest index) would make the shape depend on the data.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out);
+
 /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -258,6 +269,12 @@ td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indi
  * Note: sums in the order of indices, so results are deterministic.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
+
+/* Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add.
+ * Family unary_float; implemented by: cpu.
+ * Note: PyTorch leaves the winner of repeated indices unspecified; here the last one wins. As in PyTorch, value's gradient gathers grad at every index, so with repeated indices the overwritten elements get a gradient too.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
 /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary_float; implemented by: cpu, vulkan.

@@ -1005,6 +1005,180 @@ static void test_bool_select_backend_mismatch(void **state)
     td_tensor_release(indices);
 }
 
+static void test_int_scatter_assign_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), "int_scatter_assign");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 1, 8, 3, -7, 5, -9 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_assign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_assign(NULL, INT64_C(0), indices, value, &out), TD_E_NULL, "int_scatter_assign");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_assign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), TD_E_KIND, "int_scatter_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_assign_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "int_scatter_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_one_hot_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_one_hot(indices, INT64_C(3), &out), "int_one_hot");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const int32_t want[] = { 1, 0, 0, 0, 0, 1, 0, 1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_one_hot_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t indices_data[] = { 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_one_hot(indices, INT64_C(2), &out), "int_one_hot");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const int32_t want[] = { 0, 1, 1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_one_hot_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 3 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_one_hot(indices, INT64_C(4), &out), "int_one_hot");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 0, 0, 0, 1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_one_hot_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_one_hot(NULL, INT64_C(3), &out), TD_E_NULL, "int_one_hot");
+    assert_null(out);
+}
+
+static void test_int_one_hot_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const float indices_data[] = { 0.0f };
+    td_tensor *indices = tdt_filled(dev, TD_F32, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_one_hot(indices, INT64_C(3), &out), TD_E_KIND, "int_one_hot");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
 static void test_int_reshape_example_1(void **state)
 {
     (void)state;
@@ -3051,6 +3225,136 @@ static void test_float_select_add_backend_mismatch(void **state)
     (void)value_data;
     assert_non_null(value);
     tdt_expect_error(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "float_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), "float_scatter_assign");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.5f, 2.0f, 1.5f, -3.0f, 2.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3) };
+    static const float value_data[] = { 7.0f, 8.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_assign(a, INT64_C(0), indices, value, &out), "float_scatter_assign");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 9.0f, 8.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_assign(NULL, INT64_C(1), indices, value, &out), TD_E_NULL, "float_scatter_assign");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), TD_E_KIND, "float_scatter_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), TD_E_BACKEND_MISMATCH, "float_scatter_assign");
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -9328,6 +9632,15 @@ int main(void)
         TDT_TEST(test_bool_select_null),
         TDT_TEST(test_bool_select_wrong_kind),
         TDT_TEST(test_bool_select_backend_mismatch),
+        TDT_TEST(test_int_scatter_assign_example_1),
+        TDT_TEST(test_int_scatter_assign_null),
+        TDT_TEST(test_int_scatter_assign_wrong_kind),
+        TDT_TEST(test_int_scatter_assign_backend_mismatch),
+        TDT_TEST(test_int_one_hot_example_1),
+        TDT_TEST(test_int_one_hot_example_2),
+        TDT_TEST(test_int_one_hot_example_3),
+        TDT_TEST(test_int_one_hot_null),
+        TDT_TEST(test_int_one_hot_wrong_kind),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
@@ -9454,6 +9767,11 @@ int main(void)
         TDT_TEST(test_float_select_add_null),
         TDT_TEST(test_float_select_add_wrong_kind),
         TDT_TEST(test_float_select_add_backend_mismatch),
+        TDT_TEST(test_float_scatter_assign_example_1),
+        TDT_TEST(test_float_scatter_assign_example_2),
+        TDT_TEST(test_float_scatter_assign_null),
+        TDT_TEST(test_float_scatter_assign_wrong_kind),
+        TDT_TEST(test_float_scatter_assign_backend_mismatch),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),

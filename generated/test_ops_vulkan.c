@@ -1360,6 +1360,140 @@ static void test_bool_select_unsupported(void **state)
     td_tensor_release(indices);
 }
 
+static void test_int_scatter_assign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_assign(NULL, INT64_C(0), indices, value, &out), TD_E_NULL, "int_scatter_assign");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_assign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), TD_E_KIND, "int_scatter_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_assign_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "int_scatter_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_assign_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), TD_E_UNSUPPORTED, "int_scatter_assign");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_one_hot_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_one_hot(NULL, INT64_C(3), &out), TD_E_NULL, "int_one_hot");
+    assert_null(out);
+}
+
+static void test_int_one_hot_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const float indices_data[] = { 0.0f };
+    td_tensor *indices = tdt_filled(dev, TD_F32, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_one_hot(indices, INT64_C(3), &out), TD_E_KIND, "int_one_hot");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_one_hot_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_one_hot(indices, INT64_C(3), &out), TD_E_UNSUPPORTED, "int_one_hot");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(indices);
+}
+
 static void test_int_reshape_example_1(void **state)
 {
     (void)state;
@@ -4169,6 +4303,104 @@ static void test_float_select_add_unsupported(void **state)
     (void)value_data;
     assert_non_null(value);
     tdt_expect_error(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_UNSUPPORTED, "float_select_add");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_assign(NULL, INT64_C(1), indices, value, &out), TD_E_NULL, "float_scatter_assign");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), TD_E_KIND, "float_scatter_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), TD_E_BACKEND_MISMATCH, "float_scatter_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), TD_E_UNSUPPORTED, "float_scatter_assign");
     assert_non_null(strstr(td_last_error(), "'vulkan'"));
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -13467,6 +13699,13 @@ int main(void)
         TDT_TEST(test_bool_select_wrong_kind),
         TDT_TEST(test_bool_select_backend_mismatch),
         TDT_TEST(test_bool_select_unsupported),
+        TDT_TEST(test_int_scatter_assign_null),
+        TDT_TEST(test_int_scatter_assign_wrong_kind),
+        TDT_TEST(test_int_scatter_assign_backend_mismatch),
+        TDT_TEST(test_int_scatter_assign_unsupported),
+        TDT_TEST(test_int_one_hot_null),
+        TDT_TEST(test_int_one_hot_wrong_kind),
+        TDT_TEST(test_int_one_hot_unsupported),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
@@ -13602,6 +13841,10 @@ int main(void)
         TDT_TEST(test_float_select_add_wrong_kind),
         TDT_TEST(test_float_select_add_backend_mismatch),
         TDT_TEST(test_float_select_add_unsupported),
+        TDT_TEST(test_float_scatter_assign_null),
+        TDT_TEST(test_float_scatter_assign_wrong_kind),
+        TDT_TEST(test_float_scatter_assign_backend_mismatch),
+        TDT_TEST(test_float_scatter_assign_unsupported),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),

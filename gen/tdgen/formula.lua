@@ -163,6 +163,8 @@ M.helpers = {
   unfold_grad = { c = "td_ad_unfold_grad", params = { "tensor", "shape_of", "iscalar", "iscalar", "iscalar" },
     uses = { "float_permute", "float_reshape", "int_from_data", "float_zeros", "float_select_add" } },
   pad_grad = { c = "td_ad_pad_grad", params = { "tensor", "shape_of", "array" }, uses = { "float_slice" } },
+  scatter_assign_grad = { c = "td_ad_scatter_assign_grad", params = { "tensor", "iscalar", "itensor" },
+    uses = { "float_zeros", "float_scatter_assign" } },
 }
 
 local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", i32 = "iscalar", dims = "array", shape = "array",

@@ -147,6 +147,7 @@ M.rules = {
   pad = { "tensor", "array" },
   tri_mask = { "array" },
   cross = { "tensor", "tensor", "dim" },
+  one_hot = { "tensor", "i64" },
 }
 
 function M.param_kind(t)

@@ -452,3 +452,16 @@ td_status td_ad_pad_grad(const td_tensor *g, const td_shape *shape, const int64_
     return td_float_slice(g, starts, shape->ndim, ends, shape->ndim, out);
 }
 #endif
+
+/* scatter_assign: a's gradient is grad where nothing was written, 0 where value was. */
+#if defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_SCATTER_ASSIGN)
+td_status td_ad_scatter_assign_grad(const td_tensor *g, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    td_tensor *z = NULL;
+    td_status st = td_float_zeros(g->device, indices->shape.dims, indices->shape.ndim, &z);
+    if (st == TD_OK)
+        st = td_float_scatter_assign(g, dim, indices, z, out);
+    td_tensor_release(z);
+    return st;
+}
+#endif

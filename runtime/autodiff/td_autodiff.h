@@ -102,6 +102,7 @@ td_status td_ad_narrow_grad(const td_tensor *g, const td_shape *shape, int64_t d
 td_status td_ad_stack_slice(const td_ad_node *n, int i, const td_tensor *g, int64_t dim, td_tensor **out);
 td_status td_ad_unfold_grad(const td_tensor *g, const td_shape *shape, int64_t dim, int64_t size, int64_t step,
                             td_tensor **out);
+td_status td_ad_scatter_assign_grad(const td_tensor *g, int64_t dim, const td_tensor *indices, td_tensor **out);
 td_status td_ad_pad_grad(const td_tensor *g, const td_shape *shape, const int64_t *pads, int pads_len,
                          td_tensor **out);
 

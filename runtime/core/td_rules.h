@@ -64,5 +64,6 @@ td_status td_rule_unfold(const char *op, const td_shape *a, int64_t *dim, int64_
 td_status td_rule_pad(const char *op, const td_shape *a, const int64_t *pads, int pads_len, td_shape *out);
 td_status td_rule_tri_mask(const char *op, const int64_t *shape, int shape_len, td_shape *out);
 td_status td_rule_cross(const char *op, const td_shape *a, const td_shape *b, int64_t *dim, td_shape *out);
+td_status td_rule_one_hot(const char *op, const td_shape *indices, int64_t num_classes, td_shape *out);
 
 #endif

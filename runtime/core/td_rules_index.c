@@ -231,3 +231,17 @@ td_status td_rule_cross(const char *op, const td_shape *a, const td_shape *b, in
         return ix_fmt_err(op, "a and b need size 3 in dim", a, b);
     return TD_OK;
 }
+
+/* F.one_hot: a new last dim of num_classes (given, at least 1). */
+td_status td_rule_one_hot(const char *op, const td_shape *indices, int64_t num_classes, td_shape *out)
+{
+    if (num_classes < 1 || num_classes > TD_MAX_NUMEL)
+        return td_error(TD_E_INVALID, "%s: num_classes is %lld; it must be from 1 to 2^40", op,
+                        (long long)num_classes);
+    if (indices->ndim + 1 > TD_MAX_DIMS)
+        return td_error(TD_E_SHAPE, "%s: the result would have more than %d dims", op, TD_MAX_DIMS);
+    int64_t dims[TD_MAX_DIMS];
+    memcpy(dims, indices->dims, sizeof(int64_t) * (size_t)indices->ndim);
+    dims[indices->ndim] = num_classes;
+    return td_shape_from(op, dims, indices->ndim + 1, out);
+}

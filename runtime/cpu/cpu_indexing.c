@@ -100,6 +100,31 @@ td_status td_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tenso
     return TD_OK;
 }
 
+/* Later elements of indices overwrite earlier ones: the last in row-major order wins. */
+#define TD_CPU_SCATTER_ASSIGN(P, T)                                                                          \
+    td_status td_cpu_##P##_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices,         \
+                                          const td_tensor *value, td_tensor *out)                            \
+    {                                                                                                        \
+        TD_TRY(check_indices(#P "_scatter_assign", indices, dim, a->shape.dims[dim]));                       \
+        memcpy(out->data, a->data, td_cpu_nbytes(out));                                                      \
+        T *o = (T *)out->data;                                                                               \
+        const T *v = (const T *)value->data;                                                                 \
+        SCATTER_WALK(o[oo] = v[vo];);                                                                        \
+        return TD_OK;                                                                                        \
+    }
+
+TD_CPU_SCATTER_ASSIGN(float, float)
+TD_CPU_SCATTER_ASSIGN(int, int32_t)
+
+td_status td_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out)
+{
+    TD_TRY(check_indices("int_one_hot", indices, indices->shape.ndim, num_classes));
+    int32_t *o = (int32_t *)out->data;
+    const int32_t *iv = (const int32_t *)indices->data;
+    TD_CPU_FOR(i, out->shape.numel, { o[i] = (int64_t)iv[i / num_classes] == i % num_classes; });
+    return TD_OK;
+}
+
 /* ---- select / select_add: a seen as [outer, n, inner], the result as [outer, k, inner] ---- */
 
 static td_status select_rows(const char *op, const td_tensor *a, int64_t dim, const td_tensor *indices,

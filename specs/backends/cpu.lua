@@ -71,6 +71,7 @@ backend {
     "float_transpose", "int_transpose", "bool_transpose", "float_narrow", "int_narrow", "bool_narrow",
     "float_stack", "int_stack", "bool_stack", "float_unfold", "float_pad",
     "bool_tril_mask", "bool_triu_mask", "float_cross",
+    "float_scatter_assign", "int_scatter_assign", "int_one_hot",
     -- device
     "sync",
   },

@@ -216,3 +216,63 @@ op {
       out = { shape = { 2, 2 }, data = { true, true, true, false } } },
   },
 }
+
+op {
+  name = "float_scatter_assign",
+  id = 310,
+  family = "unary_float",
+  doc = "Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add.",
+  args = { "float a", "dim dim", "int indices", "float value" },
+  returns = "float",
+  shape = "scatter(a, dim, indices, value)",
+  semantics = "PyTorch leaves the winner of repeated indices unspecified; here the last one wins. As in PyTorch, value's gradient gathers grad at every index, so with repeated indices the overwritten elements get a gradient too",
+  examples = {
+    -- row 0: [0] = 0.5, [2] = 1.5; row 1: [1] = 2, [0] = -3; the 9s lie beyond indices
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 1,
+      indices = { shape = { 2, 2 }, data = { 0, 2, 1, 0 } },
+      value = { shape = { 2, 3 }, data = { 0.5, 1.5, 9, 2, -3, 9 } },
+      out = { shape = { 2, 3 }, data = { 0.5, 2, 1.5, -3, 2, 6 } } },
+    -- [1] = 7, then [1] = 8, [0] = 9
+    { a = { shape = { 3 }, data = { 1, 2, 3 } }, dim = 0,
+      indices = { shape = { 3 }, data = { 1, 1, 0 } },
+      value = { shape = { 3 }, data = { 7, 8, 9 } },
+      out = { shape = { 3 }, data = { 9, 8, 3 } } },
+  },
+  backward = { a = "scatter_assign_grad(grad, dim, indices)", value = "scatter_value_grad(grad, value, dim, indices)" },
+  bound = "memory",
+}
+
+op {
+  name = "int_scatter_assign",
+  id = 311,
+  family = "unary",
+  doc = "Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins.",
+  args = { "int a", "dim dim", "int indices", "int value" },
+  returns = "int",
+  shape = "scatter(a, dim, indices, value)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 0,
+      indices = { shape = { 1, 3 }, data = { 1, 0, 1 } },
+      value = { shape = { 1, 3 }, data = { -7, 8, -9 } },
+      out = { shape = { 2, 3 }, data = { 1, 8, 3, -7, 5, -9 } } },
+  },
+}
+
+op {
+  name = "int_one_hot",
+  id = 312,
+  family = "unary",
+  doc = "One-hot encodes an int tensor of class indices in [0, num_classes): the result adds a last dim of num_classes holding 1 at the index and 0 elsewhere (torch.nn.functional.one_hot with num_classes given).",
+  args = { "int indices", "i64 num_classes" },
+  returns = "int",
+  shape = "one_hot(indices, num_classes)",
+  semantics = "num_classes must be given (>= 1): PyTorch's -1 (infer from the largest index) would make the shape depend on the data",
+  examples = {
+    { indices = { shape = { 3 }, data = { 0, 2, 1 } }, num_classes = 3,
+      out = { shape = { 3, 3 }, data = { 1, 0, 0, 0, 0, 1, 0, 1, 0 } } },
+    { indices = { shape = { 2, 1 }, data = { 1, 0 } }, num_classes = 2,
+      out = { shape = { 2, 1, 2 }, data = { 0, 1, 1, 0 } } },
+    { indices = { shape = {}, data = { 3 } }, num_classes = 4,
+      out = { shape = { 4 }, data = { 0, 0, 0, 1 } } },
+  },
+}

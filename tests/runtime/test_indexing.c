@@ -44,6 +44,12 @@ static void expect_bad_index(int32_t bad)
     assert_null(out);
     tdt_expect_error(td_int_scatter_add(ia, 1, g, iv2, &out), TD_E_RANGE, "int_scatter_add");
     assert_null(out);
+    tdt_expect_error(td_float_scatter_assign(fa, 1, g, fv, &out), TD_E_RANGE, "float_scatter_assign");
+    assert_null(out);
+    tdt_expect_error(td_int_scatter_assign(ia, 1, g, iv2, &out), TD_E_RANGE, "int_scatter_assign");
+    assert_null(out);
+    tdt_expect_error(td_int_one_hot(sel, 3, &out), TD_E_RANGE, "int_one_hot");
+    assert_null(out);
     tdt_expect_error(td_float_select(fa, 1, sel, &out), TD_E_RANGE, "float_select");
     assert_null(out);
     tdt_expect_error(td_int_select(ia, -1, sel, &out), TD_E_RANGE, "int_select");
