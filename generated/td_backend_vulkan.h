@@ -43,6 +43,14 @@ td_status td_vulkan_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim
 td_status td_vulkan_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a. */
 td_status td_vulkan_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
 td_status td_vulkan_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor. */
+td_status td_vulkan_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out); /* Reverses an int tensor along each of the dims in axes (torch.flip). */
+td_status td_vulkan_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out); /* Reverses a bool tensor along each of the dims in axes (torch.flip). */
+td_status td_vulkan_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out); /* Repeats an int tensor times times along dim, whole blocks one after another. */
+td_status td_vulkan_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out); /* Repeats a bool tensor times times along dim, whole blocks one after another. */
+td_status td_vulkan_int_transpose(const td_tensor *a, td_tensor *out); /* Exchanges the last two dims of an int tensor of at least 2 dims. */
+td_status td_vulkan_bool_transpose(const td_tensor *a, td_tensor *out); /* Exchanges the last two dims of a bool tensor of at least 2 dims. */
+td_status td_vulkan_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor *out); /* Returns entries start .. start + length - 1 of an int tensor along dim (torch.narrow). */
+td_status td_vulkan_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor *out); /* Returns entries start .. start + length - 1 of a bool tensor along dim (torch.narrow). */
 td_status td_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_vulkan_int_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements as a 0-dim tensor (wraps around on overflow). */
 td_status td_vulkan_int_into_float(const td_tensor *a, td_tensor *out); /* Converts to float. */
@@ -56,6 +64,11 @@ td_status td_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t di
 td_status td_vulkan_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a. */
 td_status td_vulkan_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a float tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
 td_status td_vulkan_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor. */
+td_status td_vulkan_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out); /* Reverses a float tensor along each of the dims in axes (torch.flip; negative dims count from the end, none may repeat). */
+td_status td_vulkan_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out); /* Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim). */
+td_status td_vulkan_float_transpose(const td_tensor *a, td_tensor *out); /* Exchanges the last two dims of a float tensor of at least 2 dims (torch.Tensor.mT). */
+td_status td_vulkan_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor *out); /* Returns entries start .. start + length - 1 of a float tensor along dim (torch.narrow; a negative start counts from the end). */
+td_status td_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor *out); /* Pads a float tensor with value: pads holds (before, after) pairs from the last dim backwards, as torch.nn.functional.pad in constant mode; pads are >= 0 (no cropping). */
 td_status td_vulkan_float_neg(const td_tensor *a, td_tensor *out); /* Elementwise -a. */
 td_status td_vulkan_float_abs(const td_tensor *a, td_tensor *out); /* Elementwise |a|. */
 td_status td_vulkan_float_exp(const td_tensor *a, td_tensor *out); /* Elementwise e^a. */
@@ -112,6 +125,9 @@ td_status td_vulkan_float_slice_assign(const td_tensor *a, const td_tensor *valu
 td_status td_vulkan_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates float tensors along dim; all other sizes must agree. */
 td_status td_vulkan_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates int tensors along dim; all other sizes must agree. */
 td_status td_vulkan_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates bool tensors along dim; all other sizes must agree. */
+td_status td_vulkan_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Stacks float tensors of one shape along a new dim at position dim (torch.stack; dim in [-(ndim + 1), ndim]). */
+td_status td_vulkan_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Stacks int tensors of one shape along a new dim at position dim (torch.stack). */
+td_status td_vulkan_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Stacks bool tensors of one shape along a new dim at position dim (torch.stack). */
 td_status td_vulkan_float_to_device(const td_tensor *a, td_tensor *out); /* Copies a float tensor to device (any backend). */
 td_status td_vulkan_int_to_device(const td_tensor *a, td_tensor *out); /* Copies an int tensor to device (any backend). */
 td_status td_vulkan_bool_to_device(const td_tensor *a, td_tensor *out); /* Copies a bool tensor to device (any backend). */

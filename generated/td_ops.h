@@ -169,42 +169,42 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
 /* Reverses an int tensor along each of the dims in axes (torch.flip).
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out);
 
 /* Reverses a bool tensor along each of the dims in axes (torch.flip).
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out);
 
 /* Repeats an int tensor times times along dim, whole blocks one after another.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
 
 /* Repeats a bool tensor times times along dim, whole blocks one after another.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
 
 /* Exchanges the last two dims of an int tensor of at least 2 dims.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_transpose(const td_tensor *a, td_tensor **out);
 
 /* Exchanges the last two dims of a bool tensor of at least 2 dims.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_transpose(const td_tensor *a, td_tensor **out);
 
 /* Returns entries start .. start + length - 1 of an int tensor along dim (torch.narrow).
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
 
 /* Returns entries start .. start + length - 1 of a bool tensor along dim (torch.narrow).
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
 
@@ -302,22 +302,22 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
 /* Reverses a float tensor along each of the dims in axes (torch.flip; negative dims count from the end, none may repeat).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out);
 
 /* Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
 
 /* Exchanges the last two dims of a float tensor of at least 2 dims (torch.Tensor.mT).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_transpose(const td_tensor *a, td_tensor **out);
 
 /* Returns entries start .. start + length - 1 of a float tensor along dim (torch.narrow; a negative start counts from the end).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
 
@@ -327,7 +327,7 @@ td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_
 td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out);
 
 /* Pads a float tensor with value: pads holds (before, after) pairs from the last dim backwards, as torch.nn.functional.pad in constant mode; pads are >= 0 (no cropping).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out);
 
@@ -626,17 +626,17 @@ td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_ten
 td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
 /* Stacks float tensors of one shape along a new dim at position dim (torch.stack; dim in [-(ndim + 1), ndim]).
- * Family multi; implemented by: cpu.
+ * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
 /* Stacks int tensors of one shape along a new dim at position dim (torch.stack).
- * Family multi; implemented by: cpu.
+ * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
 /* Stacks bool tensors of one shape along a new dim at position dim (torch.stack).
- * Family multi; implemented by: cpu.
+ * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 

@@ -294,8 +294,63 @@ function R.matmul(P)
   return cases
 end
 
--- Indexing and layout rules (issue 10). gather, scatter, select and select_add have no
--- cases: their int indices would need values in range, which the random fills do not give.
+-- Indexing and layout rules (issue 10). The index rules take their indices from the
+-- "index" domain (ints in [0, 3)), so the indexed dim is one of size >= 3: the first such
+-- dim (as a negative dim on every other shape), with indices the shape of a but 5 long
+-- there (or as long), and one shorter in the other dims of size >= 2 on the second case.
+local function index_dim(s)
+  for d, n in ipairs(s) do if n >= 3 then return d end end
+end
+
+local function index_cases(P, f)
+  return over_shapes(P, function(s, i)
+    local d = index_dim(s)
+    if not d or numel(s) > 65537 then return nil end
+    local dim = i % 2 == 0 and d - 1 - #s or d - 1
+    local same, other = copy(s), copy(s)
+    same[d] = i % 2 == 0 and 5 or s[d]
+    for e, n in ipairs(s) do
+      if e == d then other[e] = 2 elseif n >= 2 then other[e] = n - 1 end
+    end
+    return { f(s, d, dim, same), f(s, d, dim, other) }
+  end)
+end
+
+function R.gather(P)
+  return index_cases(P, function(_, _, dim, idx) return { [P[2]] = dim, [P[3]] = idx } end)
+end
+
+-- value as indices, or one longer in its first dim.
+function R.scatter(P)
+  return index_cases(P, function(_, _, dim, idx)
+    local value = copy(idx)
+    if dim % 2 == 0 then value[1] = value[1] + 1 end
+    return { [P[2]] = dim, [P[3]] = idx, [P[4]] = value }
+  end)
+end
+
+-- 1-d indices of 4 entries, or 1.
+function R.select(P)
+  return index_cases(P, function(s, d, dim, idx)
+    return { [P[2]] = dim, [P[3]] = { idx[d] == 2 and 1 or 4 } }
+  end)
+end
+
+function R.select_add(P)
+  return index_cases(P, function(s, d, dim, idx)
+    local k = idx[d] == 2 and 1 or 4
+    local value = copy(s)
+    value[d] = k
+    return { [P[2]] = dim, [P[3]] = { k }, [P[4]] = value }
+  end)
+end
+
+function R.one_hot(P)
+  return over_shapes(P, function(s, i)
+    if numel(s) > 10007 then return nil end
+    return { { [P[2]] = i % 2 == 0 and 3 or 5 } }
+  end)
+end
 
 -- One dim, the last one (negative), and every dim of 2-d and larger shapes.
 function R.flip(P)
@@ -422,7 +477,7 @@ local LIMITS = { t = 4, a = 2, i = 4, f = 4 }
 local LIMIT_NAMES = { t = "tensors", a = "dims or shape arguments", i = "integer arguments", f = "f32 arguments" }
 
 local FILL = { CLEAN = "TDT_FILL_CLEAN", EDGES = "TDT_FILL_EDGES", TIES = "TDT_FILL_TIES" }
-local DOMAIN = { positive = "TDT_DOMAIN_POSITIVE", nonzero = "TDT_DOMAIN_NONZERO" }
+local DOMAIN = { positive = "TDT_DOMAIN_POSITIVE", nonzero = "TDT_DOMAIN_NONZERO", index = "TDT_DOMAIN_INDEX" }
 
 local function ints(list)
   local parts = {}

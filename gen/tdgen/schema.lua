@@ -175,10 +175,11 @@ M.op_fields = {
   gradcheck = "table", -- input name -> "positive": the generated gradient check's domain
   -- the generated many-shape comparisons with the CPU (gen/tdgen/emit_compare.lua)
   nmse = "number",     -- float results: the largest normalized mean squared error accepted
-  domain = "table",    -- input name -> "positive" | "nonzero": where its random values lie
+  domain = "table",    -- input name -> "positive" | "nonzero" | "index": where its random values lie
 }
 -- Domains of the comparisons' inputs, and the primitive classes each one applies to.
-M.domains = { positive = { float = true }, nonzero = { float = true, int = true } }
+M.domains = { positive = { float = true }, nonzero = { float = true, int = true },
+  index = { int = true } } -- index: ints in [0, 3), valid indices of any dim of size >= 3
 M.op_required = { "name", "id", "family", "doc", "args", "returns" }
 M.differentiable_fields = { "backward", "bound", "differentiable", "why", "gradcheck" }
 

@@ -422,8 +422,8 @@ function M.validate(entries)
             if not cls then
               err(e, "domain", string.format("'%s' is not a tensor input of %s", show(k), op.name))
             elseif not classes then
-              err(e, "domain", string.format("%s: expected \"positive\" or \"nonzero\", got '%s'%s", k, show(v),
-                suggest(v, { "nonzero", "positive" })))
+              err(e, "domain", string.format("%s: expected \"positive\", \"nonzero\" or \"index\", got '%s'%s", k,
+                show(v), suggest(v, { "index", "nonzero", "positive" })))
             elseif not classes[cls] then
               err(e, "domain", string.format("%s: \"%s\" does not apply to %s tensors", k, v, cls))
             end

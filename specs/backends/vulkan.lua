@@ -46,6 +46,10 @@ backend {
     -- int and bool arithmetic
     "int_add", "int_sub", "int_mul", "int_div", "int_remainder",
     "bool_not", "bool_and", "bool_or",
+    -- layout ops of issue 10 that are strided copies: runtime/vulkan/vk_kernels_index.c
+    "float_flip", "int_flip", "bool_flip", "float_repeat_dim", "int_repeat_dim", "bool_repeat_dim",
+    "float_transpose", "int_transpose", "bool_transpose", "float_narrow", "int_narrow", "bool_narrow",
+    "float_stack", "int_stack", "bool_stack", "float_pad",
     -- device
     "sync",
   },

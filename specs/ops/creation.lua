@@ -26,7 +26,8 @@
 --   nmse      number   optional  float results: the largest normalized mean squared error,
 --                                sum((got - want)^2) / sum(want^2), accepted when the generated
 --                                many-shape comparisons hold a backend against the CPU (1e-7)
---   domain    table    optional  tensor input name -> "positive" (floats > 0) or "nonzero"
+--   domain    table    optional  tensor input name -> "positive" (floats > 0), "index" (ints in
+--                                [0, 3): indices of dims of size >= 3) or "nonzero"
 --                                (ints or floats without 0): where the comparisons' random
 --                                values lie (edge values are mixed in all the same)
 --   semantics string   optional  where results differ from PyTorch's, says how

@@ -17,6 +17,7 @@ op {
   family = "unary_float",
   doc = "Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
   args = { "float a", "dim dim", "int indices" },
+  domain = { indices = "index" },
   returns = "float",
   shape = "gather(a, dim, indices)",
   examples = {
@@ -42,6 +43,7 @@ op {
   family = "unary_float",
   doc = "Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused.",
   args = { "float a", "dim dim", "int indices", "float value" },
+  domain = { indices = "index" },
   returns = "float",
   shape = "scatter(a, dim, indices, value)",
   semantics = "sums in row-major order of indices, so results are deterministic",
@@ -71,6 +73,7 @@ op {
   family = "unary_float",
   doc = "Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices.",
   args = { "float a", "dim dim", "int indices" },
+  domain = { indices = "index" },
   returns = "float",
   shape = "select(a, dim, indices)",
   examples = {
@@ -94,6 +97,7 @@ op {
   family = "unary_float",
   doc = "Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum.",
   args = { "float a", "dim dim", "int indices", "float value" },
+  domain = { indices = "index" },
   returns = "float",
   shape = "select_add(a, dim, indices, value)",
   semantics = "sums in the order of indices, so results are deterministic",
@@ -118,6 +122,7 @@ op {
   family = "unary",
   doc = "Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
   args = { "int a", "dim dim", "int indices" },
+  domain = { indices = "index" },
   returns = "int",
   shape = "gather(a, dim, indices)",
   examples = {
@@ -136,6 +141,7 @@ op {
   family = "unary",
   doc = "Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32.",
   args = { "int a", "dim dim", "int indices", "int value" },
+  domain = { indices = "index" },
   returns = "int",
   shape = "scatter(a, dim, indices, value)",
   examples = {
@@ -158,6 +164,7 @@ op {
   family = "unary",
   doc = "Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select).",
   args = { "int a", "dim dim", "int indices" },
+  domain = { indices = "index" },
   returns = "int",
   shape = "select(a, dim, indices)",
   examples = {
@@ -176,6 +183,7 @@ op {
   family = "unary",
   doc = "Returns a copy of an int tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); repeated indices sum, wrapping around in int32.",
   args = { "int a", "dim dim", "int indices", "int value" },
+  domain = { indices = "index" },
   returns = "int",
   shape = "select_add(a, dim, indices, value)",
   examples = {
@@ -193,6 +201,7 @@ op {
   family = "unary",
   doc = "Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
   args = { "bool a", "dim dim", "int indices" },
+  domain = { indices = "index" },
   returns = "bool",
   shape = "gather(a, dim, indices)",
   examples = {
@@ -208,6 +217,7 @@ op {
   family = "unary",
   doc = "Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select).",
   args = { "bool a", "dim dim", "int indices" },
+  domain = { indices = "index" },
   returns = "bool",
   shape = "select(a, dim, indices)",
   examples = {
@@ -223,6 +233,7 @@ op {
   family = "unary_float",
   doc = "Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add.",
   args = { "float a", "dim dim", "int indices", "float value" },
+  domain = { indices = "index" },
   returns = "float",
   shape = "scatter(a, dim, indices, value)",
   semantics = "PyTorch leaves the winner of repeated indices unspecified; here the last one wins. As in PyTorch, value's gradient gathers grad at every index, so with repeated indices the overwritten elements get a gradient too",
@@ -248,6 +259,7 @@ op {
   family = "unary",
   doc = "Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins.",
   args = { "int a", "dim dim", "int indices", "int value" },
+  domain = { indices = "index" },
   returns = "int",
   shape = "scatter(a, dim, indices, value)",
   examples = {
@@ -264,6 +276,7 @@ op {
   family = "unary",
   doc = "One-hot encodes an int tensor of class indices in [0, num_classes): the result adds a last dim of num_classes holding 1 at the index and 0 elsewhere (torch.nn.functional.one_hot with num_classes given).",
   args = { "int indices", "i64 num_classes" },
+  domain = { indices = "index" },
   returns = "int",
   shape = "one_hot(indices, num_classes)",
   semantics = "num_classes must be given (>= 1): PyTorch's -1 (infer from the largest index) would make the shape depend on the data",

@@ -503,7 +503,9 @@ static void fill_values(td_dtype dt, int domain, int fill, void *buf, int64_t n,
             ((float *)buf)[i] = x;
         } else if (dt == TD_I32) {
             int32_t x;
-            if (edge)
+            if (domain == TDT_DOMAIN_INDEX)
+                x = edge ? (v < 0.5f ? 0 : 2) : fill == TDT_FILL_TIES ? (int32_t)(u * 2.0f) : (int32_t)(u * 3.0f);
+            else if (edge)
                 x = iedge[(int)(v * (nonzero ? 4.0f : 5.0f))];
             else if (fill == TDT_FILL_TIES)
                 x = ities[(int)(v * (nonzero ? 2.0f : 3.0f))];
