@@ -240,7 +240,9 @@ static td_status arm_autodiff_float_from_data(td_device *device, const float *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_from_data[] = "float_from_data";
+
+static inline td_status entry_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_from_data";
     if (out == NULL)
@@ -272,6 +274,17 @@ td_status td_float_from_data(td_device *device, const float *data, const int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_float_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- int_from_data (creation) ---- */
@@ -334,7 +347,9 @@ static td_status arm_autodiff_int_from_data(td_device *device, const int32_t *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_from_data[] = "int_from_data";
+
+static inline td_status entry_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_from_data";
     if (out == NULL)
@@ -366,6 +381,17 @@ td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_int_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- bool_from_data (creation) ---- */
@@ -428,7 +454,9 @@ static td_status arm_autodiff_bool_from_data(td_device *device, const bool *data
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_from_data[] = "bool_from_data";
+
+static inline td_status entry_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_from_data";
     if (out == NULL)
@@ -460,6 +488,17 @@ td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_bool_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- float_zeros (creation) ---- */
@@ -522,7 +561,9 @@ static td_status arm_autodiff_float_zeros(td_device *device, const int64_t *shap
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_zeros[] = "float_zeros";
+
+static inline td_status entry_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_zeros";
     if (out == NULL)
@@ -552,6 +593,17 @@ td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_zeros(device, shape, shape_len, out);
+        td_trace_op(td_opname_float_zeros, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_zeros(device, shape, shape_len, out);
 }
 
 /* ---- int_zeros (creation) ---- */
@@ -614,7 +666,9 @@ static td_status arm_autodiff_int_zeros(td_device *device, const int64_t *shape,
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_zeros[] = "int_zeros";
+
+static inline td_status entry_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_zeros";
     if (out == NULL)
@@ -644,6 +698,17 @@ td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_zeros(device, shape, shape_len, out);
+        td_trace_op(td_opname_int_zeros, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_zeros(device, shape, shape_len, out);
 }
 
 /* ---- float_ones (creation) ---- */
@@ -706,7 +771,9 @@ static td_status arm_autodiff_float_ones(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_ones[] = "float_ones";
+
+static inline td_status entry_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_ones";
     if (out == NULL)
@@ -736,6 +803,17 @@ td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_ones(device, shape, shape_len, out);
+        td_trace_op(td_opname_float_ones, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_ones(device, shape, shape_len, out);
 }
 
 /* ---- int_ones (creation) ---- */
@@ -798,7 +876,9 @@ static td_status arm_autodiff_int_ones(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_ones[] = "int_ones";
+
+static inline td_status entry_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_ones";
     if (out == NULL)
@@ -828,6 +908,17 @@ td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_ones(device, shape, shape_len, out);
+        td_trace_op(td_opname_int_ones, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_ones(device, shape, shape_len, out);
 }
 
 /* ---- float_full (creation) ---- */
@@ -890,7 +981,9 @@ static td_status arm_autodiff_float_full(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
+static const char td_opname_float_full[] = "float_full";
+
+static inline td_status entry_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_full";
     if (out == NULL)
@@ -920,6 +1013,17 @@ td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_full(device, shape, shape_len, value, out);
+        td_trace_op(td_opname_float_full, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_full(device, shape, shape_len, value, out);
 }
 
 /* ---- int_full (creation) ---- */
@@ -982,7 +1086,9 @@ static td_status arm_autodiff_int_full(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
+static const char td_opname_int_full[] = "int_full";
+
+static inline td_status entry_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_full";
     if (out == NULL)
@@ -1012,6 +1118,17 @@ td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, in
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_full(device, shape, shape_len, value, out);
+        td_trace_op(td_opname_int_full, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_full(device, shape, shape_len, value, out);
 }
 
 /* ---- float_random (creation) ---- */
@@ -1074,7 +1191,9 @@ static td_status arm_autodiff_float_random(td_device *device, const int64_t *sha
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
+static const char td_opname_float_random[] = "float_random";
+
+static inline td_status entry_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
 {
     static const char td_opname[] = "float_random";
     if (out == NULL)
@@ -1106,6 +1225,17 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
+        td_trace_op(td_opname_float_random, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
 }
 
 /* ---- int_arange (creation) ---- */
@@ -1168,7 +1298,9 @@ static td_status arm_autodiff_int_arange(td_device *device, int64_t start, int64
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
+static const char td_opname_int_arange[] = "int_arange";
+
+static inline td_status entry_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
 {
     static const char td_opname[] = "int_arange";
     if (out == NULL)
@@ -1194,6 +1326,17 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_arange(device, start, end, step, out);
+        td_trace_op(td_opname_int_arange, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_arange(device, start, end, step, out);
 }
 
 /* ---- bool_tril_mask (creation) ---- */
@@ -1274,7 +1417,9 @@ static td_status arm_autodiff_bool_tril_mask(td_device *device, const int64_t *s
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
+static const char td_opname_bool_tril_mask[] = "bool_tril_mask";
+
+static inline td_status entry_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
     static const char td_opname[] = "bool_tril_mask";
     if (out == NULL)
@@ -1304,6 +1449,17 @@ td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_l
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_tril_mask(device, shape, shape_len, offset, out);
+        td_trace_op(td_opname_bool_tril_mask, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_tril_mask(device, shape, shape_len, offset, out);
 }
 
 /* ---- bool_triu_mask (creation) ---- */
@@ -1384,7 +1540,9 @@ static td_status arm_autodiff_bool_triu_mask(td_device *device, const int64_t *s
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
+static const char td_opname_bool_triu_mask[] = "bool_triu_mask";
+
+static inline td_status entry_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
     static const char td_opname[] = "bool_triu_mask";
     if (out == NULL)
@@ -1414,6 +1572,17 @@ td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_l
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_triu_mask(device, shape, shape_len, offset, out);
+        td_trace_op(td_opname_bool_triu_mask, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_triu_mask(device, shape, shape_len, offset, out);
 }
 
 /* ---- int_gather (unary) ---- */
@@ -1501,7 +1670,9 @@ static td_status arm_autodiff_int_gather(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+static const char td_opname_int_gather[] = "int_gather";
+
+static inline td_status entry_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
     static const char td_opname[] = "int_gather";
     if (out == NULL)
@@ -1533,6 +1704,18 @@ td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indice
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_gather(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_int_gather, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_gather(a, dim, indices, out);
 }
 
 /* ---- int_scatter_add (unary) ---- */
@@ -1625,7 +1808,9 @@ static td_status arm_autodiff_int_scatter_add(const td_tensor *a, int64_t dim, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+static const char td_opname_int_scatter_add[] = "int_scatter_add";
+
+static inline td_status entry_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "int_scatter_add";
     if (out == NULL)
@@ -1662,6 +1847,18 @@ td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *i
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_scatter_add(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_int_scatter_add, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_scatter_add(a, dim, indices, value, out);
 }
 
 /* ---- int_select (unary) ---- */
@@ -1749,7 +1946,9 @@ static td_status arm_autodiff_int_select(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+static const char td_opname_int_select[] = "int_select";
+
+static inline td_status entry_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
     static const char td_opname[] = "int_select";
     if (out == NULL)
@@ -1781,6 +1980,18 @@ td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indice
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_select(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_int_select, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_select(a, dim, indices, out);
 }
 
 /* ---- int_select_add (unary) ---- */
@@ -1873,7 +2084,9 @@ static td_status arm_autodiff_int_select_add(const td_tensor *a, int64_t dim, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+static const char td_opname_int_select_add[] = "int_select_add";
+
+static inline td_status entry_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "int_select_add";
     if (out == NULL)
@@ -1910,6 +2123,18 @@ td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *in
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_select_add(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_int_select_add, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_select_add(a, dim, indices, value, out);
 }
 
 /* ---- bool_gather (unary) ---- */
@@ -1997,7 +2222,9 @@ static td_status arm_autodiff_bool_gather(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+static const char td_opname_bool_gather[] = "bool_gather";
+
+static inline td_status entry_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
     static const char td_opname[] = "bool_gather";
     if (out == NULL)
@@ -2029,6 +2256,18 @@ td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indic
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_gather(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_bool_gather, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_gather(a, dim, indices, out);
 }
 
 /* ---- bool_select (unary) ---- */
@@ -2116,7 +2355,9 @@ static td_status arm_autodiff_bool_select(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+static const char td_opname_bool_select[] = "bool_select";
+
+static inline td_status entry_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
     static const char td_opname[] = "bool_select";
     if (out == NULL)
@@ -2148,6 +2389,18 @@ td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indic
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_select(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_bool_select, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_select(a, dim, indices, out);
 }
 
 /* ---- int_scatter_assign (unary) ---- */
@@ -2240,7 +2493,9 @@ static td_status arm_autodiff_int_scatter_assign(const td_tensor *a, int64_t dim
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+static const char td_opname_int_scatter_assign[] = "int_scatter_assign";
+
+static inline td_status entry_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "int_scatter_assign";
     if (out == NULL)
@@ -2277,6 +2532,18 @@ td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_scatter_assign(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_int_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_scatter_assign(a, dim, indices, value, out);
 }
 
 /* ---- int_one_hot (unary) ---- */
@@ -2359,7 +2626,9 @@ static td_status arm_autodiff_int_one_hot(const td_tensor *indices, int64_t num_
     return td_tensor_wrap(td_opname, indices->device, td_r, td_ctx, out);
 }
 
-td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
+static const char td_opname_int_one_hot[] = "int_one_hot";
+
+static inline td_status entry_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
 {
     static const char td_opname[] = "int_one_hot";
     if (out == NULL)
@@ -2386,6 +2655,18 @@ td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tenso
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(indices->kind));
     }
+}
+
+td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_one_hot(indices, num_classes, out);
+        const td_tensor *const td_ins[] = { indices };
+        td_trace_op(td_opname_int_one_hot, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_one_hot(indices, num_classes, out);
 }
 
 /* ---- int_reshape (unary) ---- */
@@ -2448,7 +2729,9 @@ static td_status arm_autodiff_int_reshape(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_reshape[] = "int_reshape";
+
+static inline td_status entry_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_reshape";
     if (out == NULL)
@@ -2479,6 +2762,18 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_reshape(a, shape, shape_len, out);
 }
 
 /* ---- int_swap_dims (unary) ---- */
@@ -2541,7 +2836,9 @@ static td_status arm_autodiff_int_swap_dims(const td_tensor *a, int64_t dim0, in
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_int_swap_dims[] = "int_swap_dims";
+
+static inline td_status entry_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "int_swap_dims";
     if (out == NULL)
@@ -2568,6 +2865,18 @@ td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_te
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- int_permute (unary) ---- */
@@ -2630,7 +2939,9 @@ static td_status arm_autodiff_int_permute(const td_tensor *a, const int64_t *per
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_int_permute[] = "int_permute";
+
+static inline td_status entry_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "int_permute";
     if (out == NULL)
@@ -2661,6 +2972,18 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_permute(a, perm, perm_len, out);
 }
 
 /* ---- int_expand (unary) ---- */
@@ -2723,7 +3046,9 @@ static td_status arm_autodiff_int_expand(const td_tensor *a, const int64_t *shap
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_expand[] = "int_expand";
+
+static inline td_status entry_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_expand";
     if (out == NULL)
@@ -2754,6 +3079,18 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_expand(a, shape, shape_len, out);
 }
 
 /* ---- int_slice (unary) ---- */
@@ -2816,7 +3153,9 @@ static td_status arm_autodiff_int_slice(const td_tensor *a, const int64_t *start
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_int_slice[] = "int_slice";
+
+static inline td_status entry_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "int_slice";
     if (out == NULL)
@@ -2851,6 +3190,18 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- bool_reshape (unary) ---- */
@@ -2913,7 +3264,9 @@ static td_status arm_autodiff_bool_reshape(const td_tensor *a, const int64_t *sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_reshape[] = "bool_reshape";
+
+static inline td_status entry_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_reshape";
     if (out == NULL)
@@ -2944,6 +3297,18 @@ td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_reshape(a, shape, shape_len, out);
 }
 
 /* ---- bool_swap_dims (unary) ---- */
@@ -3006,7 +3371,9 @@ static td_status arm_autodiff_bool_swap_dims(const td_tensor *a, int64_t dim0, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_bool_swap_dims[] = "bool_swap_dims";
+
+static inline td_status entry_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "bool_swap_dims";
     if (out == NULL)
@@ -3033,6 +3400,18 @@ td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- bool_permute (unary) ---- */
@@ -3095,7 +3474,9 @@ static td_status arm_autodiff_bool_permute(const td_tensor *a, const int64_t *pe
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_bool_permute[] = "bool_permute";
+
+static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_permute";
     if (out == NULL)
@@ -3126,6 +3507,18 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_permute(a, perm, perm_len, out);
 }
 
 /* ---- bool_expand (unary) ---- */
@@ -3188,7 +3581,9 @@ static td_status arm_autodiff_bool_expand(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_expand[] = "bool_expand";
+
+static inline td_status entry_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_expand";
     if (out == NULL)
@@ -3219,6 +3614,18 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_expand(a, shape, shape_len, out);
 }
 
 /* ---- bool_slice (unary) ---- */
@@ -3281,7 +3688,9 @@ static td_status arm_autodiff_bool_slice(const td_tensor *a, const int64_t *star
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_bool_slice[] = "bool_slice";
+
+static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice";
     if (out == NULL)
@@ -3316,6 +3725,18 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- int_flip (unary) ---- */
@@ -3378,7 +3799,9 @@ static td_status arm_autodiff_int_flip(const td_tensor *a, const int64_t *axes, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+static const char td_opname_int_flip[] = "int_flip";
+
+static inline td_status entry_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
     static const char td_opname[] = "int_flip";
     if (out == NULL)
@@ -3409,6 +3832,18 @@ td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_flip(a, axes, axes_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_flip, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_flip(a, axes, axes_len, out);
 }
 
 /* ---- bool_flip (unary) ---- */
@@ -3471,7 +3906,9 @@ static td_status arm_autodiff_bool_flip(const td_tensor *a, const int64_t *axes,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+static const char td_opname_bool_flip[] = "bool_flip";
+
+static inline td_status entry_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_flip";
     if (out == NULL)
@@ -3502,6 +3939,18 @@ td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_flip(a, axes, axes_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_flip, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_flip(a, axes, axes_len, out);
 }
 
 /* ---- int_repeat_dim (unary) ---- */
@@ -3564,7 +4013,9 @@ static td_status arm_autodiff_int_repeat_dim(const td_tensor *a, int64_t dim, in
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+static const char td_opname_int_repeat_dim[] = "int_repeat_dim";
+
+static inline td_status entry_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
     static const char td_opname[] = "int_repeat_dim";
     if (out == NULL)
@@ -3591,6 +4042,18 @@ td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_repeat_dim(a, dim, times, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_repeat_dim(a, dim, times, out);
 }
 
 /* ---- bool_repeat_dim (unary) ---- */
@@ -3653,7 +4116,9 @@ static td_status arm_autodiff_bool_repeat_dim(const td_tensor *a, int64_t dim, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+static const char td_opname_bool_repeat_dim[] = "bool_repeat_dim";
+
+static inline td_status entry_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
     static const char td_opname[] = "bool_repeat_dim";
     if (out == NULL)
@@ -3682,11 +4147,41 @@ td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_
     }
 }
 
+td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_repeat_dim(a, dim, times, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_repeat_dim(a, dim, times, out);
+}
+
 /* ---- int_transpose (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_transpose";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_transpose", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3703,6 +4198,8 @@ static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_sh
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_transpose", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3742,7 +4239,9 @@ static td_status arm_autodiff_int_transpose(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_transpose(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_transpose[] = "int_transpose";
+
+static inline td_status entry_int_transpose(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_transpose";
     if (out == NULL)
@@ -3771,11 +4270,41 @@ td_status td_int_transpose(const td_tensor *a, td_tensor **out)
     }
 }
 
+td_status td_int_transpose(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_transpose(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_transpose, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_transpose(a, out);
+}
+
 /* ---- bool_transpose (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_transpose";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_transpose", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3792,6 +4321,8 @@ static td_status arm_cpu_bool_transpose(const td_tensor *a, const td_shape *td_s
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_transpose", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3831,7 +4362,9 @@ static td_status arm_autodiff_bool_transpose(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_transpose(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_transpose[] = "bool_transpose";
+
+static inline td_status entry_bool_transpose(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_transpose";
     if (out == NULL)
@@ -3858,6 +4391,18 @@ td_status td_bool_transpose(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_transpose(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_transpose(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_transpose, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_transpose(a, out);
 }
 
 /* ---- int_narrow (unary) ---- */
@@ -3920,7 +4465,9 @@ static td_status arm_autodiff_int_narrow(const td_tensor *a, int64_t dim, int64_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+static const char td_opname_int_narrow[] = "int_narrow";
+
+static inline td_status entry_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
     static const char td_opname[] = "int_narrow";
     if (out == NULL)
@@ -3947,6 +4494,18 @@ td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_narrow(a, dim, start, length, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_narrow, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_narrow(a, dim, start, length, out);
 }
 
 /* ---- bool_narrow (unary) ---- */
@@ -4009,7 +4568,9 @@ static td_status arm_autodiff_bool_narrow(const td_tensor *a, int64_t dim, int64
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+static const char td_opname_bool_narrow[] = "bool_narrow";
+
+static inline td_status entry_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
     static const char td_opname[] = "bool_narrow";
     if (out == NULL)
@@ -4036,6 +4597,18 @@ td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_narrow(a, dim, start, length, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_narrow, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_narrow(a, dim, start, length, out);
 }
 
 /* ---- int_mask_fill (unary) ---- */
@@ -4098,7 +4671,9 @@ static td_status arm_autodiff_int_mask_fill(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+static const char td_opname_int_mask_fill[] = "int_mask_fill";
+
+static inline td_status entry_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_fill";
     if (out == NULL)
@@ -4130,6 +4705,18 @@ td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t va
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_int_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mask_fill(a, mask, value, out);
 }
 
 /* ---- int_sum (unary) ---- */
@@ -4192,7 +4779,9 @@ static td_status arm_autodiff_int_sum(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sum(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_sum[] = "int_sum";
+
+static inline td_status entry_int_sum(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_sum";
     if (out == NULL)
@@ -4219,6 +4808,18 @@ td_status td_int_sum(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sum(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sum(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_sum, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sum(a, out);
 }
 
 /* ---- int_into_float (unary) ---- */
@@ -4281,7 +4882,9 @@ static td_status arm_autodiff_int_into_float(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_into_float(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_into_float[] = "int_into_float";
+
+static inline td_status entry_int_into_float(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_into_float";
     if (out == NULL)
@@ -4308,6 +4911,18 @@ td_status td_int_into_float(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_into_float(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_into_float(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_into_float, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_into_float(a, out);
 }
 
 /* ---- bool_into_float (unary) ---- */
@@ -4370,7 +4985,9 @@ static td_status arm_autodiff_bool_into_float(const td_tensor *a, const td_shape
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_into_float[] = "bool_into_float";
+
+static inline td_status entry_bool_into_float(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_float";
     if (out == NULL)
@@ -4397,6 +5014,18 @@ td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_float(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_float, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_float(a, out);
 }
 
 /* ---- bool_into_int (unary) ---- */
@@ -4459,7 +5088,9 @@ static td_status arm_autodiff_bool_into_int(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_into_int[] = "bool_into_int";
+
+static inline td_status entry_bool_into_int(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_int";
     if (out == NULL)
@@ -4486,6 +5117,18 @@ td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_int(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_int, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_int(a, out);
 }
 
 /* ---- bool_not (unary) ---- */
@@ -4548,7 +5191,9 @@ static td_status arm_autodiff_bool_not(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_not(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_not[] = "bool_not";
+
+static inline td_status entry_bool_not(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_not";
     if (out == NULL)
@@ -4575,6 +5220,18 @@ td_status td_bool_not(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_not(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_not(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_not, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_not(a, out);
 }
 
 /* ---- int_into_data (unary) ---- */
@@ -4623,7 +5280,9 @@ static td_status arm_autodiff_int_into_data(const td_tensor *a, int32_t *dst, in
     return td_st;
 }
 
-td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
+static const char td_opname_int_into_data[] = "int_into_data";
+
+static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 {
     static const char td_opname[] = "int_into_data";
     if (a == NULL)
@@ -4649,6 +5308,18 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_into_data(a, dst, dst_len);
 }
 
 /* ---- bool_into_data (unary) ---- */
@@ -4697,7 +5368,9 @@ static td_status arm_autodiff_bool_into_data(const td_tensor *a, bool *dst, int6
     return td_st;
 }
 
-td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
+static const char td_opname_bool_into_data[] = "bool_into_data";
+
+static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 {
     static const char td_opname[] = "bool_into_data";
     if (a == NULL)
@@ -4723,6 +5396,18 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_data(a, dst, dst_len);
 }
 
 /* ---- float_gather (unary_float) ---- */
@@ -4860,7 +5545,9 @@ static td_status arm_autodiff_float_gather(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+static const char td_opname_float_gather[] = "float_gather";
+
+static inline td_status entry_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
     static const char td_opname[] = "float_gather";
     if (out == NULL)
@@ -4892,6 +5579,18 @@ td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indi
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_gather(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_float_gather, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_gather(a, dim, indices, out);
 }
 
 /* ---- float_scatter_add (unary_float) ---- */
@@ -5044,7 +5743,9 @@ static td_status arm_autodiff_float_scatter_add(const td_tensor *a, int64_t dim,
     return TD_OK;
 }
 
-td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+static const char td_opname_float_scatter_add[] = "float_scatter_add";
+
+static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "float_scatter_add";
     if (out == NULL)
@@ -5081,6 +5782,18 @@ td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_scatter_add(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_float_scatter_add, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_scatter_add(a, dim, indices, value, out);
 }
 
 /* ---- float_select (unary_float) ---- */
@@ -5218,7 +5931,9 @@ static td_status arm_autodiff_float_select(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+static const char td_opname_float_select[] = "float_select";
+
+static inline td_status entry_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
     static const char td_opname[] = "float_select";
     if (out == NULL)
@@ -5250,6 +5965,18 @@ td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indi
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_select(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_float_select, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_select(a, dim, indices, out);
 }
 
 /* ---- float_select_add (unary_float) ---- */
@@ -5402,7 +6129,9 @@ static td_status arm_autodiff_float_select_add(const td_tensor *a, int64_t dim, 
     return TD_OK;
 }
 
-td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+static const char td_opname_float_select_add[] = "float_select_add";
+
+static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "float_select_add";
     if (out == NULL)
@@ -5439,6 +6168,18 @@ td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_select_add(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_float_select_add, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_select_add(a, dim, indices, value, out);
 }
 
 /* ---- float_scatter_assign (unary_float) ---- */
@@ -5597,7 +6338,9 @@ static td_status arm_autodiff_float_scatter_assign(const td_tensor *a, int64_t d
     return TD_OK;
 }
 
-td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+static const char td_opname_float_scatter_assign[] = "float_scatter_assign";
+
+static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "float_scatter_assign";
     if (out == NULL)
@@ -5634,6 +6377,18 @@ td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tens
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_scatter_assign(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_float_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_scatter_assign(a, dim, indices, value, out);
 }
 
 /* ---- float_reshape (unary_float) ---- */
@@ -5747,7 +6502,9 @@ static td_status arm_autodiff_float_reshape(const td_tensor *a, const int64_t *s
     return TD_OK;
 }
 
-td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_reshape[] = "float_reshape";
+
+static inline td_status entry_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_reshape";
     if (out == NULL)
@@ -5778,6 +6535,18 @@ td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_l
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_reshape(a, shape, shape_len, out);
 }
 
 /* ---- float_swap_dims (unary_float) ---- */
@@ -5890,7 +6659,9 @@ static td_status arm_autodiff_float_swap_dims(const td_tensor *a, int64_t dim0, 
     return TD_OK;
 }
 
-td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_float_swap_dims[] = "float_swap_dims";
+
+static inline td_status entry_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "float_swap_dims";
     if (out == NULL)
@@ -5917,6 +6688,18 @@ td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- float_permute (unary_float) ---- */
@@ -6030,7 +6813,9 @@ static td_status arm_autodiff_float_permute(const td_tensor *a, const int64_t *p
     return TD_OK;
 }
 
-td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_float_permute[] = "float_permute";
+
+static inline td_status entry_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "float_permute";
     if (out == NULL)
@@ -6061,6 +6846,18 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_permute(a, perm, perm_len, out);
 }
 
 /* ---- float_expand (unary_float) ---- */
@@ -6168,7 +6965,9 @@ static td_status arm_autodiff_float_expand(const td_tensor *a, const int64_t *sh
     return TD_OK;
 }
 
-td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_expand[] = "float_expand";
+
+static inline td_status entry_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_expand";
     if (out == NULL)
@@ -6199,6 +6998,18 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_expand(a, shape, shape_len, out);
 }
 
 /* ---- float_slice (unary_float) ---- */
@@ -6315,7 +7126,9 @@ static td_status arm_autodiff_float_slice(const td_tensor *a, const int64_t *sta
     return TD_OK;
 }
 
-td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_float_slice[] = "float_slice";
+
+static inline td_status entry_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "float_slice";
     if (out == NULL)
@@ -6350,6 +7163,18 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_flip (unary_float) ---- */
@@ -6463,7 +7288,9 @@ static td_status arm_autodiff_float_flip(const td_tensor *a, const int64_t *axes
     return TD_OK;
 }
 
-td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+static const char td_opname_float_flip[] = "float_flip";
+
+static inline td_status entry_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
     static const char td_opname[] = "float_flip";
     if (out == NULL)
@@ -6494,6 +7321,18 @@ td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_flip(a, axes, axes_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_flip, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_flip(a, axes, axes_len, out);
 }
 
 /* ---- float_repeat_dim (unary_float) ---- */
@@ -6606,7 +7445,9 @@ static td_status arm_autodiff_float_repeat_dim(const td_tensor *a, int64_t dim, 
     return TD_OK;
 }
 
-td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+static const char td_opname_float_repeat_dim[] = "float_repeat_dim";
+
+static inline td_status entry_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
     static const char td_opname[] = "float_repeat_dim";
     if (out == NULL)
@@ -6635,11 +7476,41 @@ td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td
     }
 }
 
+td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_repeat_dim(a, dim, times, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_repeat_dim(a, dim, times, out);
+}
+
 /* ---- float_transpose (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_transpose";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_transpose", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6656,6 +7527,8 @@ static td_status arm_cpu_float_transpose(const td_tensor *a, const td_shape *td_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_transpose", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6744,7 +7617,9 @@ static td_status arm_autodiff_float_transpose(const td_tensor *a, const td_shape
     return TD_OK;
 }
 
-td_status td_float_transpose(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_transpose[] = "float_transpose";
+
+static inline td_status entry_float_transpose(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_transpose";
     if (out == NULL)
@@ -6771,6 +7646,18 @@ td_status td_float_transpose(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_transpose(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_transpose(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_transpose, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_transpose(a, out);
 }
 
 /* ---- float_narrow (unary_float) ---- */
@@ -6884,7 +7771,9 @@ static td_status arm_autodiff_float_narrow(const td_tensor *a, int64_t dim, int6
     return TD_OK;
 }
 
-td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+static const char td_opname_float_narrow[] = "float_narrow";
+
+static inline td_status entry_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
     static const char td_opname[] = "float_narrow";
     if (out == NULL)
@@ -6911,6 +7800,18 @@ td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_narrow(a, dim, start, length, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_narrow, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_narrow(a, dim, start, length, out);
 }
 
 /* ---- float_unfold (unary_float) ---- */
@@ -7046,7 +7947,9 @@ static td_status arm_autodiff_float_unfold(const td_tensor *a, int64_t dim, int6
     return TD_OK;
 }
 
-td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out)
+static const char td_opname_float_unfold[] = "float_unfold";
+
+static inline td_status entry_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out)
 {
     static const char td_opname[] = "float_unfold";
     if (out == NULL)
@@ -7073,6 +7976,18 @@ td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_unfold(a, dim, size, step, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_unfold, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_unfold(a, dim, size, step, out);
 }
 
 /* ---- float_pad (unary_float) ---- */
@@ -7187,7 +8102,9 @@ static td_status arm_autodiff_float_pad(const td_tensor *a, const int64_t *pads,
     return TD_OK;
 }
 
-td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out)
+static const char td_opname_float_pad[] = "float_pad";
+
+static inline td_status entry_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_pad";
     if (out == NULL)
@@ -7218,6 +8135,18 @@ td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, fl
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_pad(a, pads, pads_len, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_pad, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_pad(a, pads, pads_len, value, out);
 }
 
 /* ---- float_neg (unary_float) ---- */
@@ -7329,7 +8258,9 @@ static td_status arm_autodiff_float_neg(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_neg(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_neg[] = "float_neg";
+
+static inline td_status entry_float_neg(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_neg";
     if (out == NULL)
@@ -7356,6 +8287,18 @@ td_status td_float_neg(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_neg(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_neg(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_neg, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_neg(a, out);
 }
 
 /* ---- float_abs (unary_float) ---- */
@@ -7470,7 +8413,9 @@ static td_status arm_autodiff_float_abs(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_abs(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_abs[] = "float_abs";
+
+static inline td_status entry_float_abs(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_abs";
     if (out == NULL)
@@ -7497,6 +8442,18 @@ td_status td_float_abs(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_abs(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_abs(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_abs, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_abs(a, out);
 }
 
 /* ---- float_exp (unary_float) ---- */
@@ -7608,7 +8565,9 @@ static td_status arm_autodiff_float_exp(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_exp(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_exp[] = "float_exp";
+
+static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_exp";
     if (out == NULL)
@@ -7635,6 +8594,18 @@ td_status td_float_exp(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_exp(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_exp(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_exp, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_exp(a, out);
 }
 
 /* ---- float_log (unary_float) ---- */
@@ -7745,7 +8716,9 @@ static td_status arm_autodiff_float_log(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_log(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_log[] = "float_log";
+
+static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_log";
     if (out == NULL)
@@ -7772,6 +8745,18 @@ td_status td_float_log(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_log(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log(a, out);
 }
 
 /* ---- float_sqrt (unary_float) ---- */
@@ -7887,7 +8872,9 @@ static td_status arm_autodiff_float_sqrt(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sqrt[] = "float_sqrt";
+
+static inline td_status entry_float_sqrt(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sqrt";
     if (out == NULL)
@@ -7914,6 +8901,18 @@ td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sqrt(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sqrt, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sqrt(a, out);
 }
 
 /* ---- float_sin (unary_float) ---- */
@@ -8028,7 +9027,9 @@ static td_status arm_autodiff_float_sin(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_sin(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sin[] = "float_sin";
+
+static inline td_status entry_float_sin(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sin";
     if (out == NULL)
@@ -8055,6 +9056,18 @@ td_status td_float_sin(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sin(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sin(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sin(a, out);
 }
 
 /* ---- float_cos (unary_float) ---- */
@@ -8173,7 +9186,9 @@ static td_status arm_autodiff_float_cos(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_cos(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_cos[] = "float_cos";
+
+static inline td_status entry_float_cos(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_cos";
     if (out == NULL)
@@ -8200,6 +9215,18 @@ td_status td_float_cos(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_cos(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cos(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_cos, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cos(a, out);
 }
 
 /* ---- float_tanh (unary_float) ---- */
@@ -8323,7 +9350,9 @@ static td_status arm_autodiff_float_tanh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_tanh(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_tanh[] = "float_tanh";
+
+static inline td_status entry_float_tanh(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_tanh";
     if (out == NULL)
@@ -8350,6 +9379,18 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_tanh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_tanh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_tanh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_tanh(a, out);
 }
 
 /* ---- float_sigmoid (unary_float) ---- */
@@ -8473,7 +9514,9 @@ static td_status arm_autodiff_float_sigmoid(const td_tensor *a, const td_shape *
     return TD_OK;
 }
 
-td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sigmoid[] = "float_sigmoid";
+
+static inline td_status entry_float_sigmoid(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sigmoid";
     if (out == NULL)
@@ -8500,6 +9543,18 @@ td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sigmoid(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sigmoid(a, out);
 }
 
 /* ---- float_relu (unary_float) ---- */
@@ -8614,7 +9669,9 @@ static td_status arm_autodiff_float_relu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_relu(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_relu[] = "float_relu";
+
+static inline td_status entry_float_relu(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_relu";
     if (out == NULL)
@@ -8641,6 +9698,18 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_relu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_relu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_relu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_relu(a, out);
 }
 
 /* ---- float_gelu (unary_float) ---- */
@@ -8755,7 +9824,9 @@ static td_status arm_autodiff_float_gelu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_gelu(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_gelu[] = "float_gelu";
+
+static inline td_status entry_float_gelu(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_gelu";
     if (out == NULL)
@@ -8782,6 +9853,18 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_gelu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_gelu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_gelu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_gelu(a, out);
 }
 
 /* ---- float_powf_scalar (unary_float) ---- */
@@ -8900,7 +9983,9 @@ static td_status arm_autodiff_float_powf_scalar(const td_tensor *a, float expone
     return TD_OK;
 }
 
-td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
+static const char td_opname_float_powf_scalar[] = "float_powf_scalar";
+
+static inline td_status entry_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
 {
     static const char td_opname[] = "float_powf_scalar";
     if (out == NULL)
@@ -8927,6 +10012,18 @@ td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powf_scalar(a, exponent, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_powf_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powf_scalar(a, exponent, out);
 }
 
 /* ---- float_clamp (unary_float) ---- */
@@ -9042,7 +10139,9 @@ static td_status arm_autodiff_float_clamp(const td_tensor *a, float lo, float hi
     return TD_OK;
 }
 
-td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
+static const char td_opname_float_clamp[] = "float_clamp";
+
+static inline td_status entry_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp";
     if (out == NULL)
@@ -9069,6 +10168,18 @@ td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_clamp(a, lo, hi, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_clamp, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_clamp(a, lo, hi, out);
 }
 
 /* ---- float_add_scalar (unary_float) ---- */
@@ -9174,7 +10285,9 @@ static td_status arm_autodiff_float_add_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_add_scalar[] = "float_add_scalar";
+
+static inline td_status entry_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_add_scalar";
     if (out == NULL)
@@ -9201,6 +10314,18 @@ td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_add_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_add_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_add_scalar(a, value, out);
 }
 
 /* ---- float_mul_scalar (unary_float) ---- */
@@ -9312,7 +10437,9 @@ static td_status arm_autodiff_float_mul_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_mul_scalar[] = "float_mul_scalar";
+
+static inline td_status entry_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_mul_scalar";
     if (out == NULL)
@@ -9339,6 +10466,18 @@ td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mul_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mul_scalar(a, value, out);
 }
 
 /* ---- float_mask_fill (unary_float) ---- */
@@ -9451,7 +10590,9 @@ static td_status arm_autodiff_float_mask_fill(const td_tensor *a, const td_tenso
     return TD_OK;
 }
 
-td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
+static const char td_opname_float_mask_fill[] = "float_mask_fill";
+
+static inline td_status entry_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_fill";
     if (out == NULL)
@@ -9483,6 +10624,18 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_float_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mask_fill(a, mask, value, out);
 }
 
 /* ---- float_sum (unary_float) ---- */
@@ -9594,7 +10747,9 @@ static td_status arm_autodiff_float_sum(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_sum(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sum[] = "float_sum";
+
+static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sum";
     if (out == NULL)
@@ -9621,6 +10776,18 @@ td_status td_float_sum(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sum(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sum(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sum, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sum(a, out);
 }
 
 /* ---- float_sum_dim (unary_float) ---- */
@@ -9732,7 +10899,9 @@ static td_status arm_autodiff_float_sum_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_sum_dim[] = "float_sum_dim";
+
+static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_sum_dim";
     if (out == NULL)
@@ -9761,11 +10930,49 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
     }
 }
 
+td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sum_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sum_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sum_dim(a, dim, out);
+}
+
 /* ---- float_mean_dim (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mean_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    int64_t td_s1 = 0;
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t1, (float)(1.0f / (float)(td_s1)), &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9782,6 +10989,8 @@ static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9870,7 +11079,9 @@ static td_status arm_autodiff_float_mean_dim(const td_tensor *a, int64_t dim, co
     return TD_OK;
 }
 
-td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_mean_dim[] = "float_mean_dim";
+
+static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_mean_dim";
     if (out == NULL)
@@ -9897,6 +11108,18 @@ td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mean_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_mean_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mean_dim(a, dim, out);
 }
 
 /* ---- float_max_dim (unary_float) ---- */
@@ -10007,7 +11230,9 @@ static td_status arm_autodiff_float_max_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_max_dim[] = "float_max_dim";
+
+static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_max_dim";
     if (out == NULL)
@@ -10036,11 +11261,50 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
     }
 }
 
+td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_max_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_dim(a, dim, out);
+}
+
 /* ---- float_min_dim (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t2, &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10057,6 +11321,8 @@ static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10144,7 +11410,9 @@ static td_status arm_autodiff_float_min_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_min_dim[] = "float_min_dim";
+
+static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_min_dim";
     if (out == NULL)
@@ -10171,6 +11439,18 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_min_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_min_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_min_dim(a, dim, out);
 }
 
 /* ---- float_argmax (unary_float) ---- */
@@ -10234,7 +11514,9 @@ static td_status arm_autodiff_float_argmax(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_argmax[] = "float_argmax";
+
+static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_argmax";
     if (out == NULL)
@@ -10261,6 +11543,18 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_argmax(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_argmax, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_argmax(a, dim, out);
 }
 
 /* ---- float_argmin (unary_float) ---- */
@@ -10324,7 +11618,9 @@ static td_status arm_autodiff_float_argmin(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_argmin[] = "float_argmin";
+
+static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_argmin";
     if (out == NULL)
@@ -10351,6 +11647,18 @@ td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_argmin(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_argmin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_argmin(a, dim, out);
 }
 
 /* ---- float_into_int (unary_float) ---- */
@@ -10414,7 +11722,9 @@ static td_status arm_autodiff_float_into_int(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_into_int(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_into_int[] = "float_into_int";
+
+static inline td_status entry_float_into_int(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_into_int";
     if (out == NULL)
@@ -10441,6 +11751,18 @@ td_status td_float_into_int(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_into_int(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_into_int(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_into_int, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_into_int(a, out);
 }
 
 /* ---- float_into_data (unary_float) ---- */
@@ -10490,7 +11812,9 @@ static td_status arm_autodiff_float_into_data(const td_tensor *a, float *dst, in
     return td_st;
 }
 
-td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
+static const char td_opname_float_into_data[] = "float_into_data";
+
+static inline td_status entry_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
 {
     static const char td_opname[] = "float_into_data";
     if (a == NULL)
@@ -10516,6 +11840,18 @@ td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_into_data(a, dst, dst_len);
 }
 
 /* ---- int_add (binary) ---- */
@@ -10578,7 +11914,9 @@ static td_status arm_autodiff_int_add(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_add[] = "int_add";
+
+static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_add";
     if (out == NULL)
@@ -10610,6 +11948,18 @@ td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_add(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_add, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_add(a, b, out);
 }
 
 /* ---- int_sub (binary) ---- */
@@ -10672,7 +12022,9 @@ static td_status arm_autodiff_int_sub(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_sub[] = "int_sub";
+
+static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_sub";
     if (out == NULL)
@@ -10704,6 +12056,18 @@ td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sub(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_sub, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sub(a, b, out);
 }
 
 /* ---- int_mul (binary) ---- */
@@ -10766,7 +12130,9 @@ static td_status arm_autodiff_int_mul(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_mul[] = "int_mul";
+
+static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_mul";
     if (out == NULL)
@@ -10798,6 +12164,18 @@ td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_mul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mul(a, b, out);
 }
 
 /* ---- int_div (binary) ---- */
@@ -10860,7 +12238,9 @@ static td_status arm_autodiff_int_div(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_div[] = "int_div";
+
+static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_div";
     if (out == NULL)
@@ -10892,6 +12272,18 @@ td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_div(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_div, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_div(a, b, out);
 }
 
 /* ---- int_remainder (binary) ---- */
@@ -10954,7 +12346,9 @@ static td_status arm_autodiff_int_remainder(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_remainder[] = "int_remainder";
+
+static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_remainder";
     if (out == NULL)
@@ -10986,6 +12380,18 @@ td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_remainder(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_remainder, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_remainder(a, b, out);
 }
 
 /* ---- int_equal (binary) ---- */
@@ -11048,7 +12454,9 @@ static td_status arm_autodiff_int_equal(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_equal[] = "int_equal";
+
+static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_equal";
     if (out == NULL)
@@ -11080,6 +12488,18 @@ td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_equal(a, b, out);
 }
 
 /* ---- int_greater (binary) ---- */
@@ -11142,7 +12562,9 @@ static td_status arm_autodiff_int_greater(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_greater[] = "int_greater";
+
+static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_greater";
     if (out == NULL)
@@ -11174,6 +12596,18 @@ td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_greater(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_greater, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_greater(a, b, out);
 }
 
 /* ---- int_lower (binary) ---- */
@@ -11236,7 +12670,9 @@ static td_status arm_autodiff_int_lower(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_lower[] = "int_lower";
+
+static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_lower";
     if (out == NULL)
@@ -11268,6 +12704,18 @@ td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_lower(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_lower, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_lower(a, b, out);
 }
 
 /* ---- int_mask_where (binary) ---- */
@@ -11330,7 +12778,9 @@ static td_status arm_autodiff_int_mask_where(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+static const char td_opname_int_mask_where[] = "int_mask_where";
+
+static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_where";
     if (out == NULL)
@@ -11367,6 +12817,18 @@ td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_int_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mask_where(a, mask, value, out);
 }
 
 /* ---- bool_and (binary) ---- */
@@ -11429,7 +12891,9 @@ static td_status arm_autodiff_bool_and(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_bool_and[] = "bool_and";
+
+static inline td_status entry_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "bool_and";
     if (out == NULL)
@@ -11463,11 +12927,54 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
     }
 }
 
+td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_and(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_and, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_and(a, b, out);
+}
+
 /* ---- bool_or (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_or";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_not(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11484,6 +12991,8 @@ static td_status arm_cpu_bool_or(const td_tensor *a, const td_tensor *b, const t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11523,7 +13032,9 @@ static td_status arm_autodiff_bool_or(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_bool_or[] = "bool_or";
+
+static inline td_status entry_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "bool_or";
     if (out == NULL)
@@ -11555,6 +13066,18 @@ td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_or(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_or, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_or(a, b, out);
 }
 
 /* ---- int_slice_assign (binary) ---- */
@@ -11617,7 +13140,9 @@ static td_status arm_autodiff_int_slice_assign(const td_tensor *a, const td_tens
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_int_slice_assign[] = "int_slice_assign";
+
+static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "int_slice_assign";
     if (out == NULL)
@@ -11657,6 +13182,18 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_int_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- bool_slice_assign (binary) ---- */
@@ -11719,7 +13256,9 @@ static td_status arm_autodiff_bool_slice_assign(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_bool_slice_assign[] = "bool_slice_assign";
+
+static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice_assign";
     if (out == NULL)
@@ -11759,6 +13298,18 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_bool_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_add (binary_float) ---- */
@@ -11874,7 +13425,9 @@ static td_status arm_autodiff_float_add(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_add[] = "float_add";
+
+static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_add";
     if (out == NULL)
@@ -11908,11 +13461,46 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
     }
 }
 
+td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_add(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_add, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_add(a, b, out);
+}
+
 /* ---- float_sub (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11929,6 +13517,8 @@ static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -12027,7 +13617,9 @@ static td_status arm_autodiff_float_sub(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_sub[] = "float_sub";
+
+static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_sub";
     if (out == NULL)
@@ -12059,6 +13651,18 @@ td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sub(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_sub, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sub(a, b, out);
 }
 
 /* ---- float_mul (binary_float) ---- */
@@ -12184,7 +13788,9 @@ static td_status arm_autodiff_float_mul(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_mul[] = "float_mul";
+
+static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_mul";
     if (out == NULL)
@@ -12216,6 +13822,18 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_mul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mul(a, b, out);
 }
 
 /* ---- float_div (binary_float) ---- */
@@ -12350,7 +13968,9 @@ static td_status arm_autodiff_float_div(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_div[] = "float_div";
+
+static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_div";
     if (out == NULL)
@@ -12382,6 +14002,18 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_div(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_div, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_div(a, b, out);
 }
 
 /* ---- float_powf (binary_float) ---- */
@@ -12527,7 +14159,9 @@ static td_status arm_autodiff_float_powf(const td_tensor *a, const td_tensor *b,
     return TD_OK;
 }
 
-td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_powf[] = "float_powf";
+
+static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_powf";
     if (out == NULL)
@@ -12559,6 +14193,18 @@ td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powf(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_powf, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powf(a, b, out);
 }
 
 /* ---- float_maximum (binary_float) ---- */
@@ -12716,7 +14362,9 @@ static td_status arm_autodiff_float_maximum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_maximum[] = "float_maximum";
+
+static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_maximum";
     if (out == NULL)
@@ -12748,6 +14396,18 @@ td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_maximum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_maximum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_maximum(a, b, out);
 }
 
 /* ---- float_minimum (binary_float) ---- */
@@ -12905,7 +14565,9 @@ static td_status arm_autodiff_float_minimum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_minimum[] = "float_minimum";
+
+static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_minimum";
     if (out == NULL)
@@ -12937,6 +14599,18 @@ td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_minimum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_minimum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_minimum(a, b, out);
 }
 
 /* ---- float_equal (binary_float) ---- */
@@ -13001,7 +14675,9 @@ static td_status arm_autodiff_float_equal(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_equal[] = "float_equal";
+
+static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_equal";
     if (out == NULL)
@@ -13033,6 +14709,18 @@ td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_equal(a, b, out);
 }
 
 /* ---- float_greater (binary_float) ---- */
@@ -13097,7 +14785,9 @@ static td_status arm_autodiff_float_greater(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_greater[] = "float_greater";
+
+static inline td_status entry_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_greater";
     if (out == NULL)
@@ -13129,6 +14819,18 @@ td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_greater, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater(a, b, out);
 }
 
 /* ---- float_greater_equal (binary_float) ---- */
@@ -13193,7 +14895,9 @@ static td_status arm_autodiff_float_greater_equal(const td_tensor *a, const td_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_greater_equal[] = "float_greater_equal";
+
+static inline td_status entry_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_equal";
     if (out == NULL)
@@ -13227,11 +14931,42 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
     }
 }
 
+td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_greater_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater_equal(a, b, out);
+}
+
 /* ---- float_lower (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_greater(b, a, &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13248,6 +14983,8 @@ static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, con
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13289,7 +15026,9 @@ static td_status arm_autodiff_float_lower(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_lower[] = "float_lower";
+
+static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_lower";
     if (out == NULL)
@@ -13323,11 +15062,42 @@ td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out
     }
 }
 
+td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_lower, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower(a, b, out);
+}
+
 /* ---- float_lower_equal (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_greater_equal(b, a, &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13344,6 +15114,8 @@ static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13385,7 +15157,9 @@ static td_status arm_autodiff_float_lower_equal(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_lower_equal[] = "float_lower_equal";
+
+static inline td_status entry_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal";
     if (out == NULL)
@@ -13417,6 +15191,18 @@ td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_lower_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower_equal(a, b, out);
 }
 
 /* ---- float_mask_where (binary_float) ---- */
@@ -13549,7 +15335,9 @@ static td_status arm_autodiff_float_mask_where(const td_tensor *a, const td_tens
     return TD_OK;
 }
 
-td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+static const char td_opname_float_mask_where[] = "float_mask_where";
+
+static inline td_status entry_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_where";
     if (out == NULL)
@@ -13586,6 +15374,18 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_float_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mask_where(a, mask, value, out);
 }
 
 /* ---- float_matmul (binary_float) ---- */
@@ -13719,7 +15519,9 @@ static td_status arm_autodiff_float_matmul(const td_tensor *a, const td_tensor *
     return TD_OK;
 }
 
-td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_matmul[] = "float_matmul";
+
+static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul";
     if (out == NULL)
@@ -13751,6 +15553,18 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_matmul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_matmul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_matmul(a, b, out);
 }
 
 /* ---- float_slice_assign (binary_float) ---- */
@@ -13887,7 +15701,9 @@ static td_status arm_autodiff_float_slice_assign(const td_tensor *a, const td_te
     return TD_OK;
 }
 
-td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_float_slice_assign[] = "float_slice_assign";
+
+static inline td_status entry_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "float_slice_assign";
     if (out == NULL)
@@ -13929,15 +15745,87 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
     }
 }
 
+td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_float_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+}
+
 /* ---- float_cross (binary_float) ---- */
 
-#if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
+TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_expand(a, td_t1->shape.dims, td_t1->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_repeat_dim(td_t2, (int64_t)(dim), (int64_t)(2), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_expand(b, td_t1->shape.dims, td_t1->shape.ndim, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_repeat_dim(td_t4, (int64_t)(dim), (int64_t)(2), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_narrow(td_t3, (int64_t)(dim), (int64_t)(1), (int64_t)(3), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_narrow(td_t5, (int64_t)(dim), (int64_t)(2), (int64_t)(3), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t6, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_narrow(td_t3, (int64_t)(dim), (int64_t)(2), (int64_t)(3), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_narrow(td_t5, (int64_t)(dim), (int64_t)(1), (int64_t)(3), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t9, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t8, td_t11, &td_t12);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_cross(a, b, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cross", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13954,37 +15842,7 @@ static td_status arm_cpu_float_cross(const td_tensor *a, const td_tensor *b, int
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_cross", TD_OP_FLOAT_CROSS, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cross", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cross", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_cross(td_c_a, td_c_b, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cross", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-    (void)a;
-    (void)b;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_cross", TD_BACKEND_VULKAN, "cpu");
+    return comp_float_cross(a, b, dim, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -14077,7 +15935,9 @@ static td_status arm_autodiff_float_cross(const td_tensor *a, const td_tensor *b
     return TD_OK;
 }
 
-td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out)
+static const char td_opname_float_cross[] = "float_cross";
+
+static inline td_status entry_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_cross";
     if (out == NULL)
@@ -14109,6 +15969,18 @@ td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cross(a, b, dim, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_cross, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cross(a, b, dim, out);
 }
 
 /* ---- float_cat (multi) ---- */
@@ -14218,7 +16090,9 @@ static td_status arm_autodiff_float_cat(const td_tensor *const *xs, int xs_len, 
     return TD_OK;
 }
 
-td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_float_cat[] = "float_cat";
+
+static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_cat";
     if (out == NULL)
@@ -14255,6 +16129,17 @@ td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_float_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cat(xs, xs_len, dim, out);
 }
 
 /* ---- int_cat (multi) ---- */
@@ -14323,7 +16208,9 @@ static td_status arm_autodiff_int_cat(const td_tensor *const *xs, int xs_len, in
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_int_cat[] = "int_cat";
+
+static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_cat";
     if (out == NULL)
@@ -14360,6 +16247,17 @@ td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_ten
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_int_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_cat(xs, xs_len, dim, out);
 }
 
 /* ---- bool_cat (multi) ---- */
@@ -14428,7 +16326,9 @@ static td_status arm_autodiff_bool_cat(const td_tensor *const *xs, int xs_len, i
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_bool_cat[] = "bool_cat";
+
+static inline td_status entry_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "bool_cat";
     if (out == NULL)
@@ -14465,6 +16365,17 @@ td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_te
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_bool_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_cat(xs, xs_len, dim, out);
 }
 
 /* ---- float_stack (multi) ---- */
@@ -14574,7 +16485,9 @@ static td_status arm_autodiff_float_stack(const td_tensor *const *xs, int xs_len
     return TD_OK;
 }
 
-td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_float_stack[] = "float_stack";
+
+static inline td_status entry_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_stack";
     if (out == NULL)
@@ -14611,6 +16524,17 @@ td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_stack(xs, xs_len, dim, out);
+        td_trace_op(td_opname_float_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_stack(xs, xs_len, dim, out);
 }
 
 /* ---- int_stack (multi) ---- */
@@ -14679,7 +16603,9 @@ static td_status arm_autodiff_int_stack(const td_tensor *const *xs, int xs_len, 
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_int_stack[] = "int_stack";
+
+static inline td_status entry_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_stack";
     if (out == NULL)
@@ -14716,6 +16642,17 @@ td_status td_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_stack(xs, xs_len, dim, out);
+        td_trace_op(td_opname_int_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_stack(xs, xs_len, dim, out);
 }
 
 /* ---- bool_stack (multi) ---- */
@@ -14784,7 +16721,9 @@ static td_status arm_autodiff_bool_stack(const td_tensor *const *xs, int xs_len,
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_bool_stack[] = "bool_stack";
+
+static inline td_status entry_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "bool_stack";
     if (out == NULL)
@@ -14821,6 +16760,17 @@ td_status td_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_stack(xs, xs_len, dim, out);
+        td_trace_op(td_opname_bool_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_stack(xs, xs_len, dim, out);
 }
 
 /* ---- float_to_device (to_device) ---- */
@@ -14936,7 +16886,9 @@ static td_status arm_autodiff_float_to_device(const td_tensor *a, td_device *dev
     return TD_OK;
 }
 
-td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_float_to_device[] = "float_to_device";
+
+static inline td_status entry_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "float_to_device";
     if (out == NULL)
@@ -14965,6 +16917,18 @@ td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_to_device(a, device, out);
 }
 
 /* ---- int_to_device (to_device) ---- */
@@ -15037,7 +17001,9 @@ static td_status arm_autodiff_int_to_device(const td_tensor *a, td_device *devic
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_int_to_device[] = "int_to_device";
+
+static inline td_status entry_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "int_to_device";
     if (out == NULL)
@@ -15066,6 +17032,18 @@ td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **ou
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_to_device(a, device, out);
 }
 
 /* ---- bool_to_device (to_device) ---- */
@@ -15138,7 +17116,9 @@ static td_status arm_autodiff_bool_to_device(const td_tensor *a, td_device *devi
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_bool_to_device[] = "bool_to_device";
+
+static inline td_status entry_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "bool_to_device";
     if (out == NULL)
@@ -15167,6 +17147,18 @@ td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_to_device(a, device, out);
 }
 
 /* ---- float_all_reduce (distributed) ---- */
@@ -15288,7 +17280,9 @@ static td_status arm_autodiff_float_all_reduce(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+static const char td_opname_float_all_reduce[] = "float_all_reduce";
+
+static inline td_status entry_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
     static const char td_opname[] = "float_all_reduce";
     if (out == NULL)
@@ -15319,6 +17313,18 @@ td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_all_reduce(a, group, op, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_all_reduce(a, group, op, out);
 }
 
 /* ---- float_broadcast (distributed) ---- */
@@ -15441,7 +17447,9 @@ static td_status arm_autodiff_float_broadcast(const td_tensor *a, td_group *grou
     return TD_OK;
 }
 
-td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
+static const char td_opname_float_broadcast[] = "float_broadcast";
+
+static inline td_status entry_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
 {
     static const char td_opname[] = "float_broadcast";
     if (out == NULL)
@@ -15470,6 +17478,18 @@ td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_broadcast(a, group, root, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_broadcast, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_broadcast(a, group, root, out);
 }
 
 /* ---- float_all_gather (distributed) ---- */
@@ -15589,7 +17609,9 @@ static td_status arm_autodiff_float_all_gather(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
+static const char td_opname_float_all_gather[] = "float_all_gather";
+
+static inline td_status entry_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
 {
     static const char td_opname[] = "float_all_gather";
     if (out == NULL)
@@ -15618,6 +17640,18 @@ td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_all_gather(a, group, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_all_gather, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_all_gather(a, group, out);
 }
 
 /* ---- int_all_reduce (distributed) ---- */
@@ -15690,7 +17724,9 @@ static td_status arm_autodiff_int_all_reduce(const td_tensor *a, td_group *group
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+static const char td_opname_int_all_reduce[] = "int_all_reduce";
+
+static inline td_status entry_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
     static const char td_opname[] = "int_all_reduce";
     if (out == NULL)
@@ -15721,6 +17757,18 @@ td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_all_reduce(a, group, op, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_all_reduce(a, group, op, out);
 }
 
 /* ---- sync (device) ---- */
@@ -15767,7 +17815,9 @@ static td_status arm_autodiff_sync(td_device *device, const td_shape *td_shape_o
     return td_st;
 }
 
-td_status td_sync(td_device *device)
+static const char td_opname_sync[] = "sync";
+
+static inline td_status entry_sync(td_device *device)
 {
     static const char td_opname[] = "sync";
     if (device == NULL)
@@ -15788,4 +17838,15 @@ td_status td_sync(td_device *device)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_sync(td_device *device)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_sync(device);
+        td_trace_op(td_opname_sync, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_sync(device);
 }

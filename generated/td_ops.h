@@ -190,11 +190,13 @@ td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_
 
 /* Exchanges the last two dims of an int tensor of at least 2 dims.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_transpose(const td_tensor *a, td_tensor **out);
 
 /* Exchanges the last two dims of a bool tensor of at least 2 dims.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_transpose(const td_tensor *a, td_tensor **out);
 
@@ -313,6 +315,7 @@ td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td
 
 /* Exchanges the last two dims of a float tensor of at least 2 dims (torch.Tensor.mT).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_transpose(const td_tensor *a, td_tensor **out);
 
@@ -424,6 +427,7 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Mean along dim; the reduced dim is kept with size 1.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -436,6 +440,7 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Minimum along dim; the reduced dim is kept with size 1.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -516,6 +521,7 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise logical or, broadcasting.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -536,6 +542,7 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise a - b, broadcasting.
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -581,11 +588,13 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
 
 /* Elementwise a < b as bool, broadcasting.
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise a <= b as bool, broadcasting.
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -607,6 +616,7 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
 
 /* Cross product of 3-vectors along dim of two broadcasting float tensors (torch.linalg.cross); both have size 3 in dim.
  * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out);
 

@@ -13740,6 +13740,98 @@ static void test_float_slice_assign_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_slice_assign, (int)(sizeof cases_float_slice_assign / sizeof cases_float_slice_assign[0]));
 }
 
+static void test_float_cross_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(0), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, -1.0f, 0.5f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 4.0f, 5.0f, 6.0f, 3.0f, -2.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(1), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { -3.0f, 6.0f, -3.0f, 4.5f, 7.0f, 0.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, -1.0f, 2.0f, 0.5f, 3.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float b_data[] = { 4.0f, 3.0f, 5.0f, -2.0f, 6.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(0), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { -3.0f, 4.5f, 6.0f, 7.0f, -3.0f, 0.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(-1), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 1.0f, 0.0f, -1.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_cross_null(void **state)
 {
     (void)state;
@@ -13794,24 +13886,39 @@ static void test_float_cross_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
-static void test_float_cross_unsupported(void **state)
+static td_status cmp_float_cross(const tdt_call *c)
+{
+    return td_float_cross(c->ins[0], c->ins[1], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_cross[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 3 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 7, 3 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 3, 5 } }, { 2, { 3, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 10007, 3 } }, { 2, { 10007, 3 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 10007, 3 } }, { 2, { 10007, 3 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 3, 33 } }, { 3, { 2, 3, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 129, 3 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 129, 1, 3 } }, { 2, { 7, 3 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 3, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 5, 3, 7, 97 } }, { 4, { 5, 3, 7, 97 } } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_cross_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(3) };
-    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    static const int64_t b_shape[] = { INT64_C(3) };
-    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
-    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
-    (void)b_data;
-    assert_non_null(b);
-    tdt_expect_error(td_float_cross(a, b, INT64_C(0), &out), TD_E_UNSUPPORTED, "float_cross");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
-    td_tensor_release(b);
+    static const tdt_op_desc desc = {
+        .name = "float_cross",
+        .run = cmp_float_cross,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3878385758u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_cross, (int)(sizeof cases_float_cross / sizeof cases_float_cross[0]));
 }
 
 static void test_float_cat_example_1(void **state)
@@ -15604,10 +15711,14 @@ int main(void)
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),
         TDT_TEST(test_float_slice_assign_vs_cpu),
+        TDT_TEST(test_float_cross_example_1),
+        TDT_TEST(test_float_cross_example_2),
+        TDT_TEST(test_float_cross_example_3),
+        TDT_TEST(test_float_cross_example_4),
         TDT_TEST(test_float_cross_null),
         TDT_TEST(test_float_cross_wrong_kind),
         TDT_TEST(test_float_cross_backend_mismatch),
-        TDT_TEST(test_float_cross_unsupported),
+        TDT_TEST(test_float_cross_vs_cpu),
         TDT_TEST(test_float_cat_example_1),
         TDT_TEST(test_float_cat_example_2),
         TDT_TEST(test_float_cat_example_3),

@@ -122,6 +122,10 @@ function M.ops_header(model, specs_note)
     b:put("/* %s", op.doc)
     b:put(" * Family %s; implemented by: %s.", op.family,
       #op.backends > 0 and table.concat(op.backends, ", ") or "no backend")
+    if op.decomp then
+      b:put(" * Composite (run by its decomposition) on: %s.",
+        #op.composite_on > 0 and table.concat(op.composite_on, ", ") or "no backend")
+    end
     if op.semantics then b:put(" * Note: %s.", op.semantics) end
     if returns_tensor(op) then b:put(" * On success *out owns a new tensor; on error it is NULL. */")
     else b:put(" */") end
@@ -307,6 +311,49 @@ end
 
 local emit_backend_arm_body
 
+-- The composite of an op with a decomposition (gen/tdgen/decomp.lua): its statements call
+-- public entries, so it runs on any backend whose pieces run, and on autodiff tensors too
+-- (the pieces are then recorded). One per op, shared by every arm that needs it.
+local function emit_composite(b, op)
+  local plan = op.decomp
+  b:put("TD_MAYBE_UNUSED static td_status comp_%s(%s)", op.name, arm_params(op))
+  b:put("{")
+  b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
+  b:put("    td_status td_st = TD_OK;")
+  for _, n in ipairs(entry_names(op)) do b:put("    (void)%s;", n) end
+  for _, t in ipairs(plan.temps) do b:put("    td_tensor *%s = NULL;", t) end
+  for _, d in ipairs(plan.decls) do b:put("    %s", d) end
+  for _, l in ipairs(plan.lines) do b:put("    %s", l) end
+  local r = plan.result
+  if r.arg then
+    b:put("    if (td_st == TD_OK)")
+    b:put("        td_st = td_composite_finish(td_opname, (td_tensor *)%s, false, td_shape_out, td_ctx, out);", r.c)
+  else
+    b:put("    if (td_st == TD_OK) {")
+    b:put("        td_st = td_composite_finish(td_opname, %s, true, td_shape_out, td_ctx, out);", r.c)
+    b:put("        %s = NULL;", r.c)
+    b:put("    }")
+  end
+  for _, t in ipairs(plan.temps) do b:put("    td_tensor_release(%s);", t) end
+  b:put("    return td_st;")
+  b:put("}")
+end
+
+-- The device whose td_device_set_composites a native arm consults.
+local function home_device(op)
+  if op.family == "creation" then return device_arg(op).name end
+  return primary(op) .. "->device"
+end
+
+-- Call of comp_<op> from an arm, with the arm's own parameters.
+local function composite_call(op)
+  local as = entry_names(op)
+  as[#as + 1] = "td_shape_out"
+  as[#as + 1] = "td_ctx"
+  if returns_tensor(op) then as[#as + 1] = "out" end
+  return string.format("comp_%s(%s)", op.name, table.concat(as, ", "))
+end
+
 -- Collectives need a transport: without MPI in the build their arms say unsupported.
 local function emit_backend_arm(b, model, op, be)
   if op.family == "distributed" and be.ops[op.name] then
@@ -325,7 +372,7 @@ end
 -- device ops) or a collective.
 local function can_fall_back(model, op, be)
   local cpu = model.backend_by_name["cpu"]
-  return be.name ~= "cpu" and cpu ~= nil and not cpu.broken and cpu.ops[op.name] == true
+  return be.name ~= "cpu" and cpu ~= nil and not cpu.broken and cpu.runs[op.name] == true
     and op.family ~= "to_device" and op.family ~= "device" and op.family ~= "distributed"
 end
 M.can_fall_back = can_fall_back
@@ -393,6 +440,15 @@ emit_backend_arm_body = function(b, model, op, be, impl)
   local cls = schema.classes[op.returns]
   b:put("static td_status arm_%s_%s(%s)", be.name, op.name, arm_params(op))
   b:put("{")
+  if not be.ops[op.name] and be.composite[op.name] then
+    b:put("    return %s;", composite_call(op))
+    b:put("}")
+    return
+  end
+  if impl and op.decomp then
+    b:put("    if (td_prefer_composite(%s))", home_device(op))
+    b:put("        return %s;", composite_call(op))
+  end
   if not impl then
     if not be.ops[op.name] then emit_fallback(b, model, op, be) end
     for _, n in ipairs(entry_names(op)) do b:put("    (void)%s;", n) end
@@ -403,8 +459,10 @@ emit_backend_arm_body = function(b, model, op, be, impl)
       b:put("    return td_error(TD_E_UNSUPPORTED, \"%s: backend '%s' has collectives, but this build has no MPI\");",
         op.name, be.name)
     else
+      local runs = {}
+      for _, x in ipairs(model.backends) do if x.runs[op.name] then runs[#runs + 1] = x.name end end
       b:put("    return td_err_unsupported(%s, TD_BACKEND_%s, %s);", util.c_string(op.name), U(be.name),
-        util.c_string(table.concat(op.backends, ", ")))
+        util.c_string(table.concat(runs, ", ")))
     end
     b:put("}")
     return
@@ -580,6 +638,12 @@ local function emit_autodiff_arm(b, model, op)
       end
     end
     inner_kind = p .. "->inner->kind"
+    if op.ad_decomp then
+      -- Differentiated through its decomposition: the pieces run on autodiff tensors.
+      b:put("    return %s;", composite_call(op))
+      b:put("}")
+      return
+    end
   else
     inner_kind = device_arg(op).name .. "->inner->backend"
   end
@@ -675,8 +739,42 @@ local function emit_autodiff_arm(b, model, op)
   b:put("}")
 end
 
-local function emit_entry(b, model, op)
+-- The public entry: the dispatch below, timed into the trace when it is on (td_trace.c).
+local function emit_traced_entry(b, op)
+  local names = entry_names(op)
+  if returns_tensor(op) then names[#names + 1] = "out" end
+  local call = string.format("entry_%s(%s)", op.name, table.concat(names, ", "))
   b:put("td_status td_%s(%s)", op.name, table.concat(entry_params(op), ", "))
+  b:put("{")
+  b:put("    if (__builtin_expect(td_tracing(), 0)) {")
+  b:put("        const uint64_t td_t0 = td_trace_now();")
+  b:put("        const td_status td_st = %s;", call)
+  local ins, n, dev = {}, 0, "NULL"
+  local list
+  for _, a in ipairs(op.args) do
+    if a.t.tensor then ins[#ins + 1] = a.name; n = n + 1
+    elseif a.t.list then list = a
+    elseif a.t.device then dev = a.name end
+  end
+  if list then
+    b:put("        td_trace_op(td_opname_%s, %s, td_st == TD_OK ? %s_len : 0, %s, td_t0, td_st);", op.name, list.name,
+      list.name, dev)
+  elseif n > 0 then
+    b:put("        const td_tensor *const td_ins[] = { %s };", table.concat(ins, ", "))
+    b:put("        td_trace_op(td_opname_%s, td_ins, %d, %s, td_t0, td_st);", op.name, n, dev)
+  else
+    b:put("        td_trace_op(td_opname_%s, NULL, 0, %s, td_t0, td_st);", op.name, dev)
+  end
+  b:put("        return td_st;")
+  b:put("    }")
+  b:put("    return %s;", call)
+  b:put("}")
+end
+
+local function emit_entry(b, model, op)
+  b:put("static const char td_opname_%s[] = %s;", op.name, util.c_string(op.name))
+  b:put("")
+  b:put("static inline td_status entry_%s(%s)", op.name, table.concat(entry_params(op), ", "))
   b:put("{")
   b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
   if returns_tensor(op) then
@@ -702,6 +800,8 @@ local function emit_entry(b, model, op)
   b:put("                        td_backend_name(%s));", sel)
   b:put("    }")
   b:put("}")
+  b:put("")
+  emit_traced_entry(b, op)
 end
 
 function M.dispatch_source(model, specs_note)
@@ -754,7 +854,7 @@ function M.dispatch_source(model, specs_note)
     b:put("/* ---- %s (%s) ---- */", op.name, op.family)
     local fallback = false
     for _, be in ipairs(model.backends) do
-      if not be.ops[op.name] and can_fall_back(model, op, be) then fallback = true end
+      if not be.runs[op.name] and can_fall_back(model, op, be) then fallback = true end
     end
     if fallback then
       -- Other backends' fallback arms call the CPU's.
@@ -762,6 +862,10 @@ function M.dispatch_source(model, specs_note)
       b:put("#if TD_BACKEND_CPU_ENABLED")
       b:put("static td_status arm_cpu_%s(%s);", op.name, arm_params(op))
       b:put("#endif")
+    end
+    if op.decomp then
+      b:put("")
+      emit_composite(b, op)
     end
     for _, be in ipairs(model.backends) do
       b:put("")

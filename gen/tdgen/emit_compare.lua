@@ -597,8 +597,8 @@ end
 -- Why the backend cannot run the comparison of op (nil when it can).
 local function why_not(model, be, op)
   local cpu = model.backend_by_name.cpu
-  if not cpu.ops[op.name] then
-    return string.format("no reference: the cpu backend does not implement %s", op.name)
+  if not cpu.runs[op.name] then
+    return string.format("no reference: the cpu backend does not run %s", op.name)
   end
   if not op.rule then return nil end
   if not R[op.rule.name] then
@@ -606,13 +606,13 @@ local function why_not(model, be, op)
   end
   for _, a in ipairs(op.args) do
     local cls = a.t.tensor or a.t.list
-    if cls and not be.ops[cls .. "_from_data"] and not cpu.ops[cls .. "_to_device"] then
+    if cls and not be.runs[cls .. "_from_data"] and not cpu.runs[cls .. "_to_device"] then
       return string.format("%s cannot make %s inputs: it lacks %s_from_data and the cpu backend lacks %s_to_device",
         be.name, cls, cls, cls)
     end
   end
   local rc = op.returns
-  if schema.classes[rc] and not be.ops[rc .. "_into_data"] and not be.ops[rc .. "_to_device"] then
+  if schema.classes[rc] and not be.runs[rc .. "_into_data"] and not be.runs[rc .. "_to_device"] then
     return string.format("%s cannot read its %s results back: it lacks %s_into_data and %s_to_device", be.name, rc,
       rc, rc)
   end
@@ -622,14 +622,23 @@ end
 -- Whether the comparison of op against the CPU belongs in be's tests: a backend other than
 -- the CPU that implements an op with a result, outside the distributed family.
 function M.applies(model, be, op)
-  return be.name ~= "cpu" and model.backend_by_name.cpu ~= nil and be.ops[op.name] == true
+  return be.name ~= "cpu" and model.backend_by_name.cpu ~= nil and be.runs[op.name] == true
     and op.family ~= "distributed" and (schema.classes[op.returns] ~= nil or op.returns == "host")
+end
+
+-- Whether the CPU's tests hold its native kernel of op against the op's decomposition
+-- (run on the CPU too, through td_device_set_composites).
+function M.applies_composite(model, be, op)
+  return be.name == "cpu" and be.ops[op.name] == true and op.decomp ~= nil
 end
 
 -- Emits test_<op>_vs_cpu into b (test(name) registers it): the op's case table, its call,
 -- and the test that runs them, or a test that reports why it is skipped.
-function M.emit(b, model, be, op, test)
-  local name = "test_" .. op.name .. "_vs_cpu"
+-- composite: the test holds the CPU's native kernel (the reference) against the op's
+-- decomposition on the CPU, instead of be against the CPU.
+function M.emit(b, model, be, op, test, composite)
+  local name = "test_" .. op.name .. (composite and "_composite_vs_native" or "_vs_cpu")
+  local fn = composite and ("cmpc_" .. op.name) or ("cmp_" .. op.name)
   local why = why_not(model, be, op)
   local cases, rows = {}, {}
   if not why then
@@ -656,6 +665,17 @@ function M.emit(b, model, be, op, test)
     return
   end
   b:put("")
+  if composite then
+    -- The decomposition, on the device the inputs are on (the result's for a creation op).
+    b:put("static td_status cmpc_%s(const tdt_call *c)", op.name)
+    b:put("{")
+    b:put("    td_status st = td_device_set_composites(c->dev, true);")
+    b:put("    if (st == TD_OK)")
+    b:put("        st = td_%s(%s);", op.name, call_exprs(op))
+    b:put("    td_device_set_composites(c->dev, false);")
+    b:put("    return st;")
+    b:put("}")
+  end
   b:put("static td_status cmp_%s(const tdt_call *c)", op.name)
   b:put("{")
   b:put("    return td_%s(%s);", op.name, call_exprs(op))
@@ -689,6 +709,7 @@ function M.emit(b, model, be, op, test)
   b:put("    static const tdt_op_desc desc = {")
   b:put("        .name = %s,", util.c_string(op.name))
   b:put("        .run = cmp_%s,", op.name)
+  if composite then b:put("        .run_test = %s,", fn) end
   if #dtypes > 0 then
     b:put("        .dtype = { %s },", table.concat(dtypes, ", "))
     b:put("        .domain = { %s },", table.concat(domains, ", "))
@@ -709,8 +730,8 @@ function M.emit(b, model, be, op, test)
   b:put("        .nmse = %s,", string.format("%.9g", op.fields.nmse or M.DEFAULT_NMSE))
   b:put("        .seed = %du,", M.seed_of(op.name))
   b:put("    };")
-  b:put("    tdt_compare(dev, cpu_dev, &desc, cases_%s, (int)(sizeof cases_%s / sizeof cases_%s[0]));", op.name,
-    op.name, op.name)
+  b:put("    tdt_compare(dev, %s, &desc, cases_%s, (int)(sizeof cases_%s / sizeof cases_%s[0]));",
+    composite and "dev" or "cpu_dev", op.name, op.name, op.name)
   b:put("}")
 end
 

@@ -276,7 +276,7 @@ function M.ops_tests(model, be, specs_note)
   if vs_cpu then b:put("static td_device *cpu_dev; /* the reference */") end
   for _, op in ipairs(model.ops) do
     if op.family == "distributed" then goto continue end -- needs a process group: tests/dist
-    local impl = be.ops[op.name]
+    local impl = be.runs[op.name]
     local has_out = schema.classes[op.returns] ~= nil
     local call = "td_" .. op.name
     -- Known values.
@@ -360,6 +360,7 @@ function M.ops_tests(model, be, specs_note)
     end
     -- Another backend against the CPU over many shapes (gen/tdgen/emit_compare.lua).
     if compare.applies(model, be, op) then compare.emit(b, model, be, op, test) end
+    if compare.applies_composite(model, be, op) then compare.emit(b, model, be, op, test, true) end
     -- Not implemented by this backend: the generated arm says so.
     if not impl and can_hold(be, op) and (ex1 or op.family == "creation" or op.family == "device") then
       b:put("")
@@ -407,7 +408,8 @@ function M.autodiff_tests(model, be, specs_note)
     local ex1 = op.examples and op.examples[1] or nil
     local has_out = schema.classes[op.returns] ~= nil
     local call = "td_" .. op.name
-    if be.ops[op.name] and op.backward and not (can_hold(be, op) and ex1) then
+    local grads = op.backward ~= nil or op.ad_decomp
+    if be.runs[op.name] and grads and not (can_hold(be, op) and ex1) then
       -- A gradient check that cannot be generated says why and counts as skipped.
       b:put("")
       b:put("static void %s(void **state)", test("test_" .. op.name .. "_gradcheck"))
@@ -417,10 +419,10 @@ function M.autodiff_tests(model, be, specs_note)
       b:put("    skip();")
       b:put("}")
     end
-    if be.ops[op.name] and can_hold(be, op) and ex1 then
+    if be.runs[op.name] and can_hold(be, op) and ex1 then
       -- Gradient check, where the backend has every op the check, the engine and the
       -- formulas run (gen/tdgen/needs.lua); otherwise a test that reports the skip.
-      local g = op.backward and be.grad[op.name]
+      local g = grads and be.grad[op.name] or nil
       local runs = g ~= nil and #g.check_missing == 0
       if g and not runs then
         b:put("")

@@ -31,9 +31,33 @@ local function backward_needs(op)
   return need
 end
 
+-- The ops autodiff runs for an op: its backward's (formulas), or for an op differentiated
+-- through its decomposition, the pieces' own needs; ops without gradients add themselves.
+local function ad_needs(model, op, memo)
+  if memo[op.name] then return memo[op.name] end
+  local need = {}
+  memo[op.name] = need
+  if op.backward then
+    for n in pairs(backward_needs(op)) do need[n] = true end
+  elseif op.ad_decomp then
+    need[op.name] = true -- its arm on an inner backend, for the values
+    for n in pairs(op.decomp.calls) do
+      local piece = model.op_by_name[n]
+      if piece then
+        for m in pairs(ad_needs(model, piece, memo)) do need[m] = true end
+      end
+    end
+    add_all(need, M.ENGINE)
+  else
+    need[op.name] = true
+  end
+  return need
+end
+
+-- What be lacks of need (be.runs: native or composite).
 local function missing(be, need)
   local out = {}
-  for n in pairs(need) do if not be.ops[n] then out[n] = true end end
+  for n in pairs(need) do if not be.runs[n] then out[n] = true end end
   return sorted(out)
 end
 
@@ -48,11 +72,12 @@ function M.analyze(model)
       for n in pairs(backward_needs(lop)) do check_extra[n] = true end
     end
   end
+  local memo = {}
   for _, be in ipairs(model.backends) do
     be.grad = {}
     for _, op in ipairs(model.ops) do
-      if op.backward then
-        local need = backward_needs(op)
+      if op.backward or op.ad_decomp then
+        local need = ad_needs(model, op, memo)
         local check = {}
         for n in pairs(need) do check[n] = true end
         for n in pairs(check_extra) do check[n] = true end
@@ -68,7 +93,7 @@ function M.tally(model, be)
   local n, bad, names = 0, 0, {}
   for _, op in ipairs(model.ops) do
     local g = be.grad[op.name]
-    if g and be.ops[op.name] then
+    if g and be.runs[op.name] then
       n = n + 1
       if #g.missing > 0 then
         bad = bad + 1
@@ -119,6 +144,9 @@ function M.closure(model, names)
     local op = model.op_by_name[queue[i]]
     if op and op.backward then
       for n in pairs(backward_needs(op)) do add(n) end
+    end
+    if op and op.decomp then
+      for n in pairs(op.decomp.calls) do add(n) end
     end
     i = i + 1
   end

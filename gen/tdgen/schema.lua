@@ -174,6 +174,7 @@ M.op_fields = {
   backward = "table", bound = "string", differentiable = "boolean", why = "string",
   gradcheck = "table", -- input name -> "positive": the generated gradient check's domain
   -- the generated many-shape comparisons with the CPU (gen/tdgen/emit_compare.lua)
+  decompose = "table|string", -- a formula, or statements, in terms of other ops (gen/tdgen/decomp.lua)
   nmse = "number",     -- float results: the largest normalized mean squared error accepted
   domain = "table",    -- input name -> "positive" | "nonzero" | "index": where its random values lie
 }

@@ -2,6 +2,7 @@
 -- Every error names file:line, the entry and the field; all are collected.
 local schema = require("tdgen.schema")
 local formula = require("tdgen.formula")
+local decomp = require("tdgen.decomp")
 local examples = require("tdgen.examples")
 local needs = require("tdgen.needs")
 local util = require("tdgen.util")
@@ -171,8 +172,9 @@ local function check_fields(entry, fields, required, err, suggest)
     end
   end
   for _, k in ipairs(known) do
-    if f[k] ~= nil and type(f[k]) ~= fields[k] then
-      err(entry, k, string.format("expected a %s, got a %s", fields[k], type(f[k])))
+    -- "table|string": either type
+    if f[k] ~= nil and not ("|" .. fields[k] .. "|"):find("|" .. type(f[k]) .. "|", 1, true) then
+      err(entry, k, string.format("expected a %s, got a %s", fields[k]:gsub("|", " or "), type(f[k])))
       ok = false
     end
   end
@@ -543,8 +545,9 @@ function M.validate(entries)
     local f, e = op.fields, op.entry
     local takes_float = op.float_in
     if op.is_float and takes_float then
-      if f.backward == nil and f.differentiable ~= false then
-        err(e, nil, "a float op needs 'backward' formulas, or 'differentiable = false' with 'why'")
+      if f.backward == nil and f.differentiable ~= false and f.decompose == nil then
+        err(e, nil, "a float op needs 'backward' formulas, a 'decompose' (autodiff differentiates its pieces), " ..
+          "or 'differentiable = false' with 'why'")
       elseif f.backward ~= nil and f.differentiable == false then
         err(e, "differentiable", "'differentiable = false' contradicts the 'backward' formulas")
       elseif f.differentiable == false and type(f.why) ~= "string" then
@@ -583,6 +586,24 @@ function M.validate(entries)
       end
     end
   end
+
+  -- Decompositions: typed against the whole model, then no cycles, then per backend which
+  -- ops are native, composite or unavailable (gen/tdgen/decomp.lua).
+  for _, op in ipairs(model.ops) do
+    if op.fields.decompose ~= nil then
+      local plan, derrs = decomp.compile(op, model)
+      if plan then op.decomp = plan
+      else for _, m in ipairs(derrs) do err(op.entry, "decompose", m) end end
+    end
+  end
+  for _, c in ipairs(decomp.check_cycles(model)) do err(c.op.entry, "decompose", c.msg) end
+  for _, op in ipairs(model.ops) do
+    -- A float op with a decomposition and no formulas: autodiff runs the decomposition on
+    -- its own tensors, so the pieces are recorded and differentiated.
+    op.ad_decomp = op.decomp ~= nil and op.is_float and op.float_in and op.backward == nil
+      and op.fields.differentiable ~= false
+  end
+  decomp.availability(model)
 
   table.sort(model.backends, function(x, y) return x.id < y.id end)
   -- Ops in family order, then in declaration order.

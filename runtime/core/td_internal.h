@@ -26,6 +26,7 @@ struct td_device {
     td_device *next_open; /* backend devices: the list of open devices (one per backend and index) */
     _Atomic(td_fallback) fallback;  /* backend devices: td_device_set_fallback */
     atomic_llong *fallback_counts;  /* [TD_OP_COUNT], made with the first policy set */
+    atomic_bool prefer_composite;   /* backend devices: td_device_set_composites */
 };
 
 struct td_ad_node;
@@ -127,6 +128,39 @@ static inline bool td_fallback_enabled(const td_device *device)
     return atomic_load_explicit(&device->fallback, memory_order_relaxed) == TD_FALLBACK_CPU;
 }
 td_status td_fallback_begin(const char *op, td_op id, td_device *device, td_device **cpu);
+
+/* Composites (ops run by their decomposition): whether a native arm should run the
+ * decomposition instead (td_device_set_composites); the result of a decomposition, checked
+ * against the shape rule's and handed to *out (owned: res is taken; otherwise retained). */
+static inline bool td_prefer_composite(const td_device *device)
+{
+    return atomic_load_explicit(&device->prefer_composite, memory_order_relaxed);
+}
+td_status td_composite_finish(const char *op, td_tensor *res, bool owned, const td_shape *want,
+                              td_autodiff_context ctx, td_tensor **out);
+/* The size of dim (negative counts from the end; a 0-d shape has one dim of size 1 at 0
+ * and -1, as in PyTorch), for decompositions' size(x, d). */
+td_status td_dim_size(const char *op, const td_shape *s, int64_t dim, int64_t *out);
+
+/* The op trace (td_trace.c): whether it is on (one relaxed load in every entry), the
+ * clock, and the events the entries, the autodiff engine and backends write. */
+extern atomic_bool td_trace_flag;
+static inline bool td_tracing(void)
+{
+    return atomic_load_explicit(&td_trace_flag, memory_order_relaxed);
+}
+uint64_t td_trace_now(void);
+void td_trace_event(const char *name, const char *cat, uint64_t t0, uint64_t t1, const char *args);
+void td_trace_op(const char *op, const td_tensor *const *ins, int nins, const td_device *device, uint64_t t0,
+                 td_status st);
+void td_trace_init_from_env(void);
+
+/* Generated functions a build may leave unused (composites no enabled backend needs). */
+#if defined(__GNUC__) || defined(__clang__)
+#define TD_MAYBE_UNUSED __attribute__((unused))
+#else
+#define TD_MAYBE_UNUSED
+#endif
 
 td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, const td_shape *shape,
                            td_tensor **out);

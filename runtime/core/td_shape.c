@@ -425,3 +425,14 @@ void td_slice_region(const td_shape *s, const int64_t *starts, int starts_len, c
         region->numel *= region->dims[d];
     }
 }
+
+td_status td_dim_size(const char *op, const td_shape *s, int64_t dim, int64_t *out)
+{
+    if (s->ndim == 0 && (dim == 0 || dim == -1)) {
+        *out = 1;
+        return TD_OK;
+    }
+    TD_TRY(norm_dim(op, "dim", &dim, s->ndim));
+    *out = s->dims[dim];
+    return TD_OK;
+}

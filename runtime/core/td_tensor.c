@@ -77,6 +77,7 @@ static td_status resolve_index(const char *backend, int *index)
 
 td_status td_device_open(td_backend backend, int index, td_device **out)
 {
+    td_trace_init_from_env();
     if (out == NULL)
         return td_err_null("device_open", "out");
     *out = NULL;
@@ -207,6 +208,42 @@ td_status td_device_set_fallback(td_device *device, td_fallback policy)
     }
     atomic_store(&device->fallback, policy);
     pthread_mutex_unlock(&open_lock);
+    return TD_OK;
+}
+
+td_status td_device_set_composites(td_device *device, bool on)
+{
+    if (device == NULL)
+        return td_err_null("device_set_composites", "device");
+    if (device->backend == TD_BACKEND_AUTODIFF)
+        device = device->inner;
+    atomic_store(&device->prefer_composite, on);
+    return TD_OK;
+}
+
+td_status td_composite_finish(const char *op, td_tensor *res, bool owned, const td_shape *want,
+                              td_autodiff_context ctx, td_tensor **out)
+{
+    if (want != NULL) {
+        bool same = res->shape.ndim == want->ndim;
+        for (int i = 0; same && i < want->ndim; i++)
+            same = res->shape.dims[i] == want->dims[i];
+        if (!same) {
+            char got_s[128], want_s[128];
+            td_shape_format(&res->shape, got_s, sizeof got_s);
+            td_shape_format(want, want_s, sizeof want_s);
+            if (owned)
+                td_tensor_release(res);
+            return td_error(TD_E_INTERNAL, "%s: its decomposition made a result of shape %s, but its shape rule says %s",
+                            op, got_s, want_s);
+        }
+    }
+    if (!owned) {
+        TD_TRY(td_tensor_retain(res));
+    } else if (res->kind != TD_BACKEND_AUTODIFF) {
+        res->ctx = ctx; /* a plain result carries the context its arm was given, like a kernel's */
+    }
+    *out = res;
     return TD_OK;
 }
 

@@ -181,6 +181,7 @@ op {
   args = { "bool a", "bool b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  decompose = "bool_not(bool_and(bool_not(a), bool_not(b)))",
   examples = {
     { a = { shape = { 2, 1 }, data = { true, false } }, b = { shape = { 2 }, data = { true, false } },
       out = { shape = { 2, 2 }, data = { true, true, true, false } } },

@@ -28,6 +28,7 @@ op {
   args = { "float a", "float b" },
   returns = "float",
   shape = "broadcast(a, b)",
+  decompose = "a + -b",
   examples = {
     { a = { shape = { 3 }, data = { 1, 2, 3 } }, b = { shape = { 2, 1 }, data = { 0.5, 4 } },
       out = { shape = { 2, 3 }, data = { 0.5, 1.5, 2.5, -3, -2, -1 } } },
@@ -190,6 +191,7 @@ op {
   args = { "float a", "float b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  decompose = "float_greater(b, a)",
   examples = {
     { a = { shape = { 2, 1 }, data = { 1, 2 } }, b = { shape = { 3 }, data = { 0.5, 1, 3 } },
       out = { shape = { 2, 3 }, data = { false, false, true, false, false, true } } },
@@ -206,6 +208,7 @@ op {
   args = { "float a", "float b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  decompose = "float_greater_equal(b, a)",
   examples = {
     { a = { shape = { 2, 1 }, data = { 1, 2 } }, b = { shape = { 3 }, data = { 0.5, 1, 3 } },
       out = { shape = { 2, 3 }, data = { false, true, true, false, false, true } } },

@@ -31,6 +31,17 @@
 --                                (ints or floats without 0): where the comparisons' random
 --                                values lie (edge values are mixed in all the same)
 --   semantics string   optional  where results differ from PyTorch's, says how
+--   decompose string|array optional  how the op is computed from other ops (a composite):
+--                                one expression, or statements "name = expr" ending in
+--                                the result expression. Calls name ops in full with their
+--                                arguments in spec order; builtins device(x), shape(x),
+--                                size(x, d), ndim(x), numel(x); + - * / and unary - on
+--                                float/int tensors and scalars. A backend that does not
+--                                list the op runs it by this decomposition when it runs
+--                                every piece (SUPPORT.md: native / composite / -); autodiff
+--                                differentiates the pieces unless the op has `backward`.
+--                                Checked like formulas (types, known ops, no cycles); see
+--                                gen/tdgen/decomp.lua
 
 op {
   name = "float_from_data",

@@ -112,6 +112,7 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "transpose(a)",
+  decompose = "float_swap_dims(a, -2, -1)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 0.5, 1, 1.5, 2, 2.5, 3 } },
       out = { shape = { 3, 2 }, data = { 0.5, 2, 1, 2.5, 1.5, 3 } } },
@@ -132,6 +133,7 @@ op {
   args = { "int a" },
   returns = "int",
   shape = "transpose(a)",
+  decompose = "int_swap_dims(a, -2, -1)",
   examples = {
     { a = { shape = { 2, 3 }, data = { -4, -3, -2, -1, 0, 1 } },
       out = { shape = { 3, 2 }, data = { -4, -1, -3, 0, -2, 1 } } },
@@ -146,6 +148,7 @@ op {
   args = { "bool a" },
   returns = "bool",
   shape = "transpose(a)",
+  decompose = "bool_swap_dims(a, -2, -1)",
   examples = {
     { a = { shape = { 2, 3 }, data = { true, true, false, false, false, true } },
       out = { shape = { 3, 2 }, data = { true, false, true, false, false, true } } },
@@ -345,6 +348,15 @@ op {
   args = { "float a", "float b", "dim dim" },
   returns = "float",
   shape = "cross(a, b, dim)",
+  -- Both broadcast to the result's shape (the product's), then the components rotated by
+  -- one and two along dim: repeat_dim twice and take 3 from 1 or 2. Component i is
+  -- a[i+1] b[i+2] - a[i+2] b[i+1], the kernel's products and difference exactly.
+  decompose = {
+    "s = shape(a * b)",
+    "ra = float_repeat_dim(float_expand(a, s), dim, 2)",
+    "rb = float_repeat_dim(float_expand(b, s), dim, 2)",
+    "float_narrow(ra, dim, 1, 3) * float_narrow(rb, dim, 2, 3) - float_narrow(ra, dim, 2, 3) * float_narrow(rb, dim, 1, 3)",
+  },
   examples = {
     { a = { shape = { 3 }, data = { 1, 0, 0 } }, b = { shape = { 3 }, data = { 0, 1, 0 } }, dim = 0,
       out = { shape = { 3 }, data = { 0, 0, 1 } } },

@@ -337,6 +337,7 @@ op {
   args = { "float a", "dim dim" },
   returns = "float",
   shape = "reduce_dim(a, dim)",
+  decompose = "float_sum_dim(a, dim) / size(a, dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 1,
@@ -379,6 +380,7 @@ op {
   args = { "float a", "dim dim" },
   returns = "float",
   shape = "reduce_dim(a, dim)",
+  decompose = "-float_max_dim(-a, dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True); values only",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = 1,

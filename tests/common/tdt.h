@@ -120,6 +120,7 @@ typedef struct tdt_call {
 typedef struct tdt_op_desc {
     const char *name;
     td_status (*run)(const tdt_call *c);
+    td_status (*run_test)(const tdt_call *c); /* on the device under test, when not NULL (else run) */
     td_dtype dtype[TDT_CASE_TENSORS];  /* of the tensor inputs */
     int domain[TDT_CASE_TENSORS];
     bool host_in;                      /* takes host data of host_dtype */
