@@ -206,6 +206,66 @@ static void test_large(void **state)
     free(want);
 }
 
+/* d sum(unfold(a, 1, size, step)) / da counts the windows holding each element: along
+ * dim 1 of [2, 5, 3], windows of 2 with step 2 hold positions 0-3 once and 4 never;
+ * windows of 3 with step 1 hold positions 0..4 1, 2, 3, 2, 1 times. */
+static void expect_unfold_counts(int64_t size, int64_t step, const float counts[5])
+{
+    const int64_t shape[] = { 2, 5, 3 };
+    float x[30], want[30];
+    for (int i = 0; i < 30; i++) {
+        x[i] = (float)i * 0.5f - 3.0f;
+        want[i] = counts[(i / 3) % 5];
+    }
+    td_tensor *a = tdt_make(ad_dev, TD_F32, x, shape, 3), *u = NULL, *l = NULL, *g = NULL;
+    td_grads *grads = NULL;
+    tdt_check(td_require_grad(a), "require_grad");
+    tdt_check(td_float_unfold(a, -2, size, step, &u), "float_unfold");
+    tdt_check(td_float_sum(u, &l), "float_sum");
+    tdt_check(td_backward(l, &grads), "backward");
+    tdt_check(td_grads_get(grads, a, &g), "grads_get");
+    tdt_expect(g, TD_F32, shape, 3, want, 30, 0.0f);
+    td_tensor_release(g);
+    td_grads_release(grads);
+    td_tensor_release(l);
+    td_tensor_release(u);
+    td_tensor_release(a);
+}
+
+static void test_unfold_gradient(void **state)
+{
+    (void)state;
+    const float gaps[5] = { 1, 1, 1, 1, 0 }, overlaps[5] = { 1, 2, 3, 2, 1 };
+    expect_unfold_counts(2, 2, gaps);
+    expect_unfold_counts(3, 1, overlaps);
+}
+
+/* narrow with a negative start, and select with repeated indices, under autodiff. */
+static void test_narrow_select_gradients(void **state)
+{
+    (void)state;
+    const int64_t s4[] = { 4 }, s3[] = { 3 };
+    const float x[] = { 1, 2, 3, 4 };
+    const int32_t idx[] = { 3, 0, 3 };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, x, s4, 1), *i = tdt_make(ad_dev, TD_I32, idx, s3, 1);
+    td_tensor *n = NULL, *s = NULL, *ln = NULL, *ls = NULL, *l = NULL, *g = NULL;
+    td_grads *grads = NULL;
+    tdt_check(td_require_grad(a), "require_grad");
+    tdt_check(td_float_narrow(a, 0, -3, 2, &n), "float_narrow"); /* elements 1, 2 */
+    tdt_check(td_float_select(a, 0, i, &s), "float_select");      /* 3, 0, 3 */
+    tdt_check(td_float_sum(n, &ln), "sum");
+    tdt_check(td_float_sum(s, &ls), "sum");
+    tdt_check(td_float_add(ln, ls, &l), "add");
+    tdt_check(td_backward(l, &grads), "backward");
+    tdt_check(td_grads_get(grads, a, &g), "grads_get");
+    const float want[] = { 1, 1, 1, 2 };
+    tdt_expect(g, TD_F32, s4, 1, want, 4, 0.0f);
+    td_tensor *all[] = { g, l, ls, ln, s, n, i, a };
+    td_grads_release(grads);
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        td_tensor_release(all[k]);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -226,6 +286,8 @@ int main(void)
         TDT_TEST(test_index_error_under_autodiff),
         TDT_TEST(test_rule_errors),
         TDT_TEST(test_large),
+        TDT_TEST(test_unfold_gradient),
+        TDT_TEST(test_narrow_select_gradients),
     };
     return cmocka_run_group_tests_name("indexing", tests, group_setup, group_teardown);
 }
