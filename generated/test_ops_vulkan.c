@@ -868,6 +868,52 @@ static void test_bool_triu_mask_unsupported(void **state)
     assert_non_null(strstr(td_last_error(), "'vulkan'"));
 }
 
+static void test_int_gather_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_gather(a, INT64_C(1), indices, &out), "int_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 3, 1, 2147483647, 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_gather(a, INT64_C(-2), indices, &out), "int_gather");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 4, -2, -6 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_int_gather_null(void **state)
 {
     (void)state;
@@ -922,24 +968,131 @@ static void test_int_gather_backend_mismatch(void **state)
     td_tensor_release(indices);
 }
 
-static void test_int_gather_unsupported(void **state)
+static td_status cmp_int_gather(const tdt_call *c)
+{
+    return td_int_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 2, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 5, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 1, 2, 3 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 5, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 6, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 2, 128, 100 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 1, 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 5, 5, 7, 97 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_int_gather_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_gather",
+        .run = cmp_int_gather,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2568612976u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_gather, (int)(sizeof cases_int_gather / sizeof cases_int_gather[0]));
+}
+
+static void test_int_scatter_add_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const int32_t a_data[] = { 1, -2, 3, 4, 2147483647, -2147483648 };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
-    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
     td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
     (void)indices_data;
     assert_non_null(indices);
-    tdt_expect_error(td_int_gather(a, INT64_C(1), indices, &out), TD_E_UNSUPPORTED, "int_gather");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_add(a, INT64_C(1), indices, value, &out), "int_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 11, 2, -17, 4, 20, 6 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1) };
+    static const int32_t a_data[] = { 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1) };
+    static const int32_t value_data[] = { 1 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_add(a, INT64_C(0), indices, value, &out), "int_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(1) };
+    static const int32_t want[] = { -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
 }
 
 static void test_int_scatter_add_null(void **state)
@@ -1014,30 +1167,119 @@ static void test_int_scatter_add_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
-static void test_int_scatter_add_unsupported(void **state)
+static td_status cmp_int_scatter_add(const tdt_call *c)
+{
+    return td_int_scatter_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_int_scatter_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 33 } }, { 1, { 34 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1000 } }, { 1, { 1001 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10008 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 65537 } }, { 1, { 65538 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } }, { 2, { 4, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 2, { 2, 1 } }, { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } }, { 2, { 6, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } }, { 2, { 3, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } }, { 2, { 130, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } }, { 2, { 3, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } }, { 2, { 6, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 2, { 101, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 5, 4 } }, { 3, { 3, 5, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 3, { 1, 2, 3 } }, { 3, { 2, 2, 3 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 5, 7, 33 } }, { 3, { 5, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 6, 32 } }, { 3, { 2, 6, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } }, { 3, { 11, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } }, { 3, { 3, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 2, 128, 100 } }, { 3, { 2, 128, 100 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 1, 2, 3, 4 } }, { 4, { 1, 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } }, { 4, { 3, 4, 6, 96 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 5, 5, 7, 97 } }, { 4, { 6, 5, 7, 97 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } }, { 4, { 3, 4, 6, 96 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_int_scatter_add_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_scatter_add",
+        .run = cmp_int_scatter_add,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1413038571u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_scatter_add, (int)(sizeof cases_int_scatter_add / sizeof cases_int_scatter_add[0]));
+}
+
+static void test_int_select_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
-    static const int32_t indices_data[] = { 0, 2, 1, 1 };
-    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
     (void)indices_data;
     assert_non_null(indices);
-    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
-    static const int32_t value_data[] = { 10, -20, 7, 8 };
-    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
-    (void)value_data;
-    assert_non_null(value);
-    tdt_expect_error(td_int_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_UNSUPPORTED, "int_scatter_add");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_int_select(a, INT64_C(0), indices, &out), "int_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 5, -6, 1, -2 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
-    td_tensor_release(value);
+}
+
+static void test_int_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_select(a, INT64_C(-1), indices, &out), "int_select");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const int32_t want[] = { -2, -2, 1, 4, 4, 3, -6, -6, 5 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
 }
 
 static void test_int_select_null(void **state)
@@ -1094,24 +1336,102 @@ static void test_int_select_backend_mismatch(void **state)
     td_tensor_release(indices);
 }
 
-static void test_int_select_unsupported(void **state)
+static td_status cmp_int_select(const tdt_call *c)
+{
+    return td_int_select(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 1, { 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_int_select_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_select",
+        .run = cmp_int_select,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2353430403u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_select, (int)(sizeof cases_int_select / sizeof cases_int_select[0]));
+}
+
+static void test_int_select_add_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
-    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    static const int64_t indices_shape[] = { INT64_C(2) };
-    static const int32_t indices_data[] = { 2, 0 };
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
     td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
     (void)indices_data;
     assert_non_null(indices);
-    tdt_expect_error(td_int_select(a, INT64_C(0), indices, &out), TD_E_UNSUPPORTED, "int_select");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_select_add(a, INT64_C(0), indices, value, &out), "int_select_add");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t want[] = { 11, 22, 3, 4, 5, 5 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
+    td_tensor_release(value);
 }
 
 static void test_int_select_add_null(void **state)
@@ -1186,30 +1506,96 @@ static void test_int_select_add_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
-static void test_int_select_add_unsupported(void **state)
+static td_status cmp_int_select_add(const tdt_call *c)
+{
+    return td_int_select_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_int_select_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 1, { 4 } }, { 2, { 4, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 1, { 1 } }, { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 4 } }, { 2, { 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 1 } }, { 2, { 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 4 } }, { 2, { 4, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 1 } }, { 2, { 1, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 1, { 4 } }, { 3, { 2, 4, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 1, { 1 } }, { 3, { 2, 1, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } }, { 3, { 1, 4, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } }, { 3, { 1, 1, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } }, { 3, { 4, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } }, { 3, { 1, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } }, { 3, { 4, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } }, { 3, { 1, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } }, { 3, { 4, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } }, { 3, { 1, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 1, { 4 } }, { 4, { 2, 4, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 1, { 1 } }, { 4, { 2, 1, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } }, { 4, { 1, 4, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } }, { 4, { 1, 1, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 1, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 1, 5, 7, 97 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_int_select_add_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_select_add",
+        .run = cmp_int_select_add,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3507351151u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_select_add, (int)(sizeof cases_int_select_add / sizeof cases_int_select_add[0]));
+}
+
+static void test_bool_gather_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
-    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    static const int64_t indices_shape[] = { INT64_C(3) };
-    static const int32_t indices_data[] = { 2, 0, 2 };
-    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
     (void)indices_data;
     assert_non_null(indices);
-    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
-    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
-    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
-    (void)value_data;
-    assert_non_null(value);
-    tdt_expect_error(td_int_select_add(a, INT64_C(0), indices, value, &out), TD_E_UNSUPPORTED, "int_select_add");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_bool_gather(a, INT64_C(1), indices, &out), "bool_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { false, true, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
-    td_tensor_release(value);
 }
 
 static void test_bool_gather_null(void **state)
@@ -1266,22 +1652,94 @@ static void test_bool_gather_backend_mismatch(void **state)
     td_tensor_release(indices);
 }
 
-static void test_bool_gather_unsupported(void **state)
+static td_status cmp_bool_gather(const tdt_call *c)
+{
+    return td_bool_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_bool_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 2, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 5, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 1, 2, 3 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 5, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 6, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 2, 128, 100 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 1, 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 5, 5, 7, 97 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_bool_gather_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_gather",
+        .run = cmp_bool_gather,
+        .dtype = { TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3895465725u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_gather, (int)(sizeof cases_bool_gather / sizeof cases_bool_gather[0]));
+}
+
+static void test_bool_select_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const bool a_data[] = { true, false, false, false, true, true };
     td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
-    static const int32_t indices_data[] = { 2, 0, 1, 1 };
-    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
     (void)indices_data;
     assert_non_null(indices);
-    tdt_expect_error(td_bool_gather(a, INT64_C(1), indices, &out), TD_E_UNSUPPORTED, "bool_gather");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_bool_select(a, INT64_C(0), indices, &out), "bool_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
 }
@@ -1340,24 +1798,102 @@ static void test_bool_select_backend_mismatch(void **state)
     td_tensor_release(indices);
 }
 
-static void test_bool_select_unsupported(void **state)
+static td_status cmp_bool_select(const tdt_call *c)
+{
+    return td_bool_select(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_bool_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 1, { 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_bool_select_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_select",
+        .run = cmp_bool_select,
+        .dtype = { TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1063716638u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_select, (int)(sizeof cases_bool_select / sizeof cases_bool_select[0]));
+}
+
+static void test_int_scatter_assign_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
-    static const bool a_data[] = { true, false, false, false, true, true };
-    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    static const int64_t indices_shape[] = { INT64_C(2) };
-    static const int32_t indices_data[] = { 2, 0 };
-    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
     (void)indices_data;
     assert_non_null(indices);
-    tdt_expect_error(td_bool_select(a, INT64_C(0), indices, &out), TD_E_UNSUPPORTED, "bool_select");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), "int_scatter_assign");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 1, 8, 3, -7, 5, -9 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
+    td_tensor_release(value);
 }
 
 static void test_int_scatter_assign_null(void **state)
@@ -1432,30 +1968,124 @@ static void test_int_scatter_assign_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
-static void test_int_scatter_assign_unsupported(void **state)
+static td_status cmp_int_scatter_assign(const tdt_call *c)
+{
+    return td_int_scatter_assign(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_int_scatter_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 33 } }, { 1, { 34 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1000 } }, { 1, { 1001 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10008 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 65537 } }, { 1, { 65538 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } }, { 2, { 4, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 2, { 2, 1 } }, { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } }, { 2, { 6, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } }, { 2, { 3, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } }, { 2, { 130, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } }, { 2, { 3, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } }, { 2, { 6, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 2, { 101, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 5, 4 } }, { 3, { 3, 5, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 3, { 1, 2, 3 } }, { 3, { 2, 2, 3 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 5, 7, 33 } }, { 3, { 5, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 6, 32 } }, { 3, { 2, 6, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } }, { 3, { 11, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } }, { 3, { 3, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 2, 128, 100 } }, { 3, { 2, 128, 100 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 1, 2, 3, 4 } }, { 4, { 1, 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } }, { 4, { 3, 4, 6, 96 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 5, 5, 7, 97 } }, { 4, { 6, 5, 7, 97 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } }, { 4, { 3, 4, 6, 96 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_int_scatter_assign_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_scatter_assign",
+        .run = cmp_int_scatter_assign,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 337858505u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_scatter_assign, (int)(sizeof cases_int_scatter_assign / sizeof cases_int_scatter_assign[0]));
+}
+
+static void test_int_one_hot_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
-    (void)a_data;
-    assert_non_null(a);
-    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
-    static const int32_t indices_data[] = { 1, 0, 1 };
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_one_hot(indices, INT64_C(3), &out), "int_one_hot");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const int32_t want[] = { 1, 0, 0, 0, 0, 1, 0, 1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_one_hot_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t indices_data[] = { 1, 0 };
     td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
     (void)indices_data;
     assert_non_null(indices);
-    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
-    static const int32_t value_data[] = { -7, 8, -9 };
-    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
-    (void)value_data;
-    assert_non_null(value);
-    tdt_expect_error(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), TD_E_UNSUPPORTED, "int_scatter_assign");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    tdt_check(td_int_one_hot(indices, INT64_C(2), &out), "int_one_hot");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const int32_t want[] = { 0, 1, 1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(indices);
-    td_tensor_release(value);
+}
+
+static void test_int_one_hot_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 3 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_one_hot(indices, INT64_C(4), &out), "int_one_hot");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 0, 0, 0, 1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(indices);
 }
 
 static void test_int_one_hot_null(void **state)
@@ -1480,18 +2110,48 @@ static void test_int_one_hot_wrong_kind(void **state)
     td_tensor_release(indices);
 }
 
-static void test_int_one_hot_unsupported(void **state)
+static td_status cmp_int_one_hot(const tdt_call *c)
+{
+    return td_int_one_hot(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_one_hot[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(3) } },
+};
+
+static void test_int_one_hot_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t indices_shape[] = { INT64_C(3) };
-    static const int32_t indices_data[] = { 0, 2, 1 };
-    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
-    (void)indices_data;
-    assert_non_null(indices);
-    tdt_expect_error(td_int_one_hot(indices, INT64_C(3), &out), TD_E_UNSUPPORTED, "int_one_hot");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(indices);
+    static const tdt_op_desc desc = {
+        .name = "int_one_hot",
+        .run = cmp_int_one_hot,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "indices" },
+        .int_names = { "num_classes" },
+        .nmse = 1e-07,
+        .seed = 3999921965u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_one_hot, (int)(sizeof cases_int_one_hot / sizeof cases_int_one_hot[0]));
 }
 
 static void test_int_reshape_example_1(void **state)
@@ -4574,6 +5234,75 @@ static void test_bool_into_data_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_into_data, (int)(sizeof cases_bool_into_data / sizeof cases_bool_into_data[0]));
 }
 
+static void test_float_gather_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(1), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 3.0f, 1.5f, 5.5f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(0), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const float want[] = { 4.0f, -2.0f, -6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1) };
+    static const int32_t indices_data[] = { 1, 0, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 3);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(-1), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1) };
+    static const float want[] = { 0.5f, 1.0f, 2.0f, 3.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_float_gather_null(void **state)
 {
     (void)state;
@@ -4628,24 +5357,160 @@ static void test_float_gather_backend_mismatch(void **state)
     td_tensor_release(indices);
 }
 
-static void test_float_gather_unsupported(void **state)
+static td_status cmp_float_gather(const tdt_call *c)
+{
+    return td_float_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 2, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 5, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 1, 2, 3 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 5, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 6, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 2, 128, 100 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 1, 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 5, 5, 7, 97 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_float_gather_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gather",
+        .run = cmp_float_gather,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 34147477u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_gather, (int)(sizeof cases_float_gather / sizeof cases_float_gather[0]));
+}
+
+static void test_float_scatter_add_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
-    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
     td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
     (void)indices_data;
     assert_non_null(indices);
-    tdt_expect_error(td_float_gather(a, INT64_C(1), indices, &out), TD_E_UNSUPPORTED, "float_gather");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(1), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.5f, 2.0f, 4.5f, 4.0f, 4.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 2, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(0), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 1.0f, 3.0f, 1.0f, 1.0f, 5.0f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(1) };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 7.0f, 8.0f, 9.0f, 10.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(-1), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.0f, 7.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
 }
 
 static void test_float_scatter_add_null(void **state)
@@ -4720,30 +5585,142 @@ static void test_float_scatter_add_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
-static void test_float_scatter_add_unsupported(void **state)
+static td_status cmp_float_scatter_add(const tdt_call *c)
+{
+    return td_float_scatter_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_float_scatter_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 33 } }, { 1, { 34 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1000 } }, { 1, { 1001 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10008 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 65537 } }, { 1, { 65538 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } }, { 2, { 4, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 2, { 2, 1 } }, { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } }, { 2, { 6, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } }, { 2, { 3, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } }, { 2, { 130, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } }, { 2, { 3, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } }, { 2, { 6, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 2, { 101, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 5, 4 } }, { 3, { 3, 5, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 3, { 1, 2, 3 } }, { 3, { 2, 2, 3 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 5, 7, 33 } }, { 3, { 5, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 6, 32 } }, { 3, { 2, 6, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } }, { 3, { 11, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } }, { 3, { 3, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 2, 128, 100 } }, { 3, { 2, 128, 100 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 1, 2, 3, 4 } }, { 4, { 1, 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } }, { 4, { 3, 4, 6, 96 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 5, 5, 7, 97 } }, { 4, { 6, 5, 7, 97 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } }, { 4, { 3, 4, 6, 96 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_float_scatter_add_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_add",
+        .run = cmp_float_scatter_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2718698480u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_scatter_add, (int)(sizeof cases_float_scatter_add / sizeof cases_float_scatter_add[0]));
+}
+
+static void test_float_select_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(0), indices, &out), "float_select");
+    static const int64_t want_shape[] = { INT64_C(4), INT64_C(2) };
+    static const float want[] = { 5.5f, -6.0f, 1.5f, -2.0f, 5.5f, -6.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_example_2(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
-    static const int32_t indices_data[] = { 0, 2, 1, 1 };
-    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
     (void)indices_data;
     assert_non_null(indices);
-    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
-    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
-    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
-    (void)value_data;
-    assert_non_null(value);
-    tdt_expect_error(td_float_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_UNSUPPORTED, "float_scatter_add");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_select(a, INT64_C(-1), indices, &out), "float_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 3.0f, 3.0f, -6.0f, -6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
-    td_tensor_release(value);
+}
+
+static void test_float_select_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(1), indices, &out), "float_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { -2.0f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
 }
 
 static void test_float_select_null(void **state)
@@ -4800,24 +5777,131 @@ static void test_float_select_backend_mismatch(void **state)
     td_tensor_release(indices);
 }
 
-static void test_float_select_unsupported(void **state)
+static td_status cmp_float_select(const tdt_call *c)
+{
+    return td_float_select(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 1, { 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_float_select_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select",
+        .run = cmp_float_select,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1063214646u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_select, (int)(sizeof cases_float_select / sizeof cases_float_select[0]));
+}
+
+static void test_float_select_add_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
-    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    static const int64_t indices_shape[] = { INT64_C(4) };
-    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
     td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
     (void)indices_data;
     assert_non_null(indices);
-    tdt_expect_error(td_float_select(a, INT64_C(0), indices, &out), TD_E_UNSUPPORTED, "float_select");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(0), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 11.0f, 22.0f, 3.0f, 4.0f, 4.5f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.5f, -1.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(-1), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 2.5f, 0.0f, 0.0f, -1.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
 }
 
 static void test_float_select_add_null(void **state)
@@ -4892,27 +5976,128 @@ static void test_float_select_add_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
-static void test_float_select_add_unsupported(void **state)
+static td_status cmp_float_select_add(const tdt_call *c)
+{
+    return td_float_select_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_float_select_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 1, { 4 } }, { 2, { 4, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 1, { 1 } }, { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 4 } }, { 2, { 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 1 } }, { 2, { 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 4 } }, { 2, { 4, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 1 } }, { 2, { 1, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 1, { 4 } }, { 3, { 2, 4, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 1, { 1 } }, { 3, { 2, 1, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } }, { 3, { 1, 4, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } }, { 3, { 1, 1, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } }, { 3, { 4, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } }, { 3, { 1, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } }, { 3, { 4, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } }, { 3, { 1, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } }, { 3, { 4, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } }, { 3, { 1, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 1, { 4 } }, { 4, { 2, 4, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 1, { 1 } }, { 4, { 2, 1, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } }, { 4, { 1, 4, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } }, { 4, { 1, 1, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 1, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 1, 5, 7, 97 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_float_select_add_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_add",
+        .run = cmp_float_select_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2697235934u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_select_add, (int)(sizeof cases_float_select_add / sizeof cases_float_select_add[0]));
+}
+
+static void test_float_scatter_assign_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
-    static const int64_t indices_shape[] = { INT64_C(3) };
-    static const int32_t indices_data[] = { 2, 0, 2 };
-    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
     (void)indices_data;
     assert_non_null(indices);
-    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
-    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
     td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
     (void)value_data;
     assert_non_null(value);
-    tdt_expect_error(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_UNSUPPORTED, "float_select_add");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), "float_scatter_assign");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.5f, 2.0f, 1.5f, -3.0f, 2.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3) };
+    static const float value_data[] = { 7.0f, 8.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_assign(a, INT64_C(0), indices, value, &out), "float_scatter_assign");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 9.0f, 8.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
     td_tensor_release(value);
@@ -4990,30 +6175,73 @@ static void test_float_scatter_assign_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
-static void test_float_scatter_assign_unsupported(void **state)
+static td_status cmp_float_scatter_assign(const tdt_call *c)
+{
+    return td_float_scatter_assign(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_float_scatter_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 33 } }, { 1, { 34 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1000 } }, { 1, { 1001 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10008 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 65537 } }, { 1, { 65538 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } }, { 2, { 4, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 1 } }, { 2, { 2, 1 } }, { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } }, { 2, { 6, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } }, { 2, { 3, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } }, { 2, { 130, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } }, { 2, { 3, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } }, { 2, { 6, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 2, { 101, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 5, 4 } }, { 3, { 3, 5, 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 3, { 1, 2, 3 } }, { 3, { 2, 2, 3 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 5, 7, 33 } }, { 3, { 5, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 6, 32 } }, { 3, { 2, 6, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } }, { 3, { 11, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } }, { 3, { 3, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 2, 128, 100 } }, { 3, { 2, 128, 100 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 1, 2, 3, 4 } }, { 4, { 1, 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } }, { 4, { 3, 4, 6, 96 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 5, 5, 7, 97 } }, { 4, { 6, 5, 7, 97 } } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 6, 96 } }, { 4, { 3, 4, 6, 96 } } }, .i = { INT64_C(-4) } },
+};
+
+static void test_float_scatter_assign_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
-    (void)a_data;
-    assert_non_null(a);
-    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
-    static const int32_t indices_data[] = { 0, 2, 1, 0 };
-    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
-    (void)indices_data;
-    assert_non_null(indices);
-    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
-    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
-    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
-    (void)value_data;
-    assert_non_null(value);
-    tdt_expect_error(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), TD_E_UNSUPPORTED, "float_scatter_assign");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_assign",
+        .run = cmp_float_scatter_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 955907936u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_scatter_assign, (int)(sizeof cases_float_scatter_assign / sizeof cases_float_scatter_assign[0]));
 }
 
 static void test_float_reshape_example_1(void **state)
@@ -15171,37 +16399,50 @@ int main(void)
         TDT_TEST(test_bool_tril_mask_unsupported),
         TDT_TEST(test_bool_triu_mask_null),
         TDT_TEST(test_bool_triu_mask_unsupported),
+        TDT_TEST(test_int_gather_example_1),
+        TDT_TEST(test_int_gather_example_2),
         TDT_TEST(test_int_gather_null),
         TDT_TEST(test_int_gather_wrong_kind),
         TDT_TEST(test_int_gather_backend_mismatch),
-        TDT_TEST(test_int_gather_unsupported),
+        TDT_TEST(test_int_gather_vs_cpu),
+        TDT_TEST(test_int_scatter_add_example_1),
+        TDT_TEST(test_int_scatter_add_example_2),
         TDT_TEST(test_int_scatter_add_null),
         TDT_TEST(test_int_scatter_add_wrong_kind),
         TDT_TEST(test_int_scatter_add_backend_mismatch),
-        TDT_TEST(test_int_scatter_add_unsupported),
+        TDT_TEST(test_int_scatter_add_vs_cpu),
+        TDT_TEST(test_int_select_example_1),
+        TDT_TEST(test_int_select_example_2),
         TDT_TEST(test_int_select_null),
         TDT_TEST(test_int_select_wrong_kind),
         TDT_TEST(test_int_select_backend_mismatch),
-        TDT_TEST(test_int_select_unsupported),
+        TDT_TEST(test_int_select_vs_cpu),
+        TDT_TEST(test_int_select_add_example_1),
         TDT_TEST(test_int_select_add_null),
         TDT_TEST(test_int_select_add_wrong_kind),
         TDT_TEST(test_int_select_add_backend_mismatch),
-        TDT_TEST(test_int_select_add_unsupported),
+        TDT_TEST(test_int_select_add_vs_cpu),
+        TDT_TEST(test_bool_gather_example_1),
         TDT_TEST(test_bool_gather_null),
         TDT_TEST(test_bool_gather_wrong_kind),
         TDT_TEST(test_bool_gather_backend_mismatch),
-        TDT_TEST(test_bool_gather_unsupported),
+        TDT_TEST(test_bool_gather_vs_cpu),
+        TDT_TEST(test_bool_select_example_1),
         TDT_TEST(test_bool_select_null),
         TDT_TEST(test_bool_select_wrong_kind),
         TDT_TEST(test_bool_select_backend_mismatch),
-        TDT_TEST(test_bool_select_unsupported),
+        TDT_TEST(test_bool_select_vs_cpu),
+        TDT_TEST(test_int_scatter_assign_example_1),
         TDT_TEST(test_int_scatter_assign_null),
         TDT_TEST(test_int_scatter_assign_wrong_kind),
         TDT_TEST(test_int_scatter_assign_backend_mismatch),
-        TDT_TEST(test_int_scatter_assign_unsupported),
+        TDT_TEST(test_int_scatter_assign_vs_cpu),
+        TDT_TEST(test_int_one_hot_example_1),
+        TDT_TEST(test_int_one_hot_example_2),
+        TDT_TEST(test_int_one_hot_example_3),
         TDT_TEST(test_int_one_hot_null),
         TDT_TEST(test_int_one_hot_wrong_kind),
-        TDT_TEST(test_int_one_hot_unsupported),
+        TDT_TEST(test_int_one_hot_vs_cpu),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
@@ -15331,26 +16572,39 @@ int main(void)
         TDT_TEST(test_bool_into_data_null),
         TDT_TEST(test_bool_into_data_wrong_kind),
         TDT_TEST(test_bool_into_data_vs_cpu),
+        TDT_TEST(test_float_gather_example_1),
+        TDT_TEST(test_float_gather_example_2),
+        TDT_TEST(test_float_gather_example_3),
         TDT_TEST(test_float_gather_null),
         TDT_TEST(test_float_gather_wrong_kind),
         TDT_TEST(test_float_gather_backend_mismatch),
-        TDT_TEST(test_float_gather_unsupported),
+        TDT_TEST(test_float_gather_vs_cpu),
+        TDT_TEST(test_float_scatter_add_example_1),
+        TDT_TEST(test_float_scatter_add_example_2),
+        TDT_TEST(test_float_scatter_add_example_3),
         TDT_TEST(test_float_scatter_add_null),
         TDT_TEST(test_float_scatter_add_wrong_kind),
         TDT_TEST(test_float_scatter_add_backend_mismatch),
-        TDT_TEST(test_float_scatter_add_unsupported),
+        TDT_TEST(test_float_scatter_add_vs_cpu),
+        TDT_TEST(test_float_select_example_1),
+        TDT_TEST(test_float_select_example_2),
+        TDT_TEST(test_float_select_example_3),
         TDT_TEST(test_float_select_null),
         TDT_TEST(test_float_select_wrong_kind),
         TDT_TEST(test_float_select_backend_mismatch),
-        TDT_TEST(test_float_select_unsupported),
+        TDT_TEST(test_float_select_vs_cpu),
+        TDT_TEST(test_float_select_add_example_1),
+        TDT_TEST(test_float_select_add_example_2),
         TDT_TEST(test_float_select_add_null),
         TDT_TEST(test_float_select_add_wrong_kind),
         TDT_TEST(test_float_select_add_backend_mismatch),
-        TDT_TEST(test_float_select_add_unsupported),
+        TDT_TEST(test_float_select_add_vs_cpu),
+        TDT_TEST(test_float_scatter_assign_example_1),
+        TDT_TEST(test_float_scatter_assign_example_2),
         TDT_TEST(test_float_scatter_assign_null),
         TDT_TEST(test_float_scatter_assign_wrong_kind),
         TDT_TEST(test_float_scatter_assign_backend_mismatch),
-        TDT_TEST(test_float_scatter_assign_unsupported),
+        TDT_TEST(test_float_scatter_assign_vs_cpu),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),

@@ -9,7 +9,7 @@
 #include "td_vulkan.h"
 
 /* The shaders, one pipeline each (alphabetical, as backend.cmake embeds them). */
-typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH_UNARY, VK_SH_COUNT } vk_shader;
+typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH_UNARY, VK_SH_INDEX, VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
 enum {
