@@ -35,6 +35,7 @@ td_status td_cpu_float_random(const int64_t *shape, int shape_len, td_distributi
 td_status td_cpu_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out); /* Creates the 1-D int tensor start, start + step, ... up to but excluding end. */
 td_status td_cpu_bool_tril_mask(const int64_t *shape, int shape_len, int64_t offset, td_tensor *out); /* Creates burn's tril_mask: a bool tensor true where an element lies outside the lower triangle of the last two dims, i.e. where column - row > offset (the entries torch.tril(x, offset) zeroes). */
 td_status td_cpu_bool_triu_mask(const int64_t *shape, int shape_len, int64_t offset, td_tensor *out); /* Creates burn's triu_mask: a bool tensor true where an element lies outside the upper triangle of the last two dims, i.e. where column - row < offset (the entries torch.triu(x, offset) zeroes). */
+td_status td_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value (0 is false, anything else true) where mask is true; mask broadcasts to a's shape. */
 td_status td_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. */
 td_status td_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out); /* Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32. */
 td_status td_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select). */
@@ -44,15 +45,15 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
 td_status td_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out); /* Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins. */
 td_status td_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out); /* One-hot encodes an int tensor of class indices in [0, num_classes): the result adds a last dim of num_classes holding 1 at the index and 0 elsewhere (torch.nn.functional.one_hot with num_classes given). */
 td_status td_cpu_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
-td_status td_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
-td_status td_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a. */
+td_status td_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
+td_status td_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts an int tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor. */
+td_status td_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_cpu_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a bool tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
-td_status td_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
-td_status td_cpu_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a. */
+td_status td_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
+td_status td_cpu_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_cpu_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor. */
+td_status td_cpu_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out); /* Reverses an int tensor along each of the dims in axes (torch.flip). */
 td_status td_cpu_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out); /* Reverses a bool tensor along each of the dims in axes (torch.flip). */
 td_status td_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out); /* Repeats an int tensor times times along dim, whole blocks one after another. */
@@ -69,16 +70,23 @@ td_status td_cpu_bool_into_int(const td_tensor *a, td_tensor *out); /* Converts 
 td_status td_cpu_bool_not(const td_tensor *a, td_tensor *out); /* Elementwise logical not. */
 td_status td_cpu_int_into_data(const td_tensor *a, int32_t *dst); /* Copies the elements, row-major, into dst, which holds at least numel ints. */
 td_status td_cpu_bool_into_data(const td_tensor *a, bool *dst); /* Copies the elements, row-major, into dst, which holds at least numel bools. */
+td_status td_cpu_float_softmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Softmax along dim: exp(a - max) / sum(exp(a - max)), the max taken along dim (torch.softmax). */
+td_status td_cpu_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Log of the softmax along dim, computed as a - max - log(sum(exp(a - max))) (torch.log_softmax). */
+td_status td_cpu_float_softmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Softmin along dim: the softmax of -a (torch.nn.functional.softmin). */
+td_status td_cpu_float_log_sigmoid(const td_tensor *a, td_tensor *out); /* Elementwise log(1 / (1 + e^-a)), computed stably as min(a, 0) - log1p(e^-|a|). */
+td_status td_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor *out); /* Elementwise a > 0 ? a : negative_slope * a (torch.nn.functional.leaky_relu). */
+td_status td_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor *out); /* Elementwise max(0, min(1, alpha * a + beta)) (burn's hard_sigmoid; alpha = 1/6, beta = 0.5 is torch.nn.functional.hardsigmoid). */
+td_status td_cpu_float_silu(const td_tensor *a, td_tensor *out); /* Elementwise a * sigmoid(a) (SiLU, also called swish). */
 td_status td_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. */
 td_status td_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out); /* Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused. */
 td_status td_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices. */
 td_status td_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out); /* Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum. */
 td_status td_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out); /* Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add. */
 td_status td_cpu_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
-td_status td_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
-td_status td_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a. */
+td_status td_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
+td_status td_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a float tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor. */
+td_status td_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_cpu_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out); /* Reverses a float tensor along each of the dims in axes (torch.flip; negative dims count from the end, none may repeat). */
 td_status td_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out); /* Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim). */
 td_status td_cpu_float_transpose(const td_tensor *a, td_tensor *out); /* Exchanges the last two dims of a float tensor of at least 2 dims (torch.Tensor.mT). */
@@ -94,20 +102,20 @@ td_status td_cpu_float_sin(const td_tensor *a, td_tensor *out); /* Elementwise s
 td_status td_cpu_float_cos(const td_tensor *a, td_tensor *out); /* Elementwise cosine of a. */
 td_status td_cpu_float_tanh(const td_tensor *a, td_tensor *out); /* Elementwise hyperbolic tangent of a. */
 td_status td_cpu_float_sigmoid(const td_tensor *a, td_tensor *out); /* Elementwise 1 / (1 + e^-a). */
-td_status td_cpu_float_relu(const td_tensor *a, td_tensor *out); /* Elementwise max(a, 0). */
+td_status td_cpu_float_relu(const td_tensor *a, td_tensor *out); /* Elementwise max(a, 0), NaN staying NaN; the gradient is 0 where a <= 0 and passes elsewhere (NaN included), as in PyTorch. */
 td_status td_cpu_float_gelu(const td_tensor *a, td_tensor *out); /* Elementwise a * (1 + erf(a / sqrt(2))) / 2 (the exact, erf form). */
-td_status td_cpu_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out); /* Elementwise a raised to the power exponent. */
+td_status td_cpu_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out); /* Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch. */
 td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *out); /* Elementwise min(max(a, lo), hi). */
 td_status td_cpu_float_add_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a + value. */
 td_status td_cpu_float_mul_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a * value. */
 td_status td_cpu_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_cpu_float_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements, as a 0-dim tensor. */
-td_status td_cpu_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Sum along dim; the reduced dim is kept with size 1. */
-td_status td_cpu_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Mean along dim; the reduced dim is kept with size 1. */
-td_status td_cpu_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum along dim; the reduced dim is kept with size 1. */
-td_status td_cpu_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Minimum along dim; the reduced dim is kept with size 1. */
-td_status td_cpu_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1. */
-td_status td_cpu_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1. */
+td_status td_cpu_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Sum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_cpu_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Mean along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_cpu_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_cpu_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_cpu_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_cpu_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
 td_status td_cpu_float_into_int(const td_tensor *a, td_tensor *out); /* Converts to int, truncating toward zero. */
 td_status td_cpu_float_into_data(const td_tensor *a, float *dst); /* Copies the elements, row-major, into dst, which holds at least numel floats. */
 td_status td_cpu_int_add(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a + b, broadcasting (wraps around on overflow). */
@@ -121,13 +129,19 @@ td_status td_cpu_int_lower(const td_tensor *a, const td_tensor *b, td_tensor *ou
 td_status td_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_cpu_bool_and(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical and, broadcasting. */
 td_status td_cpu_bool_or(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical or, broadcasting. */
-td_status td_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value. */
-td_status td_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value. */
+td_status td_cpu_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical exclusive or, broadcasting. */
+td_status td_cpu_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b, broadcasting. */
+td_status td_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a != b, broadcasting. */
+td_status td_cpu_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three (like float_mask_where). */
+td_status td_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
+td_status td_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
+td_status td_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor *out); /* Elementwise a > 0 ? a : weight * a, where weight broadcasts to a's shape (for PyTorch's per-channel weight of shape [C] on an [N, C, ...] input, pass it reshaped to [C, 1, ..., 1]). */
+td_status td_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor *out); /* Cross-entropy loss of logits [N, C] against class indices targets [N], averaged over N: mean_i(-log_softmax(logits, 1)[i, targets[i]]), a 0-dim tensor; a target outside [0, C) is TD_E_INVALID. */
 td_status td_cpu_float_add(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a + b, broadcasting. */
 td_status td_cpu_float_sub(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a - b, broadcasting. */
 td_status td_cpu_float_mul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a * b, broadcasting. */
 td_status td_cpu_float_div(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a / b, broadcasting. */
-td_status td_cpu_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting. */
+td_status td_cpu_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN). */
 td_status td_cpu_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
 td_status td_cpu_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
 td_status td_cpu_float_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b as bool, broadcasting. */
@@ -137,11 +151,11 @@ td_status td_cpu_float_lower(const td_tensor *a, const td_tensor *b, td_tensor *
 td_status td_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a <= b as bool, broadcasting. */
 td_status td_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims; leading (batch) dims broadcast. */
-td_status td_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value. */
+td_status td_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
 td_status td_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor *out); /* Cross product of 3-vectors along dim of two broadcasting float tensors (torch.linalg.cross); both have size 3 in dim. */
-td_status td_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates float tensors along dim; all other sizes must agree. */
-td_status td_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates int tensors along dim; all other sizes must agree. */
-td_status td_cpu_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates bool tensors along dim; all other sizes must agree. */
+td_status td_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
+td_status td_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates int tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
+td_status td_cpu_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates bool tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
 td_status td_cpu_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Stacks float tensors of one shape along a new dim at position dim (torch.stack; dim in [-(ndim + 1), ndim]). */
 td_status td_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Stacks int tensors of one shape along a new dim at position dim (torch.stack). */
 td_status td_cpu_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Stacks bool tensors of one shape along a new dim at position dim (torch.stack). */

@@ -49,6 +49,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_INT_ARANGE] = "int_arange",
     [TD_OP_BOOL_TRIL_MASK] = "bool_tril_mask",
     [TD_OP_BOOL_TRIU_MASK] = "bool_triu_mask",
+    [TD_OP_BOOL_MASK_FILL] = "bool_mask_fill",
     [TD_OP_INT_GATHER] = "int_gather",
     [TD_OP_INT_SCATTER_ADD] = "int_scatter_add",
     [TD_OP_INT_SELECT] = "int_select",
@@ -83,6 +84,13 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_BOOL_NOT] = "bool_not",
     [TD_OP_INT_INTO_DATA] = "int_into_data",
     [TD_OP_BOOL_INTO_DATA] = "bool_into_data",
+    [TD_OP_FLOAT_SOFTMAX] = "float_softmax",
+    [TD_OP_FLOAT_LOG_SOFTMAX] = "float_log_softmax",
+    [TD_OP_FLOAT_SOFTMIN] = "float_softmin",
+    [TD_OP_FLOAT_LOG_SIGMOID] = "float_log_sigmoid",
+    [TD_OP_FLOAT_LEAKY_RELU] = "float_leaky_relu",
+    [TD_OP_FLOAT_HARD_SIGMOID] = "float_hard_sigmoid",
+    [TD_OP_FLOAT_SILU] = "float_silu",
     [TD_OP_FLOAT_GATHER] = "float_gather",
     [TD_OP_FLOAT_SCATTER_ADD] = "float_scatter_add",
     [TD_OP_FLOAT_SELECT] = "float_select",
@@ -135,8 +143,14 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_INT_MASK_WHERE] = "int_mask_where",
     [TD_OP_BOOL_AND] = "bool_and",
     [TD_OP_BOOL_OR] = "bool_or",
+    [TD_OP_BOOL_XOR] = "bool_xor",
+    [TD_OP_BOOL_EQUAL] = "bool_equal",
+    [TD_OP_BOOL_NOT_EQUAL] = "bool_not_equal",
+    [TD_OP_BOOL_MASK_WHERE] = "bool_mask_where",
     [TD_OP_INT_SLICE_ASSIGN] = "int_slice_assign",
     [TD_OP_BOOL_SLICE_ASSIGN] = "bool_slice_assign",
+    [TD_OP_FLOAT_PRELU] = "float_prelu",
+    [TD_OP_FLOAT_CROSS_ENTROPY] = "float_cross_entropy",
     [TD_OP_FLOAT_ADD] = "float_add",
     [TD_OP_FLOAT_SUB] = "float_sub",
     [TD_OP_FLOAT_MUL] = "float_mul",
@@ -1585,6 +1599,141 @@ td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_l
     return entry_bool_triu_mask(device, shape, shape_len, offset, out);
 }
 
+/* ---- bool_mask_fill (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_fill";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_fill(td_t1, mask, (int32_t)(value), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t4, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_mask_fill", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_mask_fill(a, mask, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_bool_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_fill";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_mask_fill(a->inner, mask->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_mask_fill(a->inner, mask->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_mask_fill[] = "bool_mask_fill";
+
+static inline td_status entry_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_fill";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (mask == NULL)
+        return td_err_null(td_opname, "mask");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "mask", mask, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "mask", mask));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, mask->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_mask_fill(td_opname, &a->shape, &mask->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_bool_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_mask_fill(a, mask, value, out);
+}
+
 /* ---- int_gather (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -2745,19 +2894,20 @@ static inline td_status entry_int_permute(const td_tensor *a, const int64_t *per
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -2963,19 +3113,21 @@ static inline td_status entry_int_slice(const td_tensor *a, const int64_t *start
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -3280,19 +3432,20 @@ static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *pe
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -3498,19 +3651,21 @@ static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *star
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -5200,6 +5355,1392 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
     return entry_bool_into_data(a, dst, dst_len);
 }
 
+/* ---- float_softmax (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmax";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t3, td_t4, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_softmax(a, dim, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_softmax", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_softmax(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_softmax(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_softmax(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, res, &t1);
+        if (st == TD_OK)
+            st = td_float_sum_dim(t1, n->iattrs[0], &t2);
+        if (st == TD_OK)
+            st = td_float_sub(grad, t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(res, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_softmax(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_softmax(vals[0], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmax";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_softmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_softmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_softmax, fw_float_softmax, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_softmax[] = "float_softmax";
+
+static inline td_status entry_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmax";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_softmax(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_softmax(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_softmax(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_softmax(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_softmax, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_softmax(a, dim, out);
+}
+
+/* ---- float_log_softmax (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_softmax";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t2, td_t5, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_log_softmax", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_log_softmax(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_log_softmax(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_exp(res, &t1);
+        if (st == TD_OK)
+            st = td_float_sum_dim(grad, n->iattrs[0], &t2);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_float_sub(grad, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_log_softmax(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_log_softmax(vals[0], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_softmax";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_log_softmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_log_softmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_log_softmax, fw_float_log_softmax, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_log_softmax[] = "float_log_softmax";
+
+static inline td_status entry_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_softmax";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_log_softmax(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_log_softmax(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_log_softmax(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log_softmax(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log_softmax, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log_softmax(a, dim, out);
+}
+
+/* ---- float_softmin (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmin";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_softmax(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_softmin(a, dim, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_softmin", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_softmin(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_softmin(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_softmin(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, res, &t1);
+        if (st == TD_OK)
+            st = td_float_sum_dim(t1, n->iattrs[0], &t2);
+        if (st == TD_OK)
+            st = td_float_sub(t2, grad, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(res, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_softmin(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_softmin(vals[0], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmin";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_softmin(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_softmin(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_softmin, fw_float_softmin, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_softmin[] = "float_softmin";
+
+static inline td_status entry_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmin";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_softmin(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_softmin(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_softmin(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_softmin(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_softmin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_softmin(a, dim, out);
+}
+
+/* ---- float_log_sigmoid (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_sigmoid";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t3, (float)((float)(0.25)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t5, (float)((float)(0.33333334)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t8, (float)((float)(0.5)), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t11, (float)((float)(1.0)), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.01), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(td_t3, td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t3, (float)((float)(1.0)), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t16, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t17, td_t15, td_t13, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_float_minimum(a, td_t19, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t20, td_t18, &td_t21);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t21, true, td_shape_out, td_ctx, out);
+        td_t21 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_log_sigmoid(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_log_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_log_sigmoid(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_log_sigmoid(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_log_sigmoid(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_sigmoid(t1, &t2);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t2, &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_log_sigmoid(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_log_sigmoid(vals[0], out);
+}
+
+static td_status arm_autodiff_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_sigmoid";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_log_sigmoid(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_log_sigmoid(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_log_sigmoid, fw_float_log_sigmoid, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_log_sigmoid[] = "float_log_sigmoid";
+
+static inline td_status entry_float_log_sigmoid(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_sigmoid";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_log_sigmoid(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_log_sigmoid(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_log_sigmoid(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log_sigmoid(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log_sigmoid(a, out);
+}
+
+/* ---- float_leaky_relu (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_leaky_relu";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)negative_slope;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)(negative_slope)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t1, td_t3, a, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_leaky_relu", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_leaky_relu(a, negative_slope, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_leaky_relu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
+        if (st == TD_OK)
+            st = td_ad_positive(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_ad_positive(vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_neg(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t3, (float)(1), &t4);
+        if (st == TD_OK)
+            st = td_float_mul_scalar(t4, (float)(n->fattrs[0]), &t5);
+        if (st == TD_OK)
+            st = td_float_add(t1, t5, &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
+        if (st == TD_OK) {
+            grads[i] = t7;
+            t7 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
+    }
+    return st;
+}
+
+static td_status fw_float_leaky_relu(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_leaky_relu(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_leaky_relu";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_leaky_relu(a->inner, negative_slope, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_leaky_relu(a->inner, negative_slope, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_leaky_relu, fw_float_leaky_relu, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = negative_slope;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_leaky_relu[] = "float_leaky_relu";
+
+static inline td_status entry_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out)
+{
+    static const char td_opname[] = "float_leaky_relu";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_leaky_relu(a, negative_slope, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_leaky_relu(a, negative_slope, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_leaky_relu(a, negative_slope, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_leaky_relu(a, negative_slope, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_leaky_relu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_leaky_relu(a, negative_slope, out);
+}
+
+/* ---- float_hard_sigmoid (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hard_sigmoid";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)alpha;
+    (void)beta;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)(alpha)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t1, (float)((float)(beta)), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_clamp(td_t2, (float)(0.0), (float)(1.0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_hard_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_hard_sigmoid(a, alpha, beta, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_hard_sigmoid(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul_scalar(grad, (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK)
+            st = td_float_mul_scalar(vals[0], (float)(n->fattrs[0]), &t2);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t2, (float)(n->fattrs[1]), &t3);
+        if (st == TD_OK)
+            st = td_ad_inside(t3, (float)(0), (float)(1), &t4);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t4, &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    return st;
+}
+
+static td_status fw_float_hard_sigmoid(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_hard_sigmoid(vals[0], n->fattrs[0], n->fattrs[1], out);
+}
+
+static td_status arm_autodiff_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hard_sigmoid";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_hard_sigmoid(a->inner, alpha, beta, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_hard_sigmoid(a->inner, alpha, beta, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_hard_sigmoid, fw_float_hard_sigmoid, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = alpha;
+        td_node->fattrs[1] = beta;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_hard_sigmoid[] = "float_hard_sigmoid";
+
+static inline td_status entry_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out)
+{
+    static const char td_opname[] = "float_hard_sigmoid";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_hard_sigmoid(a, alpha, beta, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_hard_sigmoid(a, alpha, beta, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_hard_sigmoid(a, alpha, beta, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_hard_sigmoid(a, alpha, beta, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_hard_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_hard_sigmoid(a, alpha, beta, out);
+}
+
+/* ---- float_silu (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_silu";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_sigmoid(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_silu(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_silu", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_silu(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_silu(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_silu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
+        td_tensor *t8 = NULL;
+        if (st == TD_OK)
+            st = td_float_sigmoid(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK)
+            st = td_float_sigmoid(vals[0], &t3);
+        if (st == TD_OK)
+            st = td_float_neg(t3, &t4);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t4, (float)(1), &t5);
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], t5, &t6);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t6, (float)(1), &t7);
+        if (st == TD_OK)
+            st = td_float_mul(t2, t7, &t8);
+        if (st == TD_OK) {
+            grads[i] = t8;
+            t8 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
+        td_tensor_release(t8);
+    }
+    return st;
+}
+
+static td_status fw_float_silu(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_silu(vals[0], out);
+}
+
+static td_status arm_autodiff_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_silu";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_silu(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_silu(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_silu, fw_float_silu, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_silu[] = "float_silu";
+
+static inline td_status entry_float_silu(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_silu";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_silu(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_silu(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_silu(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_silu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_silu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_silu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_silu(a, out);
+}
+
 /* ---- float_gather (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -6479,19 +8020,20 @@ static inline td_status entry_float_permute(const td_tensor *a, const int64_t *p
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -6796,19 +8338,21 @@ static inline td_status entry_float_slice(const td_tensor *a, const int64_t *sta
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -9251,17 +10795,13 @@ static td_status bw_float_relu(const td_ad_node *n, const td_tensor *grad, const
         const int i = 0;
         (void)i;
         td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
         if (st == TD_OK)
-            st = td_ad_positive(vals[0], &t1);
-        if (st == TD_OK)
-            st = td_float_mul(grad, t1, &t2);
+            st = td_ad_zero_where_le(grad, vals[0], (float)(0), &t1);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t1;
+            t1 = NULL;
         }
         td_tensor_release(t1);
-        td_tensor_release(t2);
     }
     return st;
 }
@@ -9563,19 +11103,23 @@ static td_status bw_float_powf_scalar(const td_ad_node *n, const td_tensor *grad
         td_tensor *t1 = NULL;
         td_tensor *t2 = NULL;
         td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
         if (st == TD_OK)
             st = td_float_mul_scalar(grad, (float)(n->fattrs[0]), &t1);
         if (st == TD_OK)
             st = td_float_powf_scalar(vals[0], (float)((n->fattrs[0] - 1)), &t2);
         if (st == TD_OK)
             st = td_float_mul(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_ad_zeros_if_zero(t3, (float)(n->fattrs[0]), &t4);
         if (st == TD_OK) {
-            grads[i] = t3;
-            t3 = NULL;
+            grads[i] = t4;
+            t4 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
+        td_tensor_release(t4);
     }
     return st;
 }
@@ -12730,6 +14274,512 @@ td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
     return entry_bool_or(a, b, out);
 }
 
+/* ---- bool_xor (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_xor";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_or(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(a, b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_xor(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_xor", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_xor(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_bool_xor(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_xor";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_xor(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_xor(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_xor[] = "bool_xor";
+
+static inline td_status entry_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "bool_xor";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_xor(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_xor(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_xor(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_xor(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_xor, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_xor(a, b, out);
+}
+
+/* ---- bool_equal (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_xor(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_equal(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_equal", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_equal(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_bool_equal(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_equal";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_equal[] = "bool_equal";
+
+static inline td_status entry_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "bool_equal";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_equal(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_equal(a, b, out);
+}
+
+/* ---- bool_not_equal (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_not_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_xor(a, b, &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_not_equal(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_not_equal(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_bool_not_equal(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_not_equal";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_not_equal[] = "bool_not_equal";
+
+static inline td_status entry_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "bool_not_equal";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_not_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_not_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_not_equal(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_not_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_not_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_not_equal(a, b, out);
+}
+
+/* ---- bool_mask_where (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_where";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_and(mask, value, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(mask, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t2, a, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_mask_where(a, mask, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_mask_where", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_mask_where(a, mask, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_bool_mask_where(a, mask, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_where";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_mask_where(a->inner, mask->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_mask_where(a->inner, mask->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_mask_where[] = "bool_mask_where";
+
+static inline td_status entry_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_where";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (mask == NULL)
+        return td_err_null(td_opname, "mask");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "mask", mask, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "mask", mask));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, mask->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast3(td_opname, &a->shape, &mask->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_bool_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_mask_where(a, mask, value, out);
+}
+
 /* ---- int_slice_assign (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -12815,19 +14865,21 @@ static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tens
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -12931,19 +14983,21 @@ static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_ten
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
@@ -12960,6 +15014,452 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
         return td_st;
     }
     return entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+}
+
+/* ---- float_prelu (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prelu";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)weight;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, weight, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t1, td_t3, a, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_prelu(a, weight, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_prelu", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_prelu(a, weight, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_prelu(a, weight, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_prelu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
+        if (st == TD_OK)
+            st = td_ad_positive(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_ad_positive(vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_neg(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t3, (float)(1), &t4);
+        if (st == TD_OK)
+            st = td_float_mul(t4, vals[1], &t5);
+        if (st == TD_OK)
+            st = td_float_add(t1, t5, &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
+        if (st == TD_OK) {
+            grads[i] = t7;
+            t7 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_neg(vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_relu(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_prelu(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_prelu(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prelu";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, weight));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_prelu(a->inner, weight->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_prelu(a->inner, weight->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, weight };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_prelu, fw_float_prelu, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, weight);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, weight);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_prelu[] = "float_prelu";
+
+static inline td_status entry_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out)
+{
+    static const char td_opname[] = "float_prelu";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_mask_fill(td_opname, &a->shape, &weight->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_prelu(a, weight, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_prelu(a, weight, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_prelu(a, weight, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_prelu(a, weight, out);
+        const td_tensor *const td_ins[] = { a, weight };
+        td_trace_op(td_opname_float_prelu, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_prelu(a, weight, out);
+}
+
+/* ---- float_cross_entropy (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross_entropy";
+    td_status td_st = TD_OK;
+    (void)logits;
+    (void)targets;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(logits, (int64_t)(0), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(targets, td_t1->shape.dims, td_t1->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_swap_dims(td_t2, (int64_t)(0), (int64_t)(1), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &logits->shape, (int64_t)(1), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(logits->device, (int64_t)(0), (int64_t)(td_s1), (int64_t)(1), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t4, logits->shape.dims, logits->shape.ndim, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(logits->device, logits->shape.dims, logits->shape.ndim, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t3, td_t5, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_log_softmax(logits, (int64_t)(1), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t6, td_t7, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_sum(td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &logits->shape, (int64_t)(0), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t11, (float)(1.0f / (float)(td_s2)), &td_t12);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(logits->device))
+        return comp_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_cross_entropy", logits->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_cross_entropy(logits, targets, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_cross_entropy(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_cross_entropy_grad(grad, vals[0], vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_cross_entropy(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_cross_entropy(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross_entropy";
+    TD_TRY(td_guard(td_opname, logits));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (logits->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_cross_entropy(logits->inner, targets->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_cross_entropy(logits->inner, targets->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)logits->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { logits };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_cross_entropy, fw_float_cross_entropy, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, logits);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, logits);
+        td_ad_node_save(td_node, 1, targets);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, logits->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_cross_entropy[] = "float_cross_entropy";
+
+static inline td_status entry_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross_entropy";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (logits == NULL)
+        return td_err_null(td_opname, "logits");
+    if (targets == NULL)
+        return td_err_null(td_opname, "targets");
+    TD_TRY(td_check_class(td_opname, "logits", logits, TD_F32));
+    TD_TRY(td_check_class(td_opname, "targets", targets, TD_I32));
+    td_autodiff_context td_ctx = logits->ctx;
+    TD_TRY(td_check_same_place(td_opname, "logits", logits, "targets", targets));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, targets->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_cross_entropy(td_opname, &logits->shape, &targets->shape, &td_shape_out));
+    switch (logits->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_cross_entropy(logits, targets, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_cross_entropy(logits, targets, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_cross_entropy(logits, targets, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(logits->kind));
+    }
+}
+
+td_status td_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cross_entropy(logits, targets, out);
+        const td_tensor *const td_ins[] = { logits, targets };
+        td_trace_op(td_opname_float_cross_entropy, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cross_entropy(logits, targets, out);
 }
 
 /* ---- float_add (binary_float) ---- */
@@ -13713,6 +16213,7 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
         td_tensor *t2 = NULL;
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
         if (st == TD_OK)
             st = td_float_mul(grad, vals[1], &t1);
         if (st == TD_OK)
@@ -13721,6 +16222,33 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
             st = td_float_powf(vals[0], t2, &t3);
         if (st == TD_OK)
             st = td_float_mul(t1, t3, &t4);
+        if (st == TD_OK)
+            st = td_ad_zero_where_eq(t4, vals[1], (float)(0), &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_log(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(res, t1, &t2);
+        if (st == TD_OK)
+            st = td_ad_zero_where_zero_base(t2, vals[0], vals[1], &t3);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t3, &t4);
         if (st == TD_OK) {
             grads[i] = t4;
             t4 = NULL;
@@ -13729,26 +16257,6 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
-    }
-    if (st == TD_OK && n->parents[1] != NULL) {
-        const int i = 1;
-        (void)i;
-        td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
-        td_tensor *t3 = NULL;
-        if (st == TD_OK)
-            st = td_float_mul(grad, res, &t1);
-        if (st == TD_OK)
-            st = td_float_log(vals[0], &t2);
-        if (st == TD_OK)
-            st = td_float_mul(t1, t2, &t3);
-        if (st == TD_OK) {
-            grads[i] = t3;
-            t3 = NULL;
-        }
-        td_tensor_release(t1);
-        td_tensor_release(t2);
-        td_tensor_release(t3);
     }
     return st;
 }
@@ -15376,19 +17884,21 @@ static inline td_status entry_float_slice_assign(const td_tensor *a, const td_te
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));

@@ -146,7 +146,21 @@ typedef enum td_op {
     TD_OP_BOOL_TRIL_MASK = 337,
     TD_OP_BOOL_TRIU_MASK = 338,
     TD_OP_FLOAT_CROSS = 339,
-    TD_OP_COUNT = 340 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_SOFTMAX = 400,
+    TD_OP_FLOAT_LOG_SOFTMAX = 401,
+    TD_OP_FLOAT_SOFTMIN = 402,
+    TD_OP_FLOAT_LOG_SIGMOID = 403,
+    TD_OP_FLOAT_LEAKY_RELU = 404,
+    TD_OP_FLOAT_PRELU = 405,
+    TD_OP_FLOAT_HARD_SIGMOID = 406,
+    TD_OP_FLOAT_SILU = 407,
+    TD_OP_FLOAT_CROSS_ENTROPY = 408,
+    TD_OP_BOOL_XOR = 420,
+    TD_OP_BOOL_EQUAL = 421,
+    TD_OP_BOOL_NOT_EQUAL = 422,
+    TD_OP_BOOL_MASK_WHERE = 423,
+    TD_OP_BOOL_MASK_FILL = 424,
+    TD_OP_COUNT = 425 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -281,5 +295,19 @@ typedef enum td_op {
 #define TD_HAVE_OP_BOOL_TRIL_MASK 1
 #define TD_HAVE_OP_BOOL_TRIU_MASK 1
 #define TD_HAVE_OP_FLOAT_CROSS 1
+#define TD_HAVE_OP_FLOAT_SOFTMAX 1
+#define TD_HAVE_OP_FLOAT_LOG_SOFTMAX 1
+#define TD_HAVE_OP_FLOAT_SOFTMIN 1
+#define TD_HAVE_OP_FLOAT_LOG_SIGMOID 1
+#define TD_HAVE_OP_FLOAT_LEAKY_RELU 1
+#define TD_HAVE_OP_FLOAT_PRELU 1
+#define TD_HAVE_OP_FLOAT_HARD_SIGMOID 1
+#define TD_HAVE_OP_FLOAT_SILU 1
+#define TD_HAVE_OP_FLOAT_CROSS_ENTROPY 1
+#define TD_HAVE_OP_BOOL_XOR 1
+#define TD_HAVE_OP_BOOL_EQUAL 1
+#define TD_HAVE_OP_BOOL_NOT_EQUAL 1
+#define TD_HAVE_OP_BOOL_MASK_WHERE 1
+#define TD_HAVE_OP_BOOL_MASK_FILL 1
 
 #endif

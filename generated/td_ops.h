@@ -77,6 +77,13 @@ td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_l
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out);
 
+/* Returns a with value (0 is false, anything else true) where mask is true; mask broadcasts to a's shape.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: burn's bool_mask_fill takes a bool value; the C entry takes it as an int32_t (C's truth value).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out);
+
 /* Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -123,12 +130,12 @@ td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tenso
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns an int tensor whose dimension i is dimension perm[i] of a.
+/* Returns an int tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -138,8 +145,9 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -148,12 +156,12 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns a bool tensor whose dimension i is dimension perm[i] of a.
+/* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -163,8 +171,9 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -250,6 +259,53 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len);
  */
 td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len);
 
+/* Softmax along dim: exp(a - max) / sum(exp(a - max)), the max taken along dim (torch.softmax).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: a row holding NaN, +inf, or only -inf gives NaN in the whole row, as in PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Log of the softmax along dim, computed as a - max - log(sum(exp(a - max))) (torch.log_softmax).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: a row holding NaN, +inf, or only -inf gives NaN in the whole row, as in PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Softmin along dim: the softmax of -a (torch.nn.functional.softmin).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: a row holding NaN, -inf, or only +inf gives NaN in the whole row, as in PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Elementwise log(1 / (1 + e^-a)), computed stably as min(a, 0) - log1p(e^-|a|).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a > 0 ? a : negative_slope * a (torch.nn.functional.leaky_relu).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out);
+
+/* Elementwise max(0, min(1, alpha * a + beta)) (burn's hard_sigmoid; alpha = 1/6, beta = 0.5 is torch.nn.functional.hardsigmoid).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: NaN stays NaN (like float_clamp).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out);
+
+/* Elementwise a * sigmoid(a) (SiLU, also called swish).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: -inf gives NaN (-inf * 0), as PyTorch's a / (1 + e^-a) does.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_silu(const td_tensor *a, td_tensor **out);
+
 /* Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -283,12 +339,12 @@ td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tens
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns a float tensor whose dimension i is dimension perm[i] of a.
+/* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -298,8 +354,9 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -379,7 +436,7 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sigmoid(const td_tensor *a, td_tensor **out);
 
-/* Elementwise max(a, 0).
+/* Elementwise max(a, 0), NaN staying NaN; the gradient is 0 where a <= 0 and passes elsewhere (NaN included), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_relu(const td_tensor *a, td_tensor **out);
@@ -389,7 +446,7 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_gelu(const td_tensor *a, td_tensor **out);
 
-/* Elementwise a raised to the power exponent.
+/* Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out);
@@ -419,39 +476,39 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sum(const td_tensor *a, td_tensor **out);
 
-/* Sum along dim; the reduced dim is kept with size 1.
+/* Sum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Mean along dim; the reduced dim is kept with size 1.
+/* Mean along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Maximum along dim; the reduced dim is kept with size 1.
+/* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Minimum along dim; the reduced dim is kept with size 1.
+/* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1.
+/* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1.
+/* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
@@ -525,15 +582,55 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value.
+/* Elementwise logical exclusive or, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a == b, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a != b, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise mask ? value : a, broadcasting all three (like float_mask_where).
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
+
+/* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
-/* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value.
+/* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
+
+/* Elementwise a > 0 ? a : weight * a, where weight broadcasts to a's shape (for PyTorch's per-channel weight of shape [C] on an [N, C, ...] input, pass it reshaped to [C, 1, ..., 1]).
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: torch.nn.functional.prelu takes a weight of shape [C] (or [1]) that applies along dim 1; here the weight is any tensor that broadcasts to a's shape, which covers that case once it is reshaped to [C, 1, ..., 1] (burn reshapes it the same way).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out);
+
+/* Cross-entropy loss of logits [N, C] against class indices targets [N], averaged over N: mean_i(-log_softmax(logits, 1)[i, targets[i]]), a 0-dim tensor; a target outside [0, C) is TD_E_INVALID.
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: torch.nn.functional.cross_entropy with reduction='mean', no weights, no ignore_index and no label smoothing, for 2-D logits only; N = 0 gives NaN; backends that run the decomposition do not check the range of targets (an out-of-range target adds 0 to the sum there).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out);
 
 /* Elementwise a + b, broadcasting.
  * Family binary_float; implemented by: cpu, vulkan.
@@ -556,7 +653,7 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise a raised to the power b, broadcasting.
+/* Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN).
  * Family binary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out);
@@ -609,8 +706,9 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value.
+/* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary_float; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -620,17 +718,17 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out);
 
-/* Concatenates float tensors along dim; all other sizes must agree.
+/* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
-/* Concatenates int tensors along dim; all other sizes must agree.
+/* Concatenates int tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
-/* Concatenates bool tensors along dim; all other sizes must agree.
+/* Concatenates bool tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);

@@ -17,6 +17,30 @@ static td_device *dev;    /* the cpu device */
 static td_device *ad_dev; /* autodiff(cpu), NONE */
 static td_device *ad_bal; /* autodiff(cpu), BALANCED */
 
+static void test_bool_mask_fill_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool mask_data[] = { true, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_mask_fill(a, mask, (int32_t)0, &out), "bool_mask_fill");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
 static void test_int_gather_merge_disabled_enabled(void **state)
 {
     (void)state;
@@ -225,6 +249,223 @@ static void test_int_mask_fill_merge_disabled_enabled(void **state)
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(mask);
+}
+
+static td_status fwd_float_softmax(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_softmax(ins[0], INT64_C(-1), out);
+    return st;
+}
+
+static void test_float_softmax_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmax, ins, 1, 1450501093u);
+}
+
+static void test_float_softmax_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_softmax(a, INT64_C(-1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_log_softmax(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log_softmax(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_log_softmax_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_softmax, ins, 1, 1387433324u);
+}
+
+static void test_float_log_softmax_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_log_softmax(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_softmin(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_softmin(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_softmin_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmin, ins, 1, 1619557211u);
+}
+
+static void test_float_softmin_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_softmin(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_log_sigmoid(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log_sigmoid(ins[0], out);
+    return st;
+}
+
+static void test_float_log_sigmoid_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_sigmoid, ins, 1, 1309896686u);
+}
+
+static void test_float_log_sigmoid_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 20.0f, -20.0f, 0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_log_sigmoid(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_leaky_relu(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_leaky_relu(ins[0], 0.01f, out);
+    return st;
+}
+
+static void test_float_leaky_relu_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_leaky_relu, ins, 1, 4197663276u);
+}
+
+static void test_float_leaky_relu_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, -0.5f, 0.0f, 3.0f, -INFINITY, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_leaky_relu(a, 0.01f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_hard_sigmoid(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_hard_sigmoid(ins[0], 0.2f, 0.5f, out);
+    return st;
+}
+
+static void test_float_hard_sigmoid_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(8) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hard_sigmoid, ins, 1, 3917165387u);
+}
+
+static void test_float_hard_sigmoid_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { -3.0f, -2.5f, 0.0f, 1.0f, 2.5f, 3.0f, NAN, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_hard_sigmoid(a, 0.2f, 0.5f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_silu(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_silu(ins[0], out);
+    return st;
+}
+
+static void test_float_silu_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_silu, ins, 1, 508765114u);
+}
+
+static void test_float_silu_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_silu(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
 }
 
 static td_status fwd_float_gather(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1977,6 +2218,108 @@ static void test_bool_or_merge_disabled_enabled(void **state)
     td_tensor_release(b);
 }
 
+static void test_bool_xor_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_xor(a, b, &out), "bool_xor");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_equal(a, b, &out), "bool_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_not_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_not_equal(a, b, &out), "bool_not_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_mask_where_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, true, false, true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool value_data[] = { false, true };
+    td_tensor *value = tdt_make(ad_dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_mask_where(a, mask, value, &out), "bool_mask_where");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
 static void test_int_slice_assign_merge_disabled_enabled(void **state)
 {
     (void)state;
@@ -2027,6 +2370,133 @@ static void test_bool_slice_assign_merge_disabled_enabled(void **state)
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(value);
+}
+
+static td_status fwd_float_prelu(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_prelu(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_prelu_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(2), INT64_C(1) };
+    const tdt_input ins[] = { { s1, 3, false }, { s2, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prelu, ins, 2, 1235392357u);
+}
+
+static void test_float_prelu_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_prelu(a, weight, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static void test_float_prelu_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    assert_int_equal(td_float_prelu(a, weight, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static td_status fwd_float_cross_entropy(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(d, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    td_status st = td_float_cross_entropy(ins[0], targets, out);
+    td_tensor_release(targets);
+    return st;
+}
+
+static void test_float_cross_entropy_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_entropy, ins, 1, 701473945u);
+}
+
+static void test_float_cross_entropy_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *logits = tdt_make(ad_dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_check(td_tensor_set_autodiff_context(logits, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cross_entropy(logits, targets, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
+static void test_float_cross_entropy_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *logits = tdt_make(ad_dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_check(td_tensor_set_autodiff_context(targets, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_cross_entropy(logits, targets, &out), "float_cross_entropy");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
 }
 
 static td_status fwd_float_add(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3062,6 +3532,7 @@ int main(void)
 {
     /* Every test releases what it made: nothing may outlive it. */
     const struct CMUnitTest tests[] = {
+        TDT_TEST(test_bool_mask_fill_merge_disabled_enabled),
         TDT_TEST(test_int_gather_merge_disabled_enabled),
         TDT_TEST(test_int_scatter_add_merge_disabled_enabled),
         TDT_TEST(test_int_select_merge_disabled_enabled),
@@ -3070,6 +3541,20 @@ int main(void)
         TDT_TEST(test_bool_select_merge_disabled_enabled),
         TDT_TEST(test_int_scatter_assign_merge_disabled_enabled),
         TDT_TEST(test_int_mask_fill_merge_disabled_enabled),
+        TDT_TEST(test_float_softmax_gradcheck),
+        TDT_TEST(test_float_softmax_guard),
+        TDT_TEST(test_float_log_softmax_gradcheck),
+        TDT_TEST(test_float_log_softmax_guard),
+        TDT_TEST(test_float_softmin_gradcheck),
+        TDT_TEST(test_float_softmin_guard),
+        TDT_TEST(test_float_log_sigmoid_gradcheck),
+        TDT_TEST(test_float_log_sigmoid_guard),
+        TDT_TEST(test_float_leaky_relu_gradcheck),
+        TDT_TEST(test_float_leaky_relu_guard),
+        TDT_TEST(test_float_hard_sigmoid_gradcheck),
+        TDT_TEST(test_float_hard_sigmoid_guard),
+        TDT_TEST(test_float_silu_gradcheck),
+        TDT_TEST(test_float_silu_guard),
         TDT_TEST(test_float_gather_gradcheck),
         TDT_TEST(test_float_gather_guard),
         TDT_TEST(test_float_gather_merge_disabled_enabled),
@@ -3165,8 +3650,18 @@ int main(void)
         TDT_TEST(test_int_mask_where_merge_disabled_enabled),
         TDT_TEST(test_bool_and_merge_disabled_enabled),
         TDT_TEST(test_bool_or_merge_disabled_enabled),
+        TDT_TEST(test_bool_xor_merge_disabled_enabled),
+        TDT_TEST(test_bool_equal_merge_disabled_enabled),
+        TDT_TEST(test_bool_not_equal_merge_disabled_enabled),
+        TDT_TEST(test_bool_mask_where_merge_disabled_enabled),
         TDT_TEST(test_int_slice_assign_merge_disabled_enabled),
         TDT_TEST(test_bool_slice_assign_merge_disabled_enabled),
+        TDT_TEST(test_float_prelu_gradcheck),
+        TDT_TEST(test_float_prelu_guard),
+        TDT_TEST(test_float_prelu_merge_none_balanced),
+        TDT_TEST(test_float_cross_entropy_gradcheck),
+        TDT_TEST(test_float_cross_entropy_guard),
+        TDT_TEST(test_float_cross_entropy_merge_disabled_enabled),
         TDT_TEST(test_float_add_gradcheck),
         TDT_TEST(test_float_add_guard),
         TDT_TEST(test_float_add_merge_none_balanced),

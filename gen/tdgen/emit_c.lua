@@ -267,10 +267,13 @@ local function emit_checks(b, op)
   end
   if op.rule then
     local cargs = {}
-    for _, rn in ipairs(op.rule.args) do
+    for ri, rn in ipairs(op.rule.args) do
       local a = op.arg_by_name[rn]
       local kind = schema.param_kind(a.type)
       if kind == "tensor" then cargs[#cargs + 1] = "&" .. rn .. "->shape"
+      elseif schema.rules[op.rule.name][ri] == "dims" then
+        b:put("    int64_t td_n_%s[TD_MAX_DIMS];", rn)
+        cargs[#cargs + 1] = rn .. ", " .. rn .. "_len, td_n_" .. rn
       elseif kind == "list" or kind == "array" then cargs[#cargs + 1] = rn .. ", " .. rn .. "_len"
       elseif kind == "dim" then cargs[#cargs + 1] = "&" .. rn
       elseif kind == "host_out" then cargs[#cargs + 1] = rn .. "_len"
@@ -280,6 +283,20 @@ local function emit_checks(b, op)
     b:put("    td_shape td_shape_out;")
     b:put("    TD_TRY(td_rule_%s(td_opname, %s, &td_shape_out));", op.rule.name, table.concat(cargs, ", "))
   end
+end
+
+-- The names an entry passes to its arms: its parameters, a dims array its rule normalizes
+-- replaced by the normalized copy (so kernels, tape nodes and fallbacks see that one).
+local function entry_call_names(op)
+  local norm = {}
+  if op.rule then
+    for i, rn in ipairs(op.rule.args) do
+      if schema.rules[op.rule.name][i] == "dims" then norm[rn] = "td_n_" .. rn end
+    end
+  end
+  local ns = {}
+  for _, n in ipairs(entry_names(op)) do ns[#ns + 1] = norm[n] or n end
+  return ns
 end
 
 -- Arguments an entry passes to an arm: its own names, the result shape, the context, out.
@@ -785,7 +802,7 @@ local function emit_entry(b, model, op)
   emit_checks(b, op)
   local p = primary(op)
   local sel = p and (p .. "->kind") or (device_arg(op).name .. "->backend")
-  local call = arm_call_args(op, entry_names(op))
+  local call = arm_call_args(op, entry_call_names(op))
   b:put("    switch (%s) {", sel)
   for _, be in ipairs(model.backends) do
     b:put("#if TD_BACKEND_%s_ENABLED", U(be.name))

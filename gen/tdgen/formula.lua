@@ -131,6 +131,15 @@ M.helpers = {
   ge = { c = "td_ad_ge", params = { "tensor", "tensor" }, uses = { "float_greater_equal", "bool_into_float" } },
   gt = { c = "td_ad_gt", params = { "tensor", "tensor" }, uses = { "float_greater", "bool_into_float" } },
   inside = { c = "td_ad_inside", params = { "tensor", "scalar", "scalar" }, uses = { "float_full", "float_greater_equal", "float_lower_equal", "bool_into_float", "float_mul" } },
+  -- t with 0 where x <= v (relu), where x == v (powf's base), where the base a is 0 and the
+  -- exponent b >= 0 (powf's exponent); t, or its zeros when the scalar s is 0 (powf_scalar).
+  zero_where_le = { c = "td_ad_zero_where_le", params = { "tensor", "tensor", "scalar" },
+    uses = { "float_full", "float_lower_equal", "float_mask_fill" } },
+  zero_where_eq = { c = "td_ad_zero_where_eq", params = { "tensor", "tensor", "scalar" },
+    uses = { "float_full", "float_equal", "float_mask_fill" } },
+  zero_where_zero_base = { c = "td_ad_zero_where_zero_base", params = { "tensor", "tensor", "tensor" },
+    uses = { "float_full", "float_equal", "float_greater_equal", "bool_and", "float_mask_fill" } },
+  zeros_if_zero = { c = "td_ad_zeros_if_zero", params = { "tensor", "scalar" }, uses = { "float_zeros" } },
   gelu_grad = { c = "td_ad_gelu_grad", params = { "tensor" }, uses = { "float_gelu", "float_full", "float_equal", "float_mask_fill", "float_div", "float_mul", "float_mul_scalar", "float_exp", "float_add" } },
   zeros_as = { c = "td_ad_zeros_as", params = { "tensor", "shape_of" }, uses = { "float_zeros" } },
   mean_grad = { c = "td_ad_mean_grad", params = { "tensor", "shape_of", "iscalar" }, uses = { "float_expand", "float_mul_scalar" } },
@@ -165,6 +174,10 @@ M.helpers = {
   pad_grad = { c = "td_ad_pad_grad", params = { "tensor", "shape_of", "array" }, uses = { "float_slice" } },
   scatter_assign_grad = { c = "td_ad_scatter_assign_grad", params = { "tensor", "iscalar", "itensor" },
     uses = { "float_zeros", "float_scatter_assign" } },
+  -- activations (specs/ops/activation.lua)
+  cross_entropy_grad = { c = "td_ad_cross_entropy_grad", params = { "tensor", "tensor", "itensor" },
+    uses = { "float_max_dim", "float_sub", "float_exp", "float_sum_dim", "float_div", "int_reshape", "int_arange",
+      "int_equal", "bool_into_float", "float_mul", "float_mul_scalar" } },
 }
 
 local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", i32 = "iscalar", dims = "array", shape = "array",

@@ -112,7 +112,10 @@ M.family_order = { "creation", "unary", "unary_float", "binary", "binary_float",
 
 -- Shape rules: name -> parameter kinds. The generated call passes a tensor as its
 -- shape, a list as (array, count), dims/shape as (array, count), a dim by address
--- (normalized in place), an i64 by value and a host output by its capacity.
+-- (normalized in place), an i64 by value and a host output by its capacity. A "dims"
+-- parameter (a `dims` argument the rule normalizes: negative dims or bounds count from the
+-- end) is passed as (array, count, a TD_MAX_DIMS array the rule fills), and the entry passes
+-- the filled array on to the arms in place of the caller's.
 M.rules = {
   same = { "tensor" },
   broadcast = { "tensor", "tensor" },
@@ -122,10 +125,10 @@ M.rules = {
   arange = { "i64", "i64", "i64" },
   reshape = { "tensor", "array" },
   swap_dims = { "tensor", "dim", "dim" },
-  permute = { "tensor", "array" },
+  permute = { "tensor", "dims" },
   expand = { "tensor", "array" },
-  slice = { "tensor", "array", "array" },
-  slice_assign = { "tensor", "tensor", "array", "array" },
+  slice = { "tensor", "dims", "dims" },
+  slice_assign = { "tensor", "tensor", "dims", "dims" },
   cat = { "list", "dim" },
   reduce_all = { "tensor" },
   reduce_dim = { "tensor", "dim" },
@@ -148,6 +151,9 @@ M.rules = {
   tri_mask = { "array" },
   cross = { "tensor", "tensor", "dim" },
   one_hot = { "tensor", "i64" },
+  -- activations (specs/ops/activation.lua)
+  along_dim = { "tensor", "dim" },
+  cross_entropy = { "tensor", "tensor" },
 }
 
 function M.param_kind(t)
@@ -180,7 +186,7 @@ M.op_fields = {
 }
 -- Domains of the comparisons' inputs, and the primitive classes each one applies to.
 M.domains = { positive = { float = true }, nonzero = { float = true, int = true },
-  index = { int = true } } -- index: ints in [0, 3), valid indices of any dim of size >= 3
+  index = { int = true } } -- index: class indices in [0, 7), no edge values (cross-entropy targets)
 M.op_required = { "name", "id", "family", "doc", "args", "returns" }
 M.differentiable_fields = { "backward", "bound", "differentiable", "why", "gradcheck" }
 

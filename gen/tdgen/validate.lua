@@ -392,7 +392,7 @@ function M.validate(entries)
               if not arg then
                 err(e, "shape", string.format("rule '%s': '%s' is not an argument of %s", rule, show(rn), f.name))
                 ok = false
-              elseif schema.param_kind(arg.type) ~= want then
+              elseif (want == "dims" and arg.type ~= "dims") or (want ~= "dims" and schema.param_kind(arg.type) ~= want) then
                 err(e, "shape", string.format("rule '%s': argument %d ('%s', a %s) must be a %s", rule, i, rn,
                   arg.type, want))
                 ok = false

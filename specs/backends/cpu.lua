@@ -72,6 +72,10 @@ backend {
     "float_stack", "int_stack", "bool_stack", "float_unfold", "float_pad",
     "bool_tril_mask", "bool_triu_mask", "float_cross",
     "float_scatter_assign", "int_scatter_assign", "int_one_hot",
+    -- activations and bool logic (specs/ops/activation.lua, specs/ops/bool_ops.lua)
+    "float_softmax", "float_log_softmax", "float_softmin", "float_log_sigmoid", "float_leaky_relu",
+    "float_prelu", "float_hard_sigmoid", "float_silu", "float_cross_entropy",
+    "bool_xor", "bool_equal", "bool_not_equal", "bool_mask_where", "bool_mask_fill",
     -- device
     "sync",
   },

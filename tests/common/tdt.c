@@ -504,7 +504,7 @@ static void fill_values(td_dtype dt, int domain, int fill, void *buf, int64_t n,
         } else if (dt == TD_I32) {
             int32_t x;
             if (domain == TDT_DOMAIN_INDEX)
-                x = edge ? (v < 0.5f ? 0 : 2) : fill == TDT_FILL_TIES ? (int32_t)(u * 2.0f) : (int32_t)(u * 3.0f);
+                x = (int32_t)(u * 7.0f) < 7 ? (int32_t)(u * 7.0f) : 6;
             else if (edge)
                 x = iedge[(int)(v * (nonzero ? 4.0f : 5.0f))];
             else if (fill == TDT_FILL_TIES)

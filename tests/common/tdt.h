@@ -75,8 +75,7 @@ void tdt_expect_same_impl(const td_tensor *a, const td_tensor *b, float tol, con
  * TIES:  a handful of repeated values: floats in {-1, 0, 0.5, 1, 2} (POSITIVE: {0.5, 1, 2, 4}),
  *        ints in {-1, 0, 1}, bools mostly true.
  * Domain NONZERO keeps 0 (and -0) out of int inputs (divisors) and of float ones.
- * Domain INDEX gives ints in [0, 3) whatever the fill (edges 0 and 2, ties 0 and 1): valid
- * indices of any dim of size >= 3. */
+ * Domain INDEX makes ints in [0, 7) whatever the fill (class indices, e.g. cross-entropy targets). */
 enum { TDT_FILL_CLEAN, TDT_FILL_EDGES, TDT_FILL_TIES };
 enum { TDT_DOMAIN_ANY, TDT_DOMAIN_POSITIVE, TDT_DOMAIN_NONZERO, TDT_DOMAIN_INDEX };
 /* to_device: inputs on the device under test and the result there too, or on the CPU;
