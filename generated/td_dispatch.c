@@ -48,7 +48,17 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_RANDOM] = "float_random",
     [TD_OP_INT_ARANGE] = "int_arange",
     [TD_OP_INT_RANDOM] = "int_random",
+    [TD_OP_BOOL_TRIL_MASK] = "bool_tril_mask",
+    [TD_OP_BOOL_TRIU_MASK] = "bool_triu_mask",
     [TD_OP_BOOL_MASK_FILL] = "bool_mask_fill",
+    [TD_OP_INT_GATHER] = "int_gather",
+    [TD_OP_INT_SCATTER_ADD] = "int_scatter_add",
+    [TD_OP_INT_SELECT] = "int_select",
+    [TD_OP_INT_SELECT_ADD] = "int_select_add",
+    [TD_OP_BOOL_GATHER] = "bool_gather",
+    [TD_OP_BOOL_SELECT] = "bool_select",
+    [TD_OP_INT_SCATTER_ASSIGN] = "int_scatter_assign",
+    [TD_OP_INT_ONE_HOT] = "int_one_hot",
     [TD_OP_INT_NEG] = "int_neg",
     [TD_OP_INT_ADD_SCALAR] = "int_add_scalar",
     [TD_OP_INT_SUB_SCALAR] = "int_sub_scalar",
@@ -94,6 +104,14 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_BOOL_PERMUTE] = "bool_permute",
     [TD_OP_BOOL_EXPAND] = "bool_expand",
     [TD_OP_BOOL_SLICE] = "bool_slice",
+    [TD_OP_INT_FLIP] = "int_flip",
+    [TD_OP_BOOL_FLIP] = "bool_flip",
+    [TD_OP_INT_REPEAT_DIM] = "int_repeat_dim",
+    [TD_OP_BOOL_REPEAT_DIM] = "bool_repeat_dim",
+    [TD_OP_INT_TRANSPOSE] = "int_transpose",
+    [TD_OP_BOOL_TRANSPOSE] = "bool_transpose",
+    [TD_OP_INT_NARROW] = "int_narrow",
+    [TD_OP_BOOL_NARROW] = "bool_narrow",
     [TD_OP_INT_CUMSUM] = "int_cumsum",
     [TD_OP_INT_CUMPROD] = "int_cumprod",
     [TD_OP_INT_SORT] = "int_sort",
@@ -153,11 +171,22 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_GREATER_EQUAL_ELEM] = "float_greater_equal_elem",
     [TD_OP_FLOAT_LOWER_ELEM] = "float_lower_elem",
     [TD_OP_FLOAT_LOWER_EQUAL_ELEM] = "float_lower_equal_elem",
+    [TD_OP_FLOAT_GATHER] = "float_gather",
+    [TD_OP_FLOAT_SCATTER_ADD] = "float_scatter_add",
+    [TD_OP_FLOAT_SELECT] = "float_select",
+    [TD_OP_FLOAT_SELECT_ADD] = "float_select_add",
+    [TD_OP_FLOAT_SCATTER_ASSIGN] = "float_scatter_assign",
     [TD_OP_FLOAT_RESHAPE] = "float_reshape",
     [TD_OP_FLOAT_SWAP_DIMS] = "float_swap_dims",
     [TD_OP_FLOAT_PERMUTE] = "float_permute",
     [TD_OP_FLOAT_EXPAND] = "float_expand",
     [TD_OP_FLOAT_SLICE] = "float_slice",
+    [TD_OP_FLOAT_FLIP] = "float_flip",
+    [TD_OP_FLOAT_REPEAT_DIM] = "float_repeat_dim",
+    [TD_OP_FLOAT_TRANSPOSE] = "float_transpose",
+    [TD_OP_FLOAT_NARROW] = "float_narrow",
+    [TD_OP_FLOAT_UNFOLD] = "float_unfold",
+    [TD_OP_FLOAT_PAD] = "float_pad",
     [TD_OP_FLOAT_MEAN] = "float_mean",
     [TD_OP_FLOAT_PROD] = "float_prod",
     [TD_OP_FLOAT_PROD_DIM] = "float_prod_dim",
@@ -253,9 +282,13 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_REMAINDER] = "float_remainder",
     [TD_OP_FLOAT_NOT_EQUAL] = "float_not_equal",
     [TD_OP_FLOAT_SLICE_ASSIGN] = "float_slice_assign",
+    [TD_OP_FLOAT_CROSS] = "float_cross",
     [TD_OP_FLOAT_CAT] = "float_cat",
     [TD_OP_INT_CAT] = "int_cat",
     [TD_OP_BOOL_CAT] = "bool_cat",
+    [TD_OP_FLOAT_STACK] = "float_stack",
+    [TD_OP_INT_STACK] = "int_stack",
+    [TD_OP_BOOL_STACK] = "bool_stack",
     [TD_OP_FLOAT_TO_DEVICE] = "float_to_device",
     [TD_OP_INT_TO_DEVICE] = "int_to_device",
     [TD_OP_BOOL_TO_DEVICE] = "bool_to_device",
@@ -1561,6 +1594,252 @@ td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, 
     return entry_int_random(device, shape, shape_len, low, high, seed, out);
 }
 
+/* ---- bool_tril_mask (creation) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_tril_mask", device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_tril_mask(shape, shape_len, offset, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_tril_mask", TD_OP_BOOL_TRIL_MASK, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_tril_mask(td_cpu, shape, shape_len, offset, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_tril_mask", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)device;
+    (void)shape;
+    (void)shape_len;
+    (void)offset;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("bool_tril_mask", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_tril_mask";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (device->inner->backend) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_tril_mask(device->inner, shape, shape_len, offset, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_tril_mask(device->inner, shape, shape_len, offset, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_tril_mask[] = "bool_tril_mask";
+
+static inline td_status entry_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
+{
+    static const char td_opname[] = "bool_tril_mask";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (device == NULL)
+        return td_err_null(td_opname, "device");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "bool_tril_mask: shape_len is %d; a length cannot be negative", shape_len);
+    if (shape == NULL && shape_len > 0)
+        return td_err_null(td_opname, "shape");
+    td_autodiff_context td_ctx = td_device_context(device);
+    td_shape td_shape_out;
+    TD_TRY(td_rule_tri_mask(td_opname, shape, shape_len, &td_shape_out));
+    switch (device->backend) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_tril_mask(device, shape, shape_len, offset, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_tril_mask(device, shape, shape_len, offset, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_tril_mask(device, shape, shape_len, offset, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(device->backend));
+    }
+}
+
+td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_tril_mask(device, shape, shape_len, offset, out);
+        td_trace_op(td_opname_bool_tril_mask, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_tril_mask(device, shape, shape_len, offset, out);
+}
+
+/* ---- bool_triu_mask (creation) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_triu_mask", device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_triu_mask(shape, shape_len, offset, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_triu_mask", TD_OP_BOOL_TRIU_MASK, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_triu_mask(td_cpu, shape, shape_len, offset, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_triu_mask", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)device;
+    (void)shape;
+    (void)shape_len;
+    (void)offset;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("bool_triu_mask", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_triu_mask";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (device->inner->backend) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_triu_mask(device->inner, shape, shape_len, offset, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_triu_mask(device->inner, shape, shape_len, offset, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_triu_mask[] = "bool_triu_mask";
+
+static inline td_status entry_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
+{
+    static const char td_opname[] = "bool_triu_mask";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (device == NULL)
+        return td_err_null(td_opname, "device");
+    if (shape_len < 0)
+        return td_error(TD_E_INVALID, "bool_triu_mask: shape_len is %d; a length cannot be negative", shape_len);
+    if (shape == NULL && shape_len > 0)
+        return td_err_null(td_opname, "shape");
+    td_autodiff_context td_ctx = td_device_context(device);
+    td_shape td_shape_out;
+    TD_TRY(td_rule_tri_mask(td_opname, shape, shape_len, &td_shape_out));
+    switch (device->backend) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_triu_mask(device, shape, shape_len, offset, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_triu_mask(device, shape, shape_len, offset, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_triu_mask(device, shape, shape_len, offset, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(device->backend));
+    }
+}
+
+td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_triu_mask(device, shape, shape_len, offset, out);
+        td_trace_op(td_opname_bool_triu_mask, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_triu_mask(device, shape, shape_len, offset, out);
+}
+
 /* ---- bool_mask_fill (unary) ---- */
 
 TD_MAYBE_UNUSED static td_status comp_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -1694,6 +1973,880 @@ td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t v
         return td_st;
     }
     return entry_bool_mask_fill(a, mask, value, out);
+}
+
+/* ---- int_gather (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_gather", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_gather(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_gather", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_gather(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_gather";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_gather(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_gather(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_gather[] = "int_gather";
+
+static inline td_status entry_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    static const char td_opname[] = "int_gather";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_gather(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_gather(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_gather(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_gather(a, dim, indices, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_gather(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_int_gather, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_gather(a, dim, indices, out);
+}
+
+/* ---- int_scatter_add (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_scatter_add", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_scatter_add(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_scatter_add", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_scatter_add(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_add";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_scatter_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_scatter_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_scatter_add[] = "int_scatter_add";
+
+static inline td_status entry_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_add";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_scatter(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_scatter_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_scatter_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_scatter_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_scatter_add(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_int_scatter_add, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_scatter_add(a, dim, indices, value, out);
+}
+
+/* ---- int_select (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_select", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_select(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_select", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_select(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_select(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_select(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_select[] = "int_select";
+
+static inline td_status entry_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    static const char td_opname[] = "int_select";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_select(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_select(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_select(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_select(a, dim, indices, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_select(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_int_select, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_select(a, dim, indices, out);
+}
+
+/* ---- int_select_add (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_select_add", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_select_add(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_select_add", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_select_add(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select_add";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_select_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_select_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_select_add[] = "int_select_add";
+
+static inline td_status entry_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "int_select_add";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_select_add(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_select_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_select_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_select_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_select_add(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_int_select_add, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_select_add(a, dim, indices, value, out);
+}
+
+/* ---- bool_gather (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_gather", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_gather(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_gather", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_bool_gather(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_gather";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_gather(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_gather(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_gather[] = "bool_gather";
+
+static inline td_status entry_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    static const char td_opname[] = "bool_gather";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_gather(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_gather(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_gather(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_gather(a, dim, indices, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_gather(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_bool_gather, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_gather(a, dim, indices, out);
+}
+
+/* ---- bool_select (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_select", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_select(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_select", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_bool_select(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_select";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_select(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_select(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_select[] = "bool_select";
+
+static inline td_status entry_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    static const char td_opname[] = "bool_select";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_select(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_select(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_select(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_select(a, dim, indices, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_select(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_bool_select, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_select(a, dim, indices, out);
+}
+
+/* ---- int_scatter_assign (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_scatter_assign(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_scatter_assign(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_assign";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_scatter_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_scatter_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_scatter_assign[] = "int_scatter_assign";
+
+static inline td_status entry_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_assign";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_scatter(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_scatter_assign(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_int_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_scatter_assign(a, dim, indices, value, out);
+}
+
+/* ---- int_one_hot (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_one_hot", indices->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_one_hot(indices, num_classes, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_one_hot", indices->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_one_hot(indices, num_classes, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_one_hot";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (indices->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_one_hot(indices->inner, num_classes, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_one_hot(indices->inner, num_classes, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)indices->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, indices->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_one_hot[] = "int_one_hot";
+
+static inline td_status entry_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
+{
+    static const char td_opname[] = "int_one_hot";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    td_autodiff_context td_ctx = indices->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_one_hot(td_opname, &indices->shape, num_classes, &td_shape_out));
+    switch (indices->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(indices->kind));
+    }
+}
+
+td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_one_hot(indices, num_classes, out);
+        const td_tensor *const td_ins[] = { indices };
+        td_trace_op(td_opname_int_one_hot, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_one_hot(indices, num_classes, out);
 }
 
 /* ---- int_neg (unary) ---- */
@@ -7100,6 +8253,878 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
         return td_st;
     }
     return entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
+}
+
+/* ---- int_flip (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_flip", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_flip(a, axes, axes_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_flip", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_flip(a, axes, axes_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_flip";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_flip(a->inner, axes, axes_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_flip(a->inner, axes, axes_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_flip[] = "int_flip";
+
+static inline td_status entry_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    static const char td_opname[] = "int_flip";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (axes_len < 0)
+        return td_error(TD_E_INVALID, "int_flip: axes_len is %d; a length cannot be negative", axes_len);
+    if (axes == NULL && axes_len > 0)
+        return td_err_null(td_opname, "axes");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_flip(td_opname, &a->shape, axes, axes_len, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_flip(a, axes, axes_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_flip, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_flip(a, axes, axes_len, out);
+}
+
+/* ---- bool_flip (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_flip", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_flip(a, axes, axes_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_flip", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_bool_flip(a, axes, axes_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_flip";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_flip(a->inner, axes, axes_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_flip(a->inner, axes, axes_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_flip[] = "bool_flip";
+
+static inline td_status entry_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    static const char td_opname[] = "bool_flip";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (axes_len < 0)
+        return td_error(TD_E_INVALID, "bool_flip: axes_len is %d; a length cannot be negative", axes_len);
+    if (axes == NULL && axes_len > 0)
+        return td_err_null(td_opname, "axes");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_flip(td_opname, &a->shape, axes, axes_len, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_flip(a, axes, axes_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_flip, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_flip(a, axes, axes_len, out);
+}
+
+/* ---- int_repeat_dim (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_repeat_dim", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_repeat_dim(a, dim, times, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_repeat_dim", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_repeat_dim(a, dim, times, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_repeat_dim";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_repeat_dim(a->inner, dim, times, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_repeat_dim(a->inner, dim, times, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_repeat_dim[] = "int_repeat_dim";
+
+static inline td_status entry_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    static const char td_opname[] = "int_repeat_dim";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_repeat_dim(td_opname, &a->shape, &dim, times, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_repeat_dim(a, dim, times, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_repeat_dim(a, dim, times, out);
+}
+
+/* ---- bool_repeat_dim (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_repeat_dim", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_repeat_dim(a, dim, times, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_repeat_dim", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_bool_repeat_dim(a, dim, times, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_repeat_dim";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_repeat_dim(a->inner, dim, times, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_repeat_dim(a->inner, dim, times, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_repeat_dim[] = "bool_repeat_dim";
+
+static inline td_status entry_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    static const char td_opname[] = "bool_repeat_dim";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_repeat_dim(td_opname, &a->shape, &dim, times, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_repeat_dim(a, dim, times, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_repeat_dim(a, dim, times, out);
+}
+
+/* ---- int_transpose (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_transpose";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_int_transpose(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_transpose", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_transpose(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_int_transpose(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_transpose", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_transpose(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_transpose";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_transpose(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_transpose(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_transpose[] = "int_transpose";
+
+static inline td_status entry_int_transpose(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "int_transpose";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_transpose(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_transpose(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_transpose(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_transpose(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_transpose(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_transpose(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_transpose, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_transpose(a, out);
+}
+
+/* ---- bool_transpose (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_transpose";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_transpose(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_transpose", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_transpose(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_transpose(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_transpose", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_bool_transpose(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_bool_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_transpose";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_transpose(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_transpose(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_transpose[] = "bool_transpose";
+
+static inline td_status entry_bool_transpose(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "bool_transpose";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_transpose(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_transpose(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_transpose(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_transpose(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_transpose(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_transpose(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_transpose, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_transpose(a, out);
+}
+
+/* ---- int_narrow (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_narrow", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_narrow(a, dim, start, length, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_narrow", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_narrow(a, dim, start, length, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_narrow";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_narrow(a->inner, dim, start, length, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_narrow(a->inner, dim, start, length, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_narrow[] = "int_narrow";
+
+static inline td_status entry_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    static const char td_opname[] = "int_narrow";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_narrow(td_opname, &a->shape, &dim, start, length, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_narrow(a, dim, start, length, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_narrow, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_narrow(a, dim, start, length, out);
+}
+
+/* ---- bool_narrow (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_narrow", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_narrow(a, dim, start, length, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_narrow", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_bool_narrow(a, dim, start, length, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_narrow";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_narrow(a->inner, dim, start, length, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_narrow(a->inner, dim, start, length, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_narrow[] = "bool_narrow";
+
+static inline td_status entry_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    static const char td_opname[] = "bool_narrow";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_narrow(td_opname, &a->shape, &dim, start, length, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_narrow(a, dim, start, length, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_narrow, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_narrow(a, dim, start, length, out);
 }
 
 /* ---- int_cumsum (unary) ---- */
@@ -15637,6 +17662,847 @@ td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *
     return entry_float_lower_equal_elem(a, value, out);
 }
 
+/* ---- float_gather (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_gather", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_gather(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_gather", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_gather(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_gather(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_gather_grad(grad, &n->in_shapes[0], n->iattrs[0], vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_gather(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_gather(vals[0], n->iattrs[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gather";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_gather(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_gather(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_gather, fw_float_gather, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, indices);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_gather[] = "float_gather";
+
+static inline td_status entry_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    static const char td_opname[] = "float_gather";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_gather(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_gather(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_gather(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_gather(a, dim, indices, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_gather(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_float_gather, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_gather(a, dim, indices, out);
+}
+
+/* ---- float_scatter_add (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_scatter_add", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_scatter_add(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_scatter_add", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_scatter_add(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_scatter_add(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_scatter_value_grad(grad, &n->in_shapes[1], n->iattrs[0], vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_scatter_add(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_scatter_add(vals[0], n->iattrs[0], vals[1], vals[2], out);
+}
+
+static td_status arm_autodiff_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_add";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, value));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_scatter_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_scatter_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, value };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_scatter_add, fw_float_scatter_add, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, value);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, indices);
+        if (td_all)
+            td_ad_node_save(td_node, 2, value);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_scatter_add[] = "float_scatter_add";
+
+static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_add";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_scatter(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_scatter_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_scatter_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_scatter_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_scatter_add(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_float_scatter_add, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_scatter_add(a, dim, indices, value, out);
+}
+
+/* ---- float_select (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_select", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_select(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_select", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_select(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_select(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_select_grad(grad, &n->in_shapes[0], n->iattrs[0], vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_select(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_select(vals[0], n->iattrs[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_select(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_select(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_select, fw_float_select, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, indices);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_select[] = "float_select";
+
+static inline td_status entry_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    static const char td_opname[] = "float_select";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_select(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_select(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_select(a, dim, indices, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_select(a, dim, indices, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_select(a, dim, indices, out);
+        const td_tensor *const td_ins[] = { a, indices };
+        td_trace_op(td_opname_float_select, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_select(a, dim, indices, out);
+}
+
+/* ---- float_select_add (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_select_add", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_select_add(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_select_add", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_select_add(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_select_add(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_select(grad, n->iattrs[0], vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_select_add(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_select_add(vals[0], n->iattrs[0], vals[1], vals[2], out);
+}
+
+static td_status arm_autodiff_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select_add";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, value));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_select_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_select_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, value };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_select_add, fw_float_select_add, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, value);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, indices);
+        if (td_all)
+            td_ad_node_save(td_node, 2, value);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_select_add[] = "float_select_add";
+
+static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "float_select_add";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_select_add(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_select_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_select_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_select_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_select_add(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_float_select_add, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_select_add(a, dim, indices, value, out);
+}
+
+/* ---- float_scatter_assign (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_scatter_assign", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_scatter_assign(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_scatter_assign", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_scatter_assign(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_scatter_assign(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_scatter_assign_grad(grad, n->iattrs[0], vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_scatter_value_grad(grad, &n->in_shapes[1], n->iattrs[0], vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_scatter_assign(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_scatter_assign(vals[0], n->iattrs[0], vals[1], vals[2], out);
+}
+
+static td_status arm_autodiff_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_assign";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, value));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_scatter_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_scatter_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, value };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_scatter_assign, fw_float_scatter_assign, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, value);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, indices);
+        if (td_all)
+            td_ad_node_save(td_node, 2, value);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_scatter_assign[] = "float_scatter_assign";
+
+static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_assign";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_scatter(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_scatter_assign(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_float_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_scatter_assign(a, dim, indices, value, out);
+}
+
 /* ---- float_reshape (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -16424,6 +19290,978 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
         return td_st;
     }
     return entry_float_slice(a, starts, starts_len, ends, ends_len, out);
+}
+
+/* ---- float_flip (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_flip", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_flip(a, axes, axes_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_flip", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_flip(a, axes, axes_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_flip(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_flip(grad, n->arrs[0], n->arr_lens[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_flip(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_flip(vals[0], n->arrs[0], n->arr_lens[0], out);
+}
+
+static td_status arm_autodiff_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_flip";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_flip(a->inner, axes, axes_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_flip(a->inner, axes, axes_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_flip, fw_float_flip, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->arr_lens[0] = axes_len;
+        for (int k = 0; k < axes_len; k++)
+            td_node->arrs[0][k] = axes[k];
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_flip[] = "float_flip";
+
+static inline td_status entry_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    static const char td_opname[] = "float_flip";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (axes_len < 0)
+        return td_error(TD_E_INVALID, "float_flip: axes_len is %d; a length cannot be negative", axes_len);
+    if (axes == NULL && axes_len > 0)
+        return td_err_null(td_opname, "axes");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_flip(td_opname, &a->shape, axes, axes_len, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_flip(a, axes, axes_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_flip, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_flip(a, axes, axes_len, out);
+}
+
+/* ---- float_repeat_dim (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_repeat_dim", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_repeat_dim(a, dim, times, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_repeat_dim", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_repeat_dim(a, dim, times, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_repeat_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_repeat_dim_grad(grad, &n->in_shapes[0], n->iattrs[0], n->iattrs[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_repeat_dim(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_repeat_dim(vals[0], n->iattrs[0], n->iattrs[1], out);
+}
+
+static td_status arm_autodiff_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_repeat_dim";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_repeat_dim(a->inner, dim, times, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_repeat_dim(a->inner, dim, times, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_repeat_dim, fw_float_repeat_dim, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_node->iattrs[1] = (int64_t)times;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_repeat_dim[] = "float_repeat_dim";
+
+static inline td_status entry_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    static const char td_opname[] = "float_repeat_dim";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_repeat_dim(td_opname, &a->shape, &dim, times, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_repeat_dim(a, dim, times, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_repeat_dim(a, dim, times, out);
+}
+
+/* ---- float_transpose (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_transpose";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_transpose(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_transpose", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_transpose(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_transpose(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_transpose", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_transpose(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_transpose(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_transpose(grad, &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_transpose(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_transpose(vals[0], out);
+}
+
+static td_status arm_autodiff_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_transpose";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_transpose(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_transpose(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_transpose, fw_float_transpose, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_transpose[] = "float_transpose";
+
+static inline td_status entry_float_transpose(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_transpose";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_transpose(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_transpose(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_transpose(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_transpose(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_transpose(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_transpose(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_transpose, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_transpose(a, out);
+}
+
+/* ---- float_narrow (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_narrow", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_narrow(a, dim, start, length, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_narrow", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_narrow(a, dim, start, length, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_narrow(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_narrow_grad(grad, &n->in_shapes[0], n->iattrs[0], n->iattrs[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_narrow(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_narrow(vals[0], n->iattrs[0], n->iattrs[1], n->iattrs[2], out);
+}
+
+static td_status arm_autodiff_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_narrow";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_narrow(a->inner, dim, start, length, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_narrow(a->inner, dim, start, length, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_narrow, fw_float_narrow, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_node->iattrs[1] = (int64_t)start;
+        td_node->iattrs[2] = (int64_t)length;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_narrow[] = "float_narrow";
+
+static inline td_status entry_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    static const char td_opname[] = "float_narrow";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_narrow(td_opname, &a->shape, &dim, start, length, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_narrow(a, dim, start, length, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_narrow, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_narrow(a, dim, start, length, out);
+}
+
+/* ---- float_unfold (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_unfold", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_unfold(a, dim, size, step, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_unfold", TD_OP_FLOAT_UNFOLD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_unfold", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_unfold(td_c_a, dim, size, step, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_unfold", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)a;
+    (void)dim;
+    (void)size;
+    (void)step;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("float_unfold", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status bw_float_unfold(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_unfold_grad(grad, &n->in_shapes[0], n->iattrs[0], n->iattrs[1], n->iattrs[2], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_unfold(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_unfold(vals[0], n->iattrs[0], n->iattrs[1], n->iattrs[2], out);
+}
+
+static td_status arm_autodiff_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_unfold";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_unfold(a->inner, dim, size, step, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_unfold(a->inner, dim, size, step, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_unfold, fw_float_unfold, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_node->iattrs[1] = (int64_t)size;
+        td_node->iattrs[2] = (int64_t)step;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_unfold[] = "float_unfold";
+
+static inline td_status entry_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out)
+{
+    static const char td_opname[] = "float_unfold";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_unfold(td_opname, &a->shape, &dim, size, step, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_unfold(a, dim, size, step, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_unfold(a, dim, size, step, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_unfold(a, dim, size, step, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_unfold(a, dim, size, step, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_unfold, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_unfold(a, dim, size, step, out);
+}
+
+/* ---- float_pad (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_pad", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_pad(a, pads, pads_len, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_pad", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_pad(a, pads, pads_len, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_pad(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_pad_grad(grad, &n->in_shapes[0], n->arrs[0], n->arr_lens[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_pad(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_pad(vals[0], n->arrs[0], n->arr_lens[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_pad";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_pad(a->inner, pads, pads_len, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_pad(a->inner, pads, pads_len, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_pad, fw_float_pad, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->arr_lens[0] = pads_len;
+        for (int k = 0; k < pads_len; k++)
+            td_node->arrs[0][k] = pads[k];
+        td_node->fattrs[0] = value;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_pad[] = "float_pad";
+
+static inline td_status entry_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_pad";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (pads_len < 0)
+        return td_error(TD_E_INVALID, "float_pad: pads_len is %d; a length cannot be negative", pads_len);
+    if (pads == NULL && pads_len > 0)
+        return td_err_null(td_opname, "pads");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_pad(td_opname, &a->shape, pads, pads_len, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_pad(a, pads, pads_len, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_pad(a, pads, pads_len, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_pad(a, pads, pads_len, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_pad(a, pads, pads_len, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_pad, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_pad(a, pads, pads_len, value, out);
 }
 
 /* ---- float_mean (unary_float) ---- */
@@ -30452,6 +34290,232 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
     return entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
+/* ---- float_cross (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_expand(a, td_t1->shape.dims, td_t1->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_repeat_dim(td_t2, (int64_t)(dim), (int64_t)(2), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_expand(b, td_t1->shape.dims, td_t1->shape.ndim, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_repeat_dim(td_t4, (int64_t)(dim), (int64_t)(2), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_narrow(td_t3, (int64_t)(dim), (int64_t)(1), (int64_t)(3), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_narrow(td_t5, (int64_t)(dim), (int64_t)(2), (int64_t)(3), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t6, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_narrow(td_t3, (int64_t)(dim), (int64_t)(2), (int64_t)(3), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_narrow(td_t5, (int64_t)(dim), (int64_t)(1), (int64_t)(3), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t9, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t8, td_t11, &td_t12);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_cross(a, b, dim, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_cross", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_cross(a, b, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_cross(a, b, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_cross(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_cross(vals[1], grad, n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_cross(grad, vals[0], n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_cross(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_cross(vals[0], vals[1], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_cross(a->inner, b->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_cross(a->inner, b->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_cross, fw_float_cross, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_cross[] = "float_cross";
+
+static inline td_status entry_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_cross(td_opname, &a->shape, &b->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_cross(a, b, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_cross(a, b, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_cross(a, b, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cross(a, b, dim, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_cross, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cross(a, b, dim, out);
+}
+
 /* ---- float_cat (multi) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -30845,6 +34909,401 @@ td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_te
         return td_st;
     }
     return entry_bool_cat(xs, xs_len, dim, out);
+}
+
+/* ---- float_stack (multi) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_stack", xs[0]->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_stack(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_stack", xs[0]->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_stack(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_stack(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    for (int i = 0; st == TD_OK && i < n->ninputs; i++) {
+        if (n->parents[i] == NULL)
+            continue;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_stack_slice(n, i, grad, n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status arm_autodiff_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_stack";
+    for (int i = 0; i < xs_len; i++)
+        TD_TRY(td_guard(td_opname, xs[i]));
+    const td_tensor **td_inner = td_malloc(sizeof(td_tensor *) * (size_t)xs_len);
+    if (td_inner == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory", td_opname);
+    for (int i = 0; i < xs_len; i++)
+        td_inner[i] = xs[i]->inner;
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (xs[0]->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_stack(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_stack(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)xs[0]->inner->kind);
+        break;
+    }
+    td_free(td_inner);
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    if (td_ad_any_tracked(xs, xs_len)) {
+        td_node = td_ad_node_new(td_opname, xs_len, bw_float_stack, NULL, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        for (int i = 0; i < xs_len; i++)
+            td_ad_node_input(td_node, i, xs[i]);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_stack[] = "float_stack";
+
+static inline td_status entry_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_stack";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (xs == NULL)
+        return td_err_null(td_opname, "xs");
+    if (xs_len < 1)
+        return td_error(TD_E_INVALID, "float_stack: xs: needs at least one tensor, got %d", xs_len);
+    for (int i = 0; i < xs_len; i++)
+        if (xs[i] == NULL)
+            return td_error(TD_E_NULL, "float_stack: xs[%d] is NULL", i);
+    for (int i = 0; i < xs_len; i++)
+        TD_TRY(td_check_class(td_opname, "xs", xs[i], TD_F32));
+    td_autodiff_context td_ctx = xs[0]->ctx;
+    for (int i = 1; i < xs_len; i++) {
+        TD_TRY(td_check_same_place(td_opname, "xs[0]", xs[0], "xs", xs[i]));
+        TD_TRY(td_ctx_merge(td_opname, td_ctx, xs[i]->ctx, &td_ctx));
+    }
+    td_shape td_shape_out;
+    TD_TRY(td_rule_stack(td_opname, xs, xs_len, &dim, &td_shape_out));
+    switch (xs[0]->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(xs[0]->kind));
+    }
+}
+
+td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_stack(xs, xs_len, dim, out);
+        td_trace_op(td_opname_float_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_stack(xs, xs_len, dim, out);
+}
+
+/* ---- int_stack (multi) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_stack", xs[0]->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_int_stack(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_stack", xs[0]->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_int_stack(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_stack";
+    const td_tensor **td_inner = td_malloc(sizeof(td_tensor *) * (size_t)xs_len);
+    if (td_inner == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory", td_opname);
+    for (int i = 0; i < xs_len; i++)
+        td_inner[i] = xs[i]->inner;
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (xs[0]->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_stack(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_stack(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)xs[0]->inner->kind);
+        break;
+    }
+    td_free(td_inner);
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_stack[] = "int_stack";
+
+static inline td_status entry_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_stack";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (xs == NULL)
+        return td_err_null(td_opname, "xs");
+    if (xs_len < 1)
+        return td_error(TD_E_INVALID, "int_stack: xs: needs at least one tensor, got %d", xs_len);
+    for (int i = 0; i < xs_len; i++)
+        if (xs[i] == NULL)
+            return td_error(TD_E_NULL, "int_stack: xs[%d] is NULL", i);
+    for (int i = 0; i < xs_len; i++)
+        TD_TRY(td_check_class(td_opname, "xs", xs[i], TD_I32));
+    td_autodiff_context td_ctx = xs[0]->ctx;
+    for (int i = 1; i < xs_len; i++) {
+        TD_TRY(td_check_same_place(td_opname, "xs[0]", xs[0], "xs", xs[i]));
+        TD_TRY(td_ctx_merge(td_opname, td_ctx, xs[i]->ctx, &td_ctx));
+    }
+    td_shape td_shape_out;
+    TD_TRY(td_rule_stack(td_opname, xs, xs_len, &dim, &td_shape_out));
+    switch (xs[0]->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(xs[0]->kind));
+    }
+}
+
+td_status td_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_stack(xs, xs_len, dim, out);
+        td_trace_op(td_opname_int_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_stack(xs, xs_len, dim, out);
+}
+
+/* ---- bool_stack (multi) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_stack", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_stack(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_stack", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_bool_stack(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_stack";
+    const td_tensor **td_inner = td_malloc(sizeof(td_tensor *) * (size_t)xs_len);
+    if (td_inner == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory", td_opname);
+    for (int i = 0; i < xs_len; i++)
+        td_inner[i] = xs[i]->inner;
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (xs[0]->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_stack(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_stack(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)xs[0]->inner->kind);
+        break;
+    }
+    td_free(td_inner);
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_stack[] = "bool_stack";
+
+static inline td_status entry_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "bool_stack";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (xs == NULL)
+        return td_err_null(td_opname, "xs");
+    if (xs_len < 1)
+        return td_error(TD_E_INVALID, "bool_stack: xs: needs at least one tensor, got %d", xs_len);
+    for (int i = 0; i < xs_len; i++)
+        if (xs[i] == NULL)
+            return td_error(TD_E_NULL, "bool_stack: xs[%d] is NULL", i);
+    for (int i = 0; i < xs_len; i++)
+        TD_TRY(td_check_class(td_opname, "xs", xs[i], TD_BOOL));
+    td_autodiff_context td_ctx = xs[0]->ctx;
+    for (int i = 1; i < xs_len; i++) {
+        TD_TRY(td_check_same_place(td_opname, "xs[0]", xs[0], "xs", xs[i]));
+        TD_TRY(td_ctx_merge(td_opname, td_ctx, xs[i]->ctx, &td_ctx));
+    }
+    td_shape td_shape_out;
+    TD_TRY(td_rule_stack(td_opname, xs, xs_len, &dim, &td_shape_out));
+    switch (xs[0]->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(xs[0]->kind));
+    }
+}
+
+td_status td_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_stack(xs, xs_len, dim, out);
+        td_trace_op(td_opname_bool_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_stack(xs, xs_len, dim, out);
 }
 
 /* ---- float_to_device (to_device) ---- */

@@ -73,12 +73,63 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out);
 
+/* Creates burn's tril_mask: a bool tensor true where an element lies outside the lower triangle of the last two dims, i.e. where column - row > offset (the entries torch.tril(x, offset) zeroes).
+ * Family creation; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out);
+
+/* Creates burn's triu_mask: a bool tensor true where an element lies outside the upper triangle of the last two dims, i.e. where column - row < offset (the entries torch.triu(x, offset) zeroes).
+ * Family creation; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out);
+
 /* Returns a with value (0 is false, anything else true) where mask is true; mask broadcasts to a's shape.
  * Family unary; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * Note: burn's bool_mask_fill takes a bool value; the C entry takes it as an int32_t (C's truth value).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out);
+
+/* Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
+
+/* Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32.
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
+
+/* Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select).
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
+
+/* Returns a copy of an int tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); repeated indices sum, wrapping around in int32.
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
+
+/* Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
+
+/* Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select).
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
+
+/* Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins.
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
+
+/* One-hot encodes an int tensor of class indices in [0, num_classes): the result adds a last dim of num_classes holding 1 at the index and 0 elsewhere (torch.nn.functional.one_hot with num_classes given).
+ * Family unary; implemented by: cpu, vulkan.
+ * Note: num_classes must be given (>= 1): PyTorch's -1 (infer from the largest index) would make the shape depend on the data.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out);
 
 /* Elementwise -a (wraps around: -INT32_MIN is INT32_MIN).
  * Family unary; implemented by: cpu.
@@ -343,6 +394,48 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
  * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
+
+/* Reverses an int tensor along each of the dims in axes (torch.flip).
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out);
+
+/* Reverses a bool tensor along each of the dims in axes (torch.flip).
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out);
+
+/* Repeats an int tensor times times along dim, whole blocks one after another.
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
+
+/* Repeats a bool tensor times times along dim, whole blocks one after another.
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
+
+/* Exchanges the last two dims of an int tensor of at least 2 dims.
+ * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_transpose(const td_tensor *a, td_tensor **out);
+
+/* Exchanges the last two dims of a bool tensor of at least 2 dims.
+ * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_transpose(const td_tensor *a, td_tensor **out);
+
+/* Returns entries start .. start + length - 1 of an int tensor along dim (torch.narrow).
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
+
+/* Returns entries start .. start + length - 1 of a bool tensor along dim (torch.narrow).
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
 
 /* Cumulative sum along dim (wraps around on int32 overflow).
  * Family unary; implemented by: cpu, vulkan.
@@ -689,6 +782,34 @@ td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out);
 
+/* Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
+
+/* Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Note: sums in row-major order of indices, so results are deterministic.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
+
+/* Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
+
+/* Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Note: sums in the order of indices, so results are deterministic.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
+
+/* Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Note: PyTorch leaves the winner of repeated indices unspecified; here the last one wins. As in PyTorch, value's gradient gathers grad at every index, so with repeated indices the overwritten elements get a gradient too.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
+
 /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -714,6 +835,37 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
  * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
+
+/* Reverses a float tensor along each of the dims in axes (torch.flip; negative dims count from the end, none may repeat).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out);
+
+/* Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
+
+/* Exchanges the last two dims of a float tensor of at least 2 dims (torch.Tensor.mT).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_transpose(const td_tensor *a, td_tensor **out);
+
+/* Returns entries start .. start + length - 1 of a float tensor along dim (torch.narrow; a negative start counts from the end).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
+
+/* Sliding windows of a float tensor along dim (torch.Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a new last dim of length size holds each window.
+ * Family unary_float; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out);
+
+/* Pads a float tensor with value: pads holds (before, after) pairs from the last dim backwards, as torch.nn.functional.pad in constant mode; pads are >= 0 (no cropping).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out);
 
 /* Mean of all elements, as a 0-dim tensor (NaN for an empty tensor, like PyTorch).
  * Family unary_float; implemented by: cpu.
@@ -1254,6 +1406,12 @@ td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
+/* Cross product of 3-vectors along dim of two broadcasting float tensors (torch.linalg.cross); both have size 3 in dim.
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out);
+
 /* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -1268,6 +1426,21 @@ td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_ten
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
+
+/* Stacks float tensors of one shape along a new dim at position dim (torch.stack; dim in [-(ndim + 1), ndim]).
+ * Family multi; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
+
+/* Stacks int tensors of one shape along a new dim at position dim (torch.stack).
+ * Family multi; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
+
+/* Stacks bool tensors of one shape along a new dim at position dim (torch.stack).
+ * Family multi; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
 /* Copies a float tensor to device (any backend).
  * Family to_device; implemented by: cpu, vulkan.

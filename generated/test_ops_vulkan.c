@@ -850,6 +850,42 @@ static void test_int_random_unsupported(void **state)
     assert_non_null(strstr(td_last_error(), "'vulkan'"));
 }
 
+static void test_bool_tril_mask_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_expect_error(td_bool_tril_mask(NULL, shape, 2, INT64_C(0), &out), TD_E_NULL, "bool_tril_mask");
+    assert_null(out);
+}
+
+static void test_bool_tril_mask_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_expect_error(td_bool_tril_mask(dev, shape, 2, INT64_C(0), &out), TD_E_UNSUPPORTED, "bool_tril_mask");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+}
+
+static void test_bool_triu_mask_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_expect_error(td_bool_triu_mask(NULL, shape, 2, INT64_C(0), &out), TD_E_NULL, "bool_triu_mask");
+    assert_null(out);
+}
+
+static void test_bool_triu_mask_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_expect_error(td_bool_triu_mask(dev, shape, 2, INT64_C(0), &out), TD_E_UNSUPPORTED, "bool_triu_mask");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+}
+
 static void test_bool_mask_fill_example_1(void **state)
 {
     (void)state;
@@ -1010,6 +1046,1250 @@ static void test_bool_mask_fill_vs_cpu(void **state)
         .seed = 3596625674u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_mask_fill, (int)(sizeof cases_bool_mask_fill / sizeof cases_bool_mask_fill[0]));
+}
+
+static void test_int_gather_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_gather(a, INT64_C(1), indices, &out), "int_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 3, 1, 2147483647, 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_gather(a, INT64_C(-2), indices, &out), "int_gather");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 4, -2, -6 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_gather(NULL, INT64_C(1), indices, &out), TD_E_NULL, "int_gather");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_gather(a, INT64_C(1), indices, &out), TD_E_KIND, "int_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_gather_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 2147483647, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_gather(a, INT64_C(1), indices, &out), TD_E_BACKEND_MISMATCH, "int_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static td_status cmp_int_gather(const tdt_call *c)
+{
+    return td_int_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 4, 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 5, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_int_gather_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_gather",
+        .run = cmp_int_gather,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2568612976u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_gather, (int)(sizeof cases_int_gather / sizeof cases_int_gather[0]));
+}
+
+static void test_int_scatter_add_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_add(a, INT64_C(1), indices, value, &out), "int_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 11, 2, -17, 4, 20, 6 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1) };
+    static const int32_t a_data[] = { 2147483647 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1) };
+    static const int32_t value_data[] = { 1 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_add(a, INT64_C(0), indices, value, &out), "int_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(1) };
+    static const int32_t want[] = { -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_add(NULL, INT64_C(1), indices, value, &out), TD_E_NULL, "int_scatter_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_KIND, "int_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, -20, 7, 8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_BACKEND_MISMATCH, "int_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static td_status cmp_int_scatter_add(const tdt_call *c)
+{
+    return td_int_scatter_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_int_scatter_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 33 } }, { 1, { 34 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1000 } }, { 1, { 1001 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10008 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 65537 } }, { 1, { 65538 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } }, { 2, { 6, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } }, { 2, { 3, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } }, { 2, { 130, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } }, { 2, { 3, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } }, { 2, { 6, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 2, { 101, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 5, 33 } }, { 3, { 4, 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 2, 32 } }, { 3, { 3, 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } }, { 3, { 11, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } }, { 3, { 3, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 5, 101 } }, { 3, { 6, 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 4, 2, 100 } }, { 3, { 5, 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } }, { 4, { 3, 4, 2, 96 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 5, 97 } }, { 4, { 4, 5, 5, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } }, { 4, { 3, 4, 2, 96 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_int_scatter_add_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_scatter_add",
+        .run = cmp_int_scatter_add,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1413038571u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_scatter_add, (int)(sizeof cases_int_scatter_add / sizeof cases_int_scatter_add[0]));
+}
+
+static void test_int_select_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_select(a, INT64_C(0), indices, &out), "int_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 5, -6, 1, -2 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_select(a, INT64_C(-1), indices, &out), "int_select");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const int32_t want[] = { -2, -2, 1, 4, 4, 3, -6, -6, 5 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_select(NULL, INT64_C(0), indices, &out), TD_E_NULL, "int_select");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_select(a, INT64_C(0), indices, &out), TD_E_KIND, "int_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_select(a, INT64_C(0), indices, &out), TD_E_BACKEND_MISMATCH, "int_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static td_status cmp_int_select(const tdt_call *c)
+{
+    return td_int_select(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_int_select_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_select",
+        .run = cmp_int_select,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2353430403u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_select, (int)(sizeof cases_int_select / sizeof cases_int_select[0]));
+}
+
+static void test_int_select_add_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_select_add(a, INT64_C(0), indices, value, &out), "int_select_add");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t want[] = { 11, 22, 3, 4, 5, 5 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_add(NULL, INT64_C(0), indices, value, &out), TD_E_NULL, "int_select_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_add(a, INT64_C(0), indices, value, &out), TD_E_KIND, "int_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_add(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "int_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static td_status cmp_int_select_add(const tdt_call *c)
+{
+    return td_int_select_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_int_select_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 4 } }, { 2, { 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 1 } }, { 2, { 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 4 } }, { 2, { 4, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 1 } }, { 2, { 1, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } }, { 3, { 1, 4, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } }, { 3, { 1, 1, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } }, { 3, { 3, 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } }, { 3, { 3, 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } }, { 3, { 4, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } }, { 3, { 1, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } }, { 3, { 5, 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } }, { 3, { 5, 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } }, { 4, { 1, 4, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } }, { 4, { 1, 1, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 3, 5, 4, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 3, 5, 1, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 3, 5, 4, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 3, 5, 1, 97 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_int_select_add_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_select_add",
+        .run = cmp_int_select_add,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3507351151u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_select_add, (int)(sizeof cases_int_select_add / sizeof cases_int_select_add[0]));
+}
+
+static void test_bool_gather_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_bool_gather(a, INT64_C(1), indices, &out), "bool_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { false, true, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_gather_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_gather(NULL, INT64_C(1), indices, &out), TD_E_NULL, "bool_gather");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_bool_gather_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_gather(a, INT64_C(1), indices, &out), TD_E_KIND, "bool_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_gather_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_gather(a, INT64_C(1), indices, &out), TD_E_BACKEND_MISMATCH, "bool_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static td_status cmp_bool_gather(const tdt_call *c)
+{
+    return td_bool_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_bool_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 4, 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 5, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_bool_gather_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_gather",
+        .run = cmp_bool_gather,
+        .dtype = { TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3895465725u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_gather, (int)(sizeof cases_bool_gather / sizeof cases_bool_gather[0]));
+}
+
+static void test_bool_select_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_bool_select(a, INT64_C(0), indices, &out), "bool_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_select(NULL, INT64_C(0), indices, &out), TD_E_NULL, "bool_select");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_select(a, INT64_C(0), indices, &out), TD_E_KIND, "bool_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, false, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_bool_select(a, INT64_C(0), indices, &out), TD_E_BACKEND_MISMATCH, "bool_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static td_status cmp_bool_select(const tdt_call *c)
+{
+    return td_bool_select(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_bool_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_bool_select_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_select",
+        .run = cmp_bool_select,
+        .dtype = { TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1063716638u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_select, (int)(sizeof cases_bool_select / sizeof cases_bool_select[0]));
+}
+
+static void test_int_scatter_assign_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), "int_scatter_assign");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 1, 8, 3, -7, 5, -9 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_assign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_assign(NULL, INT64_C(0), indices, value, &out), TD_E_NULL, "int_scatter_assign");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_assign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), TD_E_KIND, "int_scatter_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_assign_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t value_data[] = { -7, 8, -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "int_scatter_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static td_status cmp_int_scatter_assign(const tdt_call *c)
+{
+    return td_int_scatter_assign(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_int_scatter_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 33 } }, { 1, { 34 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1000 } }, { 1, { 1001 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10008 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 65537 } }, { 1, { 65538 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } }, { 2, { 6, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } }, { 2, { 3, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } }, { 2, { 130, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } }, { 2, { 3, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } }, { 2, { 6, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 2, { 101, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 5, 33 } }, { 3, { 4, 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 2, 32 } }, { 3, { 3, 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } }, { 3, { 11, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } }, { 3, { 3, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 5, 101 } }, { 3, { 6, 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 4, 2, 100 } }, { 3, { 5, 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } }, { 4, { 3, 4, 2, 96 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 5, 97 } }, { 4, { 4, 5, 5, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } }, { 4, { 3, 4, 2, 96 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_int_scatter_assign_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_scatter_assign",
+        .run = cmp_int_scatter_assign,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 337858505u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_scatter_assign, (int)(sizeof cases_int_scatter_assign / sizeof cases_int_scatter_assign[0]));
+}
+
+static void test_int_one_hot_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_one_hot(indices, INT64_C(3), &out), "int_one_hot");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const int32_t want[] = { 1, 0, 0, 0, 0, 1, 0, 1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_one_hot_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t indices_data[] = { 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_one_hot(indices, INT64_C(2), &out), "int_one_hot");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const int32_t want[] = { 0, 1, 1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_one_hot_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 3 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_one_hot(indices, INT64_C(4), &out), "int_one_hot");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 0, 0, 0, 1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(indices);
+}
+
+static void test_int_one_hot_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_one_hot(NULL, INT64_C(3), &out), TD_E_NULL, "int_one_hot");
+    assert_null(out);
+}
+
+static void test_int_one_hot_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const float indices_data[] = { 0.0f };
+    td_tensor *indices = tdt_filled(dev, TD_F32, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_int_one_hot(indices, INT64_C(3), &out), TD_E_KIND, "int_one_hot");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static td_status cmp_int_one_hot(const tdt_call *c)
+{
+    return td_int_one_hot(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_one_hot[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(7) } },
+};
+
+static void test_int_one_hot_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_one_hot",
+        .run = cmp_int_one_hot,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "indices" },
+        .int_names = { "num_classes" },
+        .nmse = 1e-07,
+        .seed = 3999921965u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_one_hot, (int)(sizeof cases_int_one_hot / sizeof cases_int_one_hot[0]));
 }
 
 static void test_int_neg_example_1(void **state)
@@ -5676,6 +6956,909 @@ static void test_bool_slice_vs_cpu(void **state)
         .seed = 2101185636u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_slice, (int)(sizeof cases_bool_slice / sizeof cases_bool_slice[0]));
+}
+
+static void test_int_flip_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -4, -3, -2, -1, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_check(td_int_flip(a, axes, 1, &out), "int_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { -2, -3, -4, 1, 0, -1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_flip_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -4, -3, -2, -1, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(-2) };
+    tdt_check(td_int_flip(a, axes, 1, &out), "int_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { -1, 0, 1, -4, -3, -2 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_flip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_int_flip(NULL, axes, 1, &out), TD_E_NULL, "int_flip");
+    assert_null(out);
+}
+
+static void test_int_flip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_int_flip(a, axes, 1, &out), TD_E_KIND, "int_flip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_int_flip(const tdt_call *c)
+{
+    return td_int_flip(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case cases_int_flip[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+};
+
+static void test_int_flip_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_flip",
+        .run = cmp_int_flip,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 2137410624u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_flip, (int)(sizeof cases_int_flip / sizeof cases_int_flip[0]));
+}
+
+static void test_bool_flip_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_check(td_bool_flip(a, axes, 1, &out), "bool_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { false, false, true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_flip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_bool_flip(NULL, axes, 1, &out), TD_E_NULL, "bool_flip");
+    assert_null(out);
+}
+
+static void test_bool_flip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_bool_flip(a, axes, 1, &out), TD_E_KIND, "bool_flip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_bool_flip(const tdt_call *c)
+{
+    return td_bool_flip(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case cases_bool_flip[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+};
+
+static void test_bool_flip_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_flip",
+        .run = cmp_bool_flip,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 1483570309u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_flip, (int)(sizeof cases_bool_flip / sizeof cases_bool_flip[0]));
+}
+
+static void test_int_repeat_dim_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const int32_t a_data[] = { -1, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_repeat_dim(a, INT64_C(0), INT64_C(3), &out), "int_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t want[] = { -1, 7, -1, 7, -1, 7 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_repeat_dim_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const int32_t a_data[] = { -1, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_repeat_dim(a, INT64_C(1), INT64_C(2), &out), "int_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(4) };
+    static const int32_t want[] = { -1, 7, -1, 7 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_repeat_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_repeat_dim(NULL, INT64_C(0), INT64_C(3), &out), TD_E_NULL, "int_repeat_dim");
+    assert_null(out);
+}
+
+static void test_int_repeat_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_repeat_dim(a, INT64_C(0), INT64_C(3), &out), TD_E_KIND, "int_repeat_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_int_repeat_dim(const tdt_call *c)
+{
+    return td_int_repeat_dim(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case cases_int_repeat_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+};
+
+static void test_int_repeat_dim_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_repeat_dim",
+        .run = cmp_int_repeat_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 946889917u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_repeat_dim, (int)(sizeof cases_int_repeat_dim / sizeof cases_int_repeat_dim[0]));
+}
+
+static void test_bool_repeat_dim_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_repeat_dim(a, INT64_C(1), INT64_C(2), &out), "bool_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_repeat_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_repeat_dim(NULL, INT64_C(1), INT64_C(2), &out), TD_E_NULL, "bool_repeat_dim");
+    assert_null(out);
+}
+
+static void test_bool_repeat_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_repeat_dim(a, INT64_C(1), INT64_C(2), &out), TD_E_KIND, "bool_repeat_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_bool_repeat_dim(const tdt_call *c)
+{
+    return td_bool_repeat_dim(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case cases_bool_repeat_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+};
+
+static void test_bool_repeat_dim_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_repeat_dim",
+        .run = cmp_bool_repeat_dim,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 3764626628u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_repeat_dim, (int)(sizeof cases_bool_repeat_dim / sizeof cases_bool_repeat_dim[0]));
+}
+
+static void test_int_transpose_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -4, -3, -2, -1, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_transpose(a, &out), "int_transpose");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t want[] = { -4, -1, -3, 0, -2, 1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_transpose_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_transpose(NULL, &out), TD_E_NULL, "int_transpose");
+    assert_null(out);
+}
+
+static void test_int_transpose_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_transpose(a, &out), TD_E_KIND, "int_transpose");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_int_transpose(const tdt_call *c)
+{
+    return td_int_transpose(c->ins[0], c->out);
+}
+
+static const tdt_case cases_int_transpose[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_int_transpose_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_transpose",
+        .run = cmp_int_transpose,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2853698318u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_transpose, (int)(sizeof cases_int_transpose / sizeof cases_int_transpose[0]));
+}
+
+static void test_bool_transpose_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, true, false, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_transpose(a, &out), "bool_transpose");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool want[] = { true, false, true, false, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_transpose_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_transpose(NULL, &out), TD_E_NULL, "bool_transpose");
+    assert_null(out);
+}
+
+static void test_bool_transpose_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_transpose(a, &out), TD_E_KIND, "bool_transpose");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_bool_transpose(const tdt_call *c)
+{
+    return td_bool_transpose(c->ins[0], c->out);
+}
+
+static const tdt_case cases_bool_transpose[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_bool_transpose_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_transpose",
+        .run = cmp_bool_transpose,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 478184117u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_transpose, (int)(sizeof cases_bool_transpose / sizeof cases_bool_transpose[0]));
+}
+
+static void test_int_narrow_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { -4, -3, -2, -1, 0, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_narrow(a, INT64_C(1), INT64_C(1), INT64_C(2), &out), "int_narrow");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { -3, -2, 0, 1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_narrow_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_narrow(NULL, INT64_C(1), INT64_C(1), INT64_C(2), &out), TD_E_NULL, "int_narrow");
+    assert_null(out);
+}
+
+static void test_int_narrow_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_narrow(a, INT64_C(1), INT64_C(1), INT64_C(2), &out), TD_E_KIND, "int_narrow");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_int_narrow(const tdt_call *c)
+{
+    return td_int_narrow(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+}
+
+static const tdt_case cases_int_narrow[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(31) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(127) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(998) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(65535) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(127) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(98) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(98) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(8) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+};
+
+static void test_int_narrow_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_narrow",
+        .run = cmp_int_narrow,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 1063100068u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_narrow, (int)(sizeof cases_int_narrow / sizeof cases_int_narrow[0]));
+}
+
+static void test_bool_narrow_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true, true, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), "bool_narrow");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { false, true, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_narrow_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_narrow(NULL, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_NULL, "bool_narrow");
+    assert_null(out);
+}
+
+static void test_bool_narrow_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_KIND, "bool_narrow");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_bool_narrow(const tdt_call *c)
+{
+    return td_bool_narrow(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+}
+
+static const tdt_case cases_bool_narrow[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(31) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(127) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(998) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(65535) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(127) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(98) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(98) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(8) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+};
+
+static void test_bool_narrow_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_narrow",
+        .run = cmp_bool_narrow,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 1765655889u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_narrow, (int)(sizeof cases_bool_narrow / sizeof cases_bool_narrow[0]));
 }
 
 static void test_int_cumsum_example_1(void **state)
@@ -11585,6 +13768,986 @@ static void test_float_lower_equal_elem_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_lower_equal_elem, (int)(sizeof cases_float_lower_equal_elem / sizeof cases_float_lower_equal_elem[0]));
 }
 
+static void test_float_gather_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(1), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 3.0f, 1.5f, 5.5f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(0), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const float want[] = { 4.0f, -2.0f, -6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1) };
+    static const int32_t indices_data[] = { 1, 0, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 3);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(-1), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1) };
+    static const float want[] = { 0.5f, 1.0f, 2.0f, 3.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_gather(NULL, INT64_C(1), indices, &out), TD_E_NULL, "float_gather");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_gather(a, INT64_C(1), indices, &out), TD_E_KIND, "float_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_gather(a, INT64_C(1), indices, &out), TD_E_BACKEND_MISMATCH, "float_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static td_status cmp_float_gather(const tdt_call *c)
+{
+    return td_float_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 4, 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 5, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_float_gather_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gather",
+        .run = cmp_float_gather,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 34147477u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_gather, (int)(sizeof cases_float_gather / sizeof cases_float_gather[0]));
+}
+
+static void test_float_scatter_add_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(1), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.5f, 2.0f, 4.5f, 4.0f, 4.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 2, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(0), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 1.0f, 3.0f, 1.0f, 1.0f, 5.0f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1), INT64_C(1) };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 7.0f, 8.0f, 9.0f, 10.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(-1), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.0f, 7.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_add(NULL, INT64_C(1), indices, value, &out), TD_E_NULL, "float_scatter_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_KIND, "float_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_BACKEND_MISMATCH, "float_scatter_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static td_status cmp_float_scatter_add(const tdt_call *c)
+{
+    return td_float_scatter_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_float_scatter_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 33 } }, { 1, { 34 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1000 } }, { 1, { 1001 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10008 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 65537 } }, { 1, { 65538 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } }, { 2, { 6, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } }, { 2, { 3, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } }, { 2, { 130, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } }, { 2, { 3, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } }, { 2, { 6, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 2, { 101, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 5, 33 } }, { 3, { 4, 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 2, 32 } }, { 3, { 3, 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } }, { 3, { 11, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } }, { 3, { 3, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 5, 101 } }, { 3, { 6, 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 4, 2, 100 } }, { 3, { 5, 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } }, { 4, { 3, 4, 2, 96 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 5, 97 } }, { 4, { 4, 5, 5, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } }, { 4, { 3, 4, 2, 96 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_float_scatter_add_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_add",
+        .run = cmp_float_scatter_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2718698480u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_scatter_add, (int)(sizeof cases_float_scatter_add / sizeof cases_float_scatter_add[0]));
+}
+
+static void test_float_select_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(0), indices, &out), "float_select");
+    static const int64_t want_shape[] = { INT64_C(4), INT64_C(2) };
+    static const float want[] = { 5.5f, -6.0f, 1.5f, -2.0f, 5.5f, -6.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(-1), indices, &out), "float_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 3.0f, 3.0f, -6.0f, -6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(1), indices, &out), "float_select");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { -2.0f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_select(NULL, INT64_C(0), indices, &out), TD_E_NULL, "float_select");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_select(a, INT64_C(0), indices, &out), TD_E_KIND, "float_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 2, 0, 2, 1 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_select(a, INT64_C(0), indices, &out), TD_E_BACKEND_MISMATCH, "float_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static td_status cmp_float_select(const tdt_call *c)
+{
+    return td_float_select(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_float_select_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select",
+        .run = cmp_float_select,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1063214646u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_select, (int)(sizeof cases_float_select / sizeof cases_float_select[0]));
+}
+
+static void test_float_select_add_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(0), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 11.0f, 22.0f, 3.0f, 4.0f, 4.5f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.5f, -1.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(-1), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 2.5f, 0.0f, 0.0f, -1.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_add(NULL, INT64_C(0), indices, value, &out), TD_E_NULL, "float_select_add");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_KIND, "float_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 2, 0, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "float_select_add");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static td_status cmp_float_select_add(const tdt_call *c)
+{
+    return td_float_select_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_float_select_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 4 } }, { 2, { 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 1 } }, { 2, { 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 4 } }, { 2, { 4, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 1 } }, { 2, { 1, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } }, { 3, { 1, 4, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } }, { 3, { 1, 1, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } }, { 3, { 3, 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } }, { 3, { 3, 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } }, { 3, { 4, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } }, { 3, { 1, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } }, { 3, { 5, 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } }, { 3, { 5, 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } }, { 4, { 1, 4, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } }, { 4, { 1, 1, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 3, 5, 4, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 3, 5, 1, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 3, 5, 4, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 3, 5, 1, 97 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_float_select_add_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_add",
+        .run = cmp_float_select_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2697235934u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_select_add, (int)(sizeof cases_float_select_add / sizeof cases_float_select_add[0]));
+}
+
+static void test_float_scatter_assign_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), "float_scatter_assign");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.5f, 2.0f, 1.5f, -3.0f, 2.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 1, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(3) };
+    static const float value_data[] = { 7.0f, 8.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_assign(a, INT64_C(0), indices, value, &out), "float_scatter_assign");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 9.0f, 8.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_assign(NULL, INT64_C(1), indices, value, &out), TD_E_NULL, "float_scatter_assign");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), TD_E_KIND, "float_scatter_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 2, 1, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), TD_E_BACKEND_MISMATCH, "float_scatter_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static td_status cmp_float_scatter_assign(const tdt_call *c)
+{
+    return td_float_scatter_assign(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_float_scatter_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 33 } }, { 1, { 34 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1000 } }, { 1, { 1001 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10008 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 5 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 2 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 65537 } }, { 1, { 65538 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 2 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } }, { 2, { 6, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } }, { 2, { 3, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } }, { 2, { 130, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } }, { 2, { 3, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } }, { 2, { 6, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 2, { 101, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } }, { 2, { 3, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 5, 33 } }, { 3, { 4, 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 2, 32 } }, { 3, { 3, 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } }, { 3, { 11, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } }, { 3, { 3, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 5, 101 } }, { 3, { 6, 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 3, { 4, 2, 100 } }, { 3, { 5, 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } }, { 4, { 4, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } }, { 4, { 3, 4, 2, 96 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 5, 97 } }, { 4, { 4, 5, 5, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } }, { 4, { 3, 4, 2, 96 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_float_scatter_assign_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_assign",
+        .run = cmp_float_scatter_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 955907936u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_scatter_assign, (int)(sizeof cases_float_scatter_assign / sizeof cases_float_scatter_assign[0]));
+}
+
 static void test_float_reshape_example_1(void **state)
 {
     (void)state;
@@ -12340,6 +15503,793 @@ static void test_float_slice_vs_cpu(void **state)
         .seed = 109967260u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_slice, (int)(sizeof cases_float_slice / sizeof cases_float_slice[0]));
+}
+
+static void test_float_flip_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_check(td_float_flip(a, axes, 1, &out), "float_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 0.5f, 0.0f, 2.5f, 2.0f, 1.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_flip_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(0), INT64_C(-1) };
+    tdt_check(td_float_flip(a, axes, 2, &out), "float_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 2.5f, 2.0f, 1.5f, 1.0f, 0.5f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_flip_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(0) };
+    tdt_check(td_float_flip(a, axes, 1, &out), "float_flip");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 2.0f, 2.5f, 3.0f, 3.5f, 0.0f, 0.5f, 1.0f, 1.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_flip_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { -1.0f, 2.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_flip(a, NULL, 0, &out), "float_flip");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { -1.0f, 2.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_flip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_float_flip(NULL, axes, 1, &out), TD_E_NULL, "float_flip");
+    assert_null(out);
+}
+
+static void test_float_flip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t axes[] = { INT64_C(1) };
+    tdt_expect_error(td_float_flip(a, axes, 1, &out), TD_E_KIND, "float_flip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_flip(const tdt_call *c)
+{
+    return td_float_flip(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case cases_float_flip[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+};
+
+static void test_float_flip_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_flip",
+        .run = cmp_float_flip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 2222784589u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_flip, (int)(sizeof cases_float_flip / sizeof cases_float_flip[0]));
+}
+
+static void test_float_repeat_dim_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_repeat_dim(a, INT64_C(0), INT64_C(2), &out), "float_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(4), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 1.5f, 2.0f, 0.5f, 1.0f, 1.5f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_repeat_dim_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_repeat_dim(a, INT64_C(-1), INT64_C(3), &out), "float_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(6) };
+    static const float want[] = { 0.5f, 1.0f, 0.5f, 1.0f, 0.5f, 1.0f, 1.5f, 2.0f, 1.5f, 2.0f, 1.5f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_repeat_dim_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_repeat_dim(a, INT64_C(1), INT64_C(1), &out), "float_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_repeat_dim_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_repeat_dim(NULL, INT64_C(0), INT64_C(2), &out), TD_E_NULL, "float_repeat_dim");
+    assert_null(out);
+}
+
+static void test_float_repeat_dim_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_repeat_dim(a, INT64_C(0), INT64_C(2), &out), TD_E_KIND, "float_repeat_dim");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_repeat_dim(const tdt_call *c)
+{
+    return td_float_repeat_dim(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case cases_float_repeat_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+};
+
+static void test_float_repeat_dim_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_repeat_dim",
+        .run = cmp_float_repeat_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 2766273372u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_repeat_dim, (int)(sizeof cases_float_repeat_dim / sizeof cases_float_repeat_dim[0]));
+}
+
+static void test_float_transpose_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_transpose(a, &out), "float_transpose");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 0.5f, 2.0f, 1.0f, 2.5f, 1.5f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_transpose_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_transpose(a, &out), "float_transpose");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3), INT64_C(1) };
+    static const float want[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_transpose_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_transpose(a, &out), "float_transpose");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.0f, 1.0f, 0.5f, 1.5f, 2.0f, 3.0f, 2.5f, 3.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_transpose_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_transpose(NULL, &out), TD_E_NULL, "float_transpose");
+    assert_null(out);
+}
+
+static void test_float_transpose_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_transpose(a, &out), TD_E_KIND, "float_transpose");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_transpose(const tdt_call *c)
+{
+    return td_float_transpose(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_transpose[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_transpose_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_transpose",
+        .run = cmp_float_transpose,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3018234093u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_transpose, (int)(sizeof cases_float_transpose / sizeof cases_float_transpose[0]));
+}
+
+static void test_float_narrow_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), "float_narrow");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float want[] = { 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_narrow_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_narrow(a, INT64_C(1), INT64_C(-3), INT64_C(2), &out), "float_narrow");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 2.5f, 3.0f, 4.5f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_narrow_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_narrow(a, INT64_C(-1), INT64_C(3), INT64_C(1), &out), "float_narrow");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(1) };
+    static const float want[] = { 1.5f, 3.5f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_narrow_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_narrow(NULL, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_NULL, "float_narrow");
+    assert_null(out);
+}
+
+static void test_float_narrow_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_KIND, "float_narrow");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_narrow(const tdt_call *c)
+{
+    return td_float_narrow(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+}
+
+static const tdt_case cases_float_narrow[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(31) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(127) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(998) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(65535) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(127) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(98) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(98) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(8) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+};
+
+static void test_float_narrow_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_narrow",
+        .run = cmp_float_narrow,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 292156569u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_narrow, (int)(sizeof cases_float_narrow / sizeof cases_float_narrow[0]));
+}
+
+static void test_float_unfold_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_unfold(NULL, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_NULL, "float_unfold");
+    assert_null(out);
+}
+
+static void test_float_unfold_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_KIND, "float_unfold");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_unsupported(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_UNSUPPORTED, "float_unfold");
+    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    td_tensor_release(a);
+}
+
+static void test_float_pad_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
+    tdt_check(td_float_pad(a, pads, 2, 0.0f, &out), "float_pad");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 1.0f, 2.0f, 0.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_pad_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t pads[] = { INT64_C(0), INT64_C(1), INT64_C(1), INT64_C(0) };
+    tdt_check(td_float_pad(a, pads, 4, -1.0f, &out), "float_pad");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const float want[] = { -1.0f, -1.0f, -1.0f, 1.0f, 2.0f, -1.0f, 3.0f, 4.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_pad_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_pad(a, NULL, 0, 5.0f, &out), "float_pad");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_pad_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t pads[] = { INT64_C(2), INT64_C(1) };
+    tdt_check(td_float_pad(a, pads, 2, INFINITY, &out), "float_pad");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { INFINITY, INFINITY, 0.5f, 1.0f, 1.5f, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_pad_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
+    tdt_expect_error(td_float_pad(NULL, pads, 2, 0.0f, &out), TD_E_NULL, "float_pad");
+    assert_null(out);
+}
+
+static void test_float_pad_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
+    tdt_expect_error(td_float_pad(a, pads, 2, 0.0f, &out), TD_E_KIND, "float_pad");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_pad(const tdt_call *c)
+{
+    return td_float_pad(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_pad[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 5.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { INFINITY } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 5.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { INFINITY } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 5.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { INFINITY } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 5.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { INFINITY } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 5.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { INFINITY } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 5.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { INFINITY } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 5.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { INFINITY } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 5.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { INFINITY } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 5.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { INFINITY } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 5.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { INFINITY } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { 0.0f } },
+};
+
+static void test_float_pad_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_pad",
+        .run = cmp_float_pad,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "pads" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3153178623u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_pad, (int)(sizeof cases_float_pad / sizeof cases_float_pad[0]));
 }
 
 static void test_float_mean_example_1(void **state)
@@ -24648,6 +28598,187 @@ static void test_float_slice_assign_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_slice_assign, (int)(sizeof cases_float_slice_assign / sizeof cases_float_slice_assign[0]));
 }
 
+static void test_float_cross_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(0), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, -1.0f, 0.5f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 4.0f, 5.0f, 6.0f, 3.0f, -2.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(1), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { -3.0f, 6.0f, -3.0f, 4.5f, 7.0f, 0.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, -1.0f, 2.0f, 0.5f, 3.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float b_data[] = { 4.0f, 3.0f, 5.0f, -2.0f, 6.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(0), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { -3.0f, 4.5f, 6.0f, 7.0f, -3.0f, 0.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_cross(a, b, INT64_C(-1), &out), "float_cross");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 1.0f, 0.0f, -1.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_cross(NULL, b, INT64_C(0), &out), TD_E_NULL, "float_cross");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_cross(a, b, INT64_C(0), &out), TD_E_KIND, "float_cross");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_cross_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, 0.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_cross(a, b, INT64_C(0), &out), TD_E_BACKEND_MISMATCH, "float_cross");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_cross(const tdt_call *c)
+{
+    return td_float_cross(c->ins[0], c->ins[1], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_cross[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 3 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 7, 3 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 3, 5 } }, { 2, { 3, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 10007, 3 } }, { 2, { 10007, 3 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 10007, 3 } }, { 2, { 10007, 3 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 3, 33 } }, { 3, { 2, 3, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 129, 3 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 129, 1, 3 } }, { 2, { 7, 3 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 3, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 5, 3, 7, 97 } }, { 4, { 5, 3, 7, 97 } } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_cross_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross",
+        .run = cmp_float_cross,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3878385758u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_cross, (int)(sizeof cases_float_cross / sizeof cases_float_cross[0]));
+}
+
 static void test_float_cat_example_1(void **state)
 {
     (void)state;
@@ -25146,6 +29277,422 @@ static void test_bool_cat_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_cat, (int)(sizeof cases_bool_cat / sizeof cases_bool_cat[0]));
 }
 
+static void test_float_stack_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const float xs_1_data[] = { 0.5f, 1.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_float_stack(xs, 2, INT64_C(0), &out), "float_stack");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_float_stack_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const float xs_1_data[] = { 0.5f, 1.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_float_stack(xs, 2, INT64_C(1), &out), "float_stack");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.5f, 1.0f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_float_stack_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[3];
+    static const int64_t xs_1_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float xs_1_data[] = { 1.0f, 2.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 2);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float xs_2_data[] = { 3.0f, 4.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 2);
+    assert_non_null(xs_items[1]);
+    static const int64_t xs_3_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float xs_3_data[] = { 5.0f, 6.0f };
+    xs_items[2] = tdt_make(dev, TD_F32, xs_3_data, xs_3_shape, 2);
+    assert_non_null(xs_items[2]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1], xs_items[2] };
+    tdt_check(td_float_stack(xs, 3, INT64_C(-1), &out), "float_stack");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(3) };
+    static const float want[] = { 1.0f, 3.0f, 5.0f, 2.0f, 4.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+    td_tensor_release(xs_items[2]);
+}
+
+static void test_float_stack_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { 0 };
+    static const float xs_1_data[] = { 2.5f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 0);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { 0 };
+    static const float xs_2_data[] = { -1.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 0);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_float_stack(xs, 2, INT64_C(0), &out), "float_stack");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const float want[] = { 2.5f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_float_stack_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_stack(NULL, 1, INT64_C(0), &out), TD_E_NULL, "float_stack");
+    assert_null(out);
+}
+
+static void test_float_stack_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    xs_items[0] = tdt_filled(dev, TD_I32, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_float_stack(xs, 2, INT64_C(0), &out), TD_E_KIND, "float_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_float_stack_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const float xs_1_data[] = { 0.5f, 1.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const float xs_2_data[] = { 1.5f, 2.0f };
+    xs_items[1] = tdt_make(ad_dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_float_stack(xs, 2, INT64_C(0), &out), TD_E_BACKEND_MISMATCH, "float_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static td_status cmp_float_stack(const tdt_call *c)
+{
+    return td_float_stack(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_stack[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 7 } }, { 1, { 7 } }, { 1, { 7 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } }, { 2, { 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } }, { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(2) } },
+};
+
+static void test_float_stack_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_stack",
+        .run = cmp_float_stack,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 497795582u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_stack, (int)(sizeof cases_float_stack / sizeof cases_float_stack[0]));
+}
+
+static void test_int_stack_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const int32_t xs_1_data[] = { -1, 2 };
+    xs_items[0] = tdt_make(dev, TD_I32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const int32_t xs_2_data[] = { 3, -4 };
+    xs_items[1] = tdt_make(dev, TD_I32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_int_stack(xs, 2, INT64_C(1), &out), "int_stack");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { -1, 3, 2, -4 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_int_stack_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_stack(NULL, 1, INT64_C(1), &out), TD_E_NULL, "int_stack");
+    assert_null(out);
+}
+
+static void test_int_stack_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    xs_items[0] = tdt_filled(dev, TD_F32, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const int32_t xs_2_data[] = { 3, -4 };
+    xs_items[1] = tdt_make(dev, TD_I32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_int_stack(xs, 2, INT64_C(1), &out), TD_E_KIND, "int_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_int_stack_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const int32_t xs_1_data[] = { -1, 2 };
+    xs_items[0] = tdt_make(dev, TD_I32, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const int32_t xs_2_data[] = { 3, -4 };
+    xs_items[1] = tdt_make(ad_dev, TD_I32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_int_stack(xs, 2, INT64_C(1), &out), TD_E_BACKEND_MISMATCH, "int_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static td_status cmp_int_stack(const tdt_call *c)
+{
+    return td_int_stack(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_stack[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 7 } }, { 1, { 7 } }, { 1, { 7 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } }, { 2, { 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } }, { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(2) } },
+};
+
+static void test_int_stack_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_stack",
+        .run = cmp_int_stack,
+        .dtype = { TD_I32, TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3088611045u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_stack, (int)(sizeof cases_int_stack / sizeof cases_int_stack[0]));
+}
+
+static void test_bool_stack_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const bool xs_1_data[] = { true, false };
+    xs_items[0] = tdt_make(dev, TD_BOOL, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const bool xs_2_data[] = { false, false };
+    xs_items[1] = tdt_make(dev, TD_BOOL, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_bool_stack(xs, 2, INT64_C(0), &out), "bool_stack");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_bool_stack_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_stack(NULL, 1, INT64_C(0), &out), TD_E_NULL, "bool_stack");
+    assert_null(out);
+}
+
+static void test_bool_stack_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    xs_items[0] = tdt_filled(dev, TD_F32, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const bool xs_2_data[] = { false, false };
+    xs_items[1] = tdt_make(dev, TD_BOOL, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_bool_stack(xs, 2, INT64_C(0), &out), TD_E_KIND, "bool_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_bool_stack_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2) };
+    static const bool xs_1_data[] = { true, false };
+    xs_items[0] = tdt_make(dev, TD_BOOL, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2) };
+    static const bool xs_2_data[] = { false, false };
+    xs_items[1] = tdt_make(ad_dev, TD_BOOL, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_expect_error(td_bool_stack(xs, 2, INT64_C(0), &out), TD_E_BACKEND_MISMATCH, "bool_stack");
+    assert_null(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static td_status cmp_bool_stack(const tdt_call *c)
+{
+    return td_bool_stack(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_bool_stack[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 7 } }, { 1, { 7 } }, { 1, { 7 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } }, { 2, { 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } }, { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(2) } },
+};
+
+static void test_bool_stack_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_stack",
+        .run = cmp_bool_stack,
+        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2843936726u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_stack, (int)(sizeof cases_bool_stack / sizeof cases_bool_stack[0]));
+}
+
 static void test_float_to_device_example_1(void **state)
 {
     (void)state;
@@ -25480,6 +30027,10 @@ int main(void)
         TDT_TEST(test_int_arange_vs_cpu),
         TDT_TEST(test_int_random_null),
         TDT_TEST(test_int_random_unsupported),
+        TDT_TEST(test_bool_tril_mask_null),
+        TDT_TEST(test_bool_tril_mask_unsupported),
+        TDT_TEST(test_bool_triu_mask_null),
+        TDT_TEST(test_bool_triu_mask_unsupported),
         TDT_TEST(test_bool_mask_fill_example_1),
         TDT_TEST(test_bool_mask_fill_example_2),
         TDT_TEST(test_bool_mask_fill_example_3),
@@ -25487,6 +30038,50 @@ int main(void)
         TDT_TEST(test_bool_mask_fill_wrong_kind),
         TDT_TEST(test_bool_mask_fill_backend_mismatch),
         TDT_TEST(test_bool_mask_fill_vs_cpu),
+        TDT_TEST(test_int_gather_example_1),
+        TDT_TEST(test_int_gather_example_2),
+        TDT_TEST(test_int_gather_null),
+        TDT_TEST(test_int_gather_wrong_kind),
+        TDT_TEST(test_int_gather_backend_mismatch),
+        TDT_TEST(test_int_gather_vs_cpu),
+        TDT_TEST(test_int_scatter_add_example_1),
+        TDT_TEST(test_int_scatter_add_example_2),
+        TDT_TEST(test_int_scatter_add_null),
+        TDT_TEST(test_int_scatter_add_wrong_kind),
+        TDT_TEST(test_int_scatter_add_backend_mismatch),
+        TDT_TEST(test_int_scatter_add_vs_cpu),
+        TDT_TEST(test_int_select_example_1),
+        TDT_TEST(test_int_select_example_2),
+        TDT_TEST(test_int_select_null),
+        TDT_TEST(test_int_select_wrong_kind),
+        TDT_TEST(test_int_select_backend_mismatch),
+        TDT_TEST(test_int_select_vs_cpu),
+        TDT_TEST(test_int_select_add_example_1),
+        TDT_TEST(test_int_select_add_null),
+        TDT_TEST(test_int_select_add_wrong_kind),
+        TDT_TEST(test_int_select_add_backend_mismatch),
+        TDT_TEST(test_int_select_add_vs_cpu),
+        TDT_TEST(test_bool_gather_example_1),
+        TDT_TEST(test_bool_gather_null),
+        TDT_TEST(test_bool_gather_wrong_kind),
+        TDT_TEST(test_bool_gather_backend_mismatch),
+        TDT_TEST(test_bool_gather_vs_cpu),
+        TDT_TEST(test_bool_select_example_1),
+        TDT_TEST(test_bool_select_null),
+        TDT_TEST(test_bool_select_wrong_kind),
+        TDT_TEST(test_bool_select_backend_mismatch),
+        TDT_TEST(test_bool_select_vs_cpu),
+        TDT_TEST(test_int_scatter_assign_example_1),
+        TDT_TEST(test_int_scatter_assign_null),
+        TDT_TEST(test_int_scatter_assign_wrong_kind),
+        TDT_TEST(test_int_scatter_assign_backend_mismatch),
+        TDT_TEST(test_int_scatter_assign_vs_cpu),
+        TDT_TEST(test_int_one_hot_example_1),
+        TDT_TEST(test_int_one_hot_example_2),
+        TDT_TEST(test_int_one_hot_example_3),
+        TDT_TEST(test_int_one_hot_null),
+        TDT_TEST(test_int_one_hot_wrong_kind),
+        TDT_TEST(test_int_one_hot_vs_cpu),
         TDT_TEST(test_int_neg_example_1),
         TDT_TEST(test_int_neg_example_2),
         TDT_TEST(test_int_neg_null),
@@ -25711,6 +30306,40 @@ int main(void)
         TDT_TEST(test_bool_slice_null),
         TDT_TEST(test_bool_slice_wrong_kind),
         TDT_TEST(test_bool_slice_vs_cpu),
+        TDT_TEST(test_int_flip_example_1),
+        TDT_TEST(test_int_flip_example_2),
+        TDT_TEST(test_int_flip_null),
+        TDT_TEST(test_int_flip_wrong_kind),
+        TDT_TEST(test_int_flip_vs_cpu),
+        TDT_TEST(test_bool_flip_example_1),
+        TDT_TEST(test_bool_flip_null),
+        TDT_TEST(test_bool_flip_wrong_kind),
+        TDT_TEST(test_bool_flip_vs_cpu),
+        TDT_TEST(test_int_repeat_dim_example_1),
+        TDT_TEST(test_int_repeat_dim_example_2),
+        TDT_TEST(test_int_repeat_dim_null),
+        TDT_TEST(test_int_repeat_dim_wrong_kind),
+        TDT_TEST(test_int_repeat_dim_vs_cpu),
+        TDT_TEST(test_bool_repeat_dim_example_1),
+        TDT_TEST(test_bool_repeat_dim_null),
+        TDT_TEST(test_bool_repeat_dim_wrong_kind),
+        TDT_TEST(test_bool_repeat_dim_vs_cpu),
+        TDT_TEST(test_int_transpose_example_1),
+        TDT_TEST(test_int_transpose_null),
+        TDT_TEST(test_int_transpose_wrong_kind),
+        TDT_TEST(test_int_transpose_vs_cpu),
+        TDT_TEST(test_bool_transpose_example_1),
+        TDT_TEST(test_bool_transpose_null),
+        TDT_TEST(test_bool_transpose_wrong_kind),
+        TDT_TEST(test_bool_transpose_vs_cpu),
+        TDT_TEST(test_int_narrow_example_1),
+        TDT_TEST(test_int_narrow_null),
+        TDT_TEST(test_int_narrow_wrong_kind),
+        TDT_TEST(test_int_narrow_vs_cpu),
+        TDT_TEST(test_bool_narrow_example_1),
+        TDT_TEST(test_bool_narrow_null),
+        TDT_TEST(test_bool_narrow_wrong_kind),
+        TDT_TEST(test_bool_narrow_vs_cpu),
         TDT_TEST(test_int_cumsum_example_1),
         TDT_TEST(test_int_cumsum_example_2),
         TDT_TEST(test_int_cumsum_example_3),
@@ -25975,6 +30604,39 @@ int main(void)
         TDT_TEST(test_float_lower_equal_elem_null),
         TDT_TEST(test_float_lower_equal_elem_wrong_kind),
         TDT_TEST(test_float_lower_equal_elem_vs_cpu),
+        TDT_TEST(test_float_gather_example_1),
+        TDT_TEST(test_float_gather_example_2),
+        TDT_TEST(test_float_gather_example_3),
+        TDT_TEST(test_float_gather_null),
+        TDT_TEST(test_float_gather_wrong_kind),
+        TDT_TEST(test_float_gather_backend_mismatch),
+        TDT_TEST(test_float_gather_vs_cpu),
+        TDT_TEST(test_float_scatter_add_example_1),
+        TDT_TEST(test_float_scatter_add_example_2),
+        TDT_TEST(test_float_scatter_add_example_3),
+        TDT_TEST(test_float_scatter_add_null),
+        TDT_TEST(test_float_scatter_add_wrong_kind),
+        TDT_TEST(test_float_scatter_add_backend_mismatch),
+        TDT_TEST(test_float_scatter_add_vs_cpu),
+        TDT_TEST(test_float_select_example_1),
+        TDT_TEST(test_float_select_example_2),
+        TDT_TEST(test_float_select_example_3),
+        TDT_TEST(test_float_select_null),
+        TDT_TEST(test_float_select_wrong_kind),
+        TDT_TEST(test_float_select_backend_mismatch),
+        TDT_TEST(test_float_select_vs_cpu),
+        TDT_TEST(test_float_select_add_example_1),
+        TDT_TEST(test_float_select_add_example_2),
+        TDT_TEST(test_float_select_add_null),
+        TDT_TEST(test_float_select_add_wrong_kind),
+        TDT_TEST(test_float_select_add_backend_mismatch),
+        TDT_TEST(test_float_select_add_vs_cpu),
+        TDT_TEST(test_float_scatter_assign_example_1),
+        TDT_TEST(test_float_scatter_assign_example_2),
+        TDT_TEST(test_float_scatter_assign_null),
+        TDT_TEST(test_float_scatter_assign_wrong_kind),
+        TDT_TEST(test_float_scatter_assign_backend_mismatch),
+        TDT_TEST(test_float_scatter_assign_vs_cpu),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
@@ -26008,6 +30670,41 @@ int main(void)
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
         TDT_TEST(test_float_slice_vs_cpu),
+        TDT_TEST(test_float_flip_example_1),
+        TDT_TEST(test_float_flip_example_2),
+        TDT_TEST(test_float_flip_example_3),
+        TDT_TEST(test_float_flip_example_4),
+        TDT_TEST(test_float_flip_null),
+        TDT_TEST(test_float_flip_wrong_kind),
+        TDT_TEST(test_float_flip_vs_cpu),
+        TDT_TEST(test_float_repeat_dim_example_1),
+        TDT_TEST(test_float_repeat_dim_example_2),
+        TDT_TEST(test_float_repeat_dim_example_3),
+        TDT_TEST(test_float_repeat_dim_null),
+        TDT_TEST(test_float_repeat_dim_wrong_kind),
+        TDT_TEST(test_float_repeat_dim_vs_cpu),
+        TDT_TEST(test_float_transpose_example_1),
+        TDT_TEST(test_float_transpose_example_2),
+        TDT_TEST(test_float_transpose_example_3),
+        TDT_TEST(test_float_transpose_null),
+        TDT_TEST(test_float_transpose_wrong_kind),
+        TDT_TEST(test_float_transpose_vs_cpu),
+        TDT_TEST(test_float_narrow_example_1),
+        TDT_TEST(test_float_narrow_example_2),
+        TDT_TEST(test_float_narrow_example_3),
+        TDT_TEST(test_float_narrow_null),
+        TDT_TEST(test_float_narrow_wrong_kind),
+        TDT_TEST(test_float_narrow_vs_cpu),
+        TDT_TEST(test_float_unfold_null),
+        TDT_TEST(test_float_unfold_wrong_kind),
+        TDT_TEST(test_float_unfold_unsupported),
+        TDT_TEST(test_float_pad_example_1),
+        TDT_TEST(test_float_pad_example_2),
+        TDT_TEST(test_float_pad_example_3),
+        TDT_TEST(test_float_pad_example_4),
+        TDT_TEST(test_float_pad_null),
+        TDT_TEST(test_float_pad_wrong_kind),
+        TDT_TEST(test_float_pad_vs_cpu),
         TDT_TEST(test_float_mean_example_1),
         TDT_TEST(test_float_mean_example_2),
         TDT_TEST(test_float_mean_example_3),
@@ -26533,6 +31230,14 @@ int main(void)
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),
         TDT_TEST(test_float_slice_assign_vs_cpu),
+        TDT_TEST(test_float_cross_example_1),
+        TDT_TEST(test_float_cross_example_2),
+        TDT_TEST(test_float_cross_example_3),
+        TDT_TEST(test_float_cross_example_4),
+        TDT_TEST(test_float_cross_null),
+        TDT_TEST(test_float_cross_wrong_kind),
+        TDT_TEST(test_float_cross_backend_mismatch),
+        TDT_TEST(test_float_cross_vs_cpu),
         TDT_TEST(test_float_cat_example_1),
         TDT_TEST(test_float_cat_example_2),
         TDT_TEST(test_float_cat_example_3),
@@ -26554,6 +31259,24 @@ int main(void)
         TDT_TEST(test_bool_cat_wrong_kind),
         TDT_TEST(test_bool_cat_backend_mismatch),
         TDT_TEST(test_bool_cat_vs_cpu),
+        TDT_TEST(test_float_stack_example_1),
+        TDT_TEST(test_float_stack_example_2),
+        TDT_TEST(test_float_stack_example_3),
+        TDT_TEST(test_float_stack_example_4),
+        TDT_TEST(test_float_stack_null),
+        TDT_TEST(test_float_stack_wrong_kind),
+        TDT_TEST(test_float_stack_backend_mismatch),
+        TDT_TEST(test_float_stack_vs_cpu),
+        TDT_TEST(test_int_stack_example_1),
+        TDT_TEST(test_int_stack_null),
+        TDT_TEST(test_int_stack_wrong_kind),
+        TDT_TEST(test_int_stack_backend_mismatch),
+        TDT_TEST(test_int_stack_vs_cpu),
+        TDT_TEST(test_bool_stack_example_1),
+        TDT_TEST(test_bool_stack_null),
+        TDT_TEST(test_bool_stack_wrong_kind),
+        TDT_TEST(test_bool_stack_backend_mismatch),
+        TDT_TEST(test_bool_stack_vs_cpu),
         TDT_TEST(test_float_to_device_example_1),
         TDT_TEST(test_float_to_device_null),
         TDT_TEST(test_float_to_device_wrong_kind),

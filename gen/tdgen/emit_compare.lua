@@ -349,6 +349,156 @@ function R.random_int(P)
   return cases
 end
 
+-- Indexing and layout rules (issue 10). The index rules take their indices from the
+-- "index" domain (ints in [0, 7)), so the indexed dim is one of size >= 7: the first such
+-- dim (as a negative dim on every other shape), with indices the shape of a but 5 long
+-- there (or as long), and one shorter in the other dims of size >= 2 on the second case.
+local function index_dim(s)
+  for d, n in ipairs(s) do if n >= 7 then return d end end
+end
+
+local function index_cases(P, f)
+  return over_shapes(P, function(s, i)
+    local d = index_dim(s)
+    if not d or numel(s) > 65537 then return nil end
+    local dim = i % 2 == 0 and d - 1 - #s or d - 1
+    local same, other = copy(s), copy(s)
+    same[d] = i % 2 == 0 and 5 or s[d]
+    for e, n in ipairs(s) do
+      if e == d then other[e] = 2 elseif n >= 2 then other[e] = n - 1 end
+    end
+    return { f(s, d, dim, same), f(s, d, dim, other) }
+  end)
+end
+
+function R.gather(P)
+  return index_cases(P, function(_, _, dim, idx) return { [P[2]] = dim, [P[3]] = idx } end)
+end
+
+-- value as indices, or one longer in its first dim.
+function R.scatter(P)
+  return index_cases(P, function(_, _, dim, idx)
+    local value = copy(idx)
+    if dim % 2 == 0 then value[1] = value[1] + 1 end
+    return { [P[2]] = dim, [P[3]] = idx, [P[4]] = value }
+  end)
+end
+
+-- 1-d indices of 4 entries, or 1.
+function R.select(P)
+  return index_cases(P, function(s, d, dim, idx)
+    return { [P[2]] = dim, [P[3]] = { idx[d] == 2 and 1 or 4 } }
+  end)
+end
+
+function R.select_add(P)
+  return index_cases(P, function(s, d, dim, idx)
+    local k = idx[d] == 2 and 1 or 4
+    local value = copy(s)
+    value[d] = k
+    return { [P[2]] = dim, [P[3]] = { k }, [P[4]] = value }
+  end)
+end
+
+function R.one_hot(P)
+  return over_shapes(P, function(s, i)
+    if numel(s) > 10007 then return nil end
+    return { { [P[2]] = i % 2 == 0 and 7 or 9 } }
+  end)
+end
+
+-- One dim, the last one (negative), and every dim of 2-d and larger shapes.
+function R.flip(P)
+  return over_shapes(P, function(s)
+    if #s == 0 then return { { [P[2]] = {} } } end
+    local out = { { [P[2]] = { 0 } }, { [P[2]] = { -1 } } }
+    if #s >= 2 then
+      local all = {}
+      for d = 1, #s do all[d] = d - 1 end
+      out[3] = { [P[2]] = all }
+    end
+    return out
+  end)
+end
+
+function R.repeat_dim(P)
+  return over_shapes(P, function(s)
+    if #s == 0 then return nil end
+    return { { [P[2]] = 0, [P[3]] = 2 }, { [P[2]] = -1, [P[3]] = numel(s) <= 10007 and 3 or 1 } }
+  end)
+end
+
+function R.transpose(P)
+  return over_shapes(P, function(s) if #s >= 2 then return { {} } end end)
+end
+
+-- An interior range of the first dim, and the last entry of the last dim (negative start).
+function R.narrow(P)
+  return over_shapes(P, function(s)
+    if #s == 0 then return nil end
+    local n = s[1]
+    return { { [P[2]] = 0, [P[3]] = n >= 3 and 1 or 0, [P[4]] = n >= 3 and n - 2 or n },
+      { [P[2]] = -1, [P[3]] = -1, [P[4]] = 1 } }
+  end)
+end
+
+-- 2 and 3 tensors of one shape, at every position of small shapes and at both ends of big ones.
+function R.stack(P)
+  local cases = {}
+  local fills = { C, E, T }
+  for _, s in ipairs({ {}, { 7 }, { 1000 }, { 7, 33 }, { 3, 7, 33 }, { 1, 7, 1, 33 }, { 10007 }, { 100, 101 } }) do
+    for d = 0, #s do
+      if #s <= 3 or d == 0 or d == #s then
+        local k = #cases
+        local items = {}
+        for j = 1, k % 2 == 0 and 2 or 3 do items[j] = copy(s) end
+        cases[#cases + 1] = { fill = fills[k % 3 + 1], v = { [P[1]] = items, [P[2]] = k % 2 == 0 and d or d - #s - 1 } }
+      end
+    end
+  end
+  return cases
+end
+
+-- Overlapping windows of 2 along the first dim; windows of 3 (or all) with step 2 along the last.
+function R.unfold(P)
+  return over_shapes(P, function(s)
+    if #s == 0 or numel(s) > 10007 then return nil end
+    local last = s[#s]
+    return { { [P[2]] = 0, [P[3]] = s[1] >= 2 and 2 or 1, [P[4]] = 1 },
+      { [P[2]] = -1, [P[3]] = last >= 3 and 3 or last, [P[4]] = 2 } }
+  end)
+end
+
+function R.pad(P)
+  return over_shapes(P, function(s)
+    if #s == 0 then return { { [P[2]] = {} } } end
+    local out = { { [P[2]] = { 1, 2 } } }
+    if #s >= 2 then out[2] = { [P[2]] = { 0, 1, 2, 0 } } end
+    return out
+  end)
+end
+
+function R.tri_mask(P)
+  local cases = {}
+  for _, s in ipairs(SHAPES) do
+    if #s[1] >= 2 then cases[#cases + 1] = { fill = s[2], v = { [P[1]] = copy(s[1]) } } end
+  end
+  return cases
+end
+
+-- Vectors along the last, the first and a middle dim; broadcasts of one or more vectors.
+function R.cross(P)
+  local cases = {}
+  for _, c in ipairs({
+    { { 3 }, { 3 }, 0, E }, { { 7, 3 }, { 7, 3 }, -1, C }, { { 3, 5 }, { 3, 5 }, 0, T }, { { 10007, 3 }, { 10007, 3 }, 1, C },
+    { { 10007, 3 }, { 10007, 3 }, -1, E }, { { 2, 3, 33 }, { 2, 3, 33 }, 1, C }, { { 3 }, { 129, 3 }, -1, C },
+    { { 129, 1, 3 }, { 7, 3 }, 2, E }, { { 3, 1 }, { 3, 100 }, 0, T }, { { 5, 3, 7, 97 }, { 5, 3, 7, 97 }, 1, C },
+  }) do
+    cases[#cases + 1] = { fill = c[4], v = { [P[1]] = c[1], [P[2]] = c[2], [P[3]] = c[3] } }
+  end
+  return cases
+end
+
 -- A case's value for each argument the rule does not name: from the examples (cycling),
 -- a tensor the shape of the first tensor, a seed per case, else a fixed default.
 local function complete(op, cases)
@@ -493,7 +643,7 @@ local function call_exprs(op)
 end
 
 -- FNV-1a of the op's name: its inputs' seed, stable when other ops come and go.
-local function seed_of(name)
+function M.seed_of(name)
   local h = 2166136261
   for i = 1, #name do h = ((h ~ name:byte(i)) * 16777619) & 0xffffffff end
   return h
@@ -633,7 +783,7 @@ function M.emit(b, model, be, op, test, composite)
     if #names[k] > 0 then b:put("        .%s_names = { %s },", k, table.concat(names[k], ", ")) end
   end
   b:put("        .nmse = %s,", string.format("%.9g", op.fields.nmse or M.DEFAULT_NMSE))
-  b:put("        .seed = %du,", seed_of(op.name))
+  b:put("        .seed = %du,", M.seed_of(op.name))
   b:put("    };")
   b:put("    tdt_compare(dev, %s, &desc, cases_%s, (int)(sizeof cases_%s / sizeof cases_%s[0]));",
     composite and "dev" or "cpu_dev", op.name, op.name, op.name)

@@ -156,6 +156,24 @@ M.helpers = {
   all_gather_grad = { c = "td_ad_all_gather_grad", params = { "tensor", "group" },
     uses = { "float_all_reduce", "float_slice" } },
   to_input_device = { c = "td_ad_to_input_device", params = { "tensor" }, node = true, devices = true, uses = { "float_to_device" } },
+  -- indexing and layout (issue 10); "itensor" is an int tensor argument (indices)
+  gather_grad = { c = "td_ad_gather_grad", params = { "tensor", "shape_of", "iscalar", "itensor" },
+    uses = { "float_zeros", "float_scatter_add" } },
+  scatter_value_grad = { c = "td_ad_scatter_value_grad", params = { "tensor", "shape_of", "iscalar", "itensor" },
+    uses = { "float_gather", "float_zeros", "float_slice_assign" } },
+  select_grad = { c = "td_ad_select_grad", params = { "tensor", "shape_of", "iscalar", "itensor" },
+    uses = { "float_zeros", "float_select_add" } },
+  repeat_dim_grad = { c = "td_ad_repeat_dim_grad", params = { "tensor", "shape_of", "iscalar", "iscalar" },
+    uses = { "float_reshape", "float_sum_dim" } },
+  narrow_grad = { c = "td_ad_narrow_grad", params = { "tensor", "shape_of", "iscalar", "iscalar" },
+    uses = { "float_zeros", "float_slice_assign" } },
+  stack_slice = { c = "td_ad_stack_slice", params = { "tensor", "iscalar" }, node = true,
+    uses = { "float_slice", "float_reshape" } },
+  unfold_grad = { c = "td_ad_unfold_grad", params = { "tensor", "shape_of", "iscalar", "iscalar", "iscalar" },
+    uses = { "float_permute", "float_reshape", "int_from_data", "float_zeros", "float_select_add" } },
+  pad_grad = { c = "td_ad_pad_grad", params = { "tensor", "shape_of", "array" }, uses = { "float_slice" } },
+  scatter_assign_grad = { c = "td_ad_scatter_assign_grad", params = { "tensor", "iscalar", "itensor" },
+    uses = { "float_zeros", "float_scatter_assign" } },
   -- activations (specs/ops/activation.lua)
   cross_entropy_grad = { c = "td_ad_cross_entropy_grad", params = { "tensor", "tensor", "itensor" },
     uses = { "float_max_dim", "float_sub", "float_exp", "float_sum_dim", "float_div", "int_reshape", "int_arange",
@@ -200,6 +218,7 @@ local function op_params(op)
   for _, a in ipairs(op.args) do
     if a.t.tensor == "float" then ps[#ps + 1] = "tensor"
     elseif a.t.tensor == "bool" then ps[#ps + 1] = "mask"
+    elseif a.t.tensor == "int" then ps[#ps + 1] = "itensor"
     elseif ARG_KIND[a.type] then ps[#ps + 1] = ARG_KIND[a.type]
     else return nil end
   end

@@ -136,6 +136,21 @@ M.rules = {
   mask_fill = { "tensor", "tensor" },
   host_out = { "tensor", "host_out" },
   all_gather = { "tensor", "group" },
+  -- indexing and layout (issue 10): runtime/core/td_rules_index.c
+  gather = { "tensor", "dim", "tensor" },
+  scatter = { "tensor", "dim", "tensor", "tensor" },
+  select = { "tensor", "dim", "tensor" },
+  select_add = { "tensor", "dim", "tensor", "tensor" },
+  flip = { "tensor", "array" },
+  repeat_dim = { "tensor", "dim", "i64" },
+  transpose = { "tensor" },
+  narrow = { "tensor", "dim", "i64", "i64" },
+  stack = { "list", "dim" },
+  unfold = { "tensor", "dim", "i64", "i64" },
+  pad = { "tensor", "array" },
+  tri_mask = { "array" },
+  cross = { "tensor", "tensor", "dim" },
+  one_hot = { "tensor", "i64" },
   -- activations (specs/ops/activation.lua; along_dim is shared with the reduce group)
   cross_entropy = { "tensor", "tensor" },
   -- reduce / cumulative / sort group (runtime/core/td_rules_reduce.c; the nonempty ones

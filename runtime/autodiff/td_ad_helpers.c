@@ -345,6 +345,203 @@ td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor *
 }
 #endif
 
+/* ---- indexing and layout (issue 10) ---- */
+
+/* gather: the gradient of a adds grad at the gathered positions (scatter_add into zeros). */
+#if defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_SCATTER_ADD)
+td_status td_ad_gather_grad(const td_tensor *g, const td_shape *shape, int64_t dim, const td_tensor *indices,
+                            td_tensor **out)
+{
+    td_tensor *z = NULL;
+    td_status st = td_float_zeros(g->device, shape->dims, shape->ndim, &z);
+    if (st == TD_OK)
+        st = td_float_scatter_add(z, dim, indices, g, out);
+    td_tensor_release(z);
+    return st;
+}
+#endif
+
+/* scatter_add: value's gradient gathers grad where indices point; value elements beyond
+ * indices' shape were unused and get 0. */
+#if defined(TD_HAVE_OP_FLOAT_GATHER) && defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_SLICE_ASSIGN)
+td_status td_ad_scatter_value_grad(const td_tensor *g, const td_shape *shape, int64_t dim, const td_tensor *indices,
+                                   td_tensor **out)
+{
+    td_tensor *got = NULL, *z = NULL;
+    td_status st = td_float_gather(g, dim, indices, &got);
+    if (st != TD_OK || td_shape_equal(&got->shape, shape)) {
+        if (st == TD_OK)
+            *out = got;
+        else
+            td_tensor_release(got);
+        return st;
+    }
+    int64_t starts[TD_MAX_DIMS] = { 0 };
+    st = td_float_zeros(g->device, shape->dims, shape->ndim, &z);
+    if (st == TD_OK)
+        st = td_float_slice_assign(z, got, starts, shape->ndim, got->shape.dims, shape->ndim, out);
+    td_tensor_release(z);
+    td_tensor_release(got);
+    return st;
+}
+#endif
+
+/* select: the gradient of a adds grad's slices at the selected indices (select_add into zeros). */
+#if defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_SELECT_ADD)
+td_status td_ad_select_grad(const td_tensor *g, const td_shape *shape, int64_t dim, const td_tensor *indices,
+                            td_tensor **out)
+{
+    td_tensor *z = NULL;
+    td_status st = td_float_zeros(g->device, shape->dims, shape->ndim, &z);
+    if (st == TD_OK)
+        st = td_float_select_add(z, dim, indices, g, out);
+    td_tensor_release(z);
+    return st;
+}
+#endif
+
+/* repeat_dim: grad seen as [outer, times, n * inner], summed over the times dim. */
+#if defined(TD_HAVE_OP_FLOAT_RESHAPE) && defined(TD_HAVE_OP_FLOAT_SUM_DIM)
+td_status td_ad_repeat_dim_grad(const td_tensor *g, const td_shape *shape, int64_t dim, int64_t times,
+                                td_tensor **out)
+{
+    int64_t outer = 1, blk = 1;
+    for (int d = 0; d < shape->ndim; d++) {
+        if (d < dim)
+            outer *= shape->dims[d];
+        else
+            blk *= shape->dims[d];
+    }
+    const int64_t dims[3] = { outer, times, blk };
+    td_tensor *r = NULL, *s = NULL;
+    td_status st = td_float_reshape(g, dims, 3, &r);
+    if (st == TD_OK)
+        st = td_float_sum_dim(r, 1, &s);
+    if (st == TD_OK)
+        st = td_float_reshape(s, shape->dims, shape->ndim, out);
+    td_tensor_release(r);
+    td_tensor_release(s);
+    return st;
+}
+#endif
+
+/* narrow: grad in zeros of a's shape at [start, start + length) of dim. */
+#if defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_SLICE_ASSIGN)
+td_status td_ad_narrow_grad(const td_tensor *g, const td_shape *shape, int64_t dim, int64_t start, td_tensor **out)
+{
+    int64_t starts[TD_MAX_DIMS], ends[TD_MAX_DIMS];
+    if (start < 0)
+        start += shape->dims[dim];
+    for (int d = 0; d <= dim; d++) {
+        starts[d] = 0;
+        ends[d] = shape->dims[d];
+    }
+    starts[dim] = start;
+    ends[dim] = start + g->shape.dims[dim];
+    td_tensor *z = NULL;
+    td_status st = td_float_zeros(g->device, shape->dims, shape->ndim, &z);
+    if (st == TD_OK)
+        st = td_float_slice_assign(z, g, starts, (int)dim + 1, ends, (int)dim + 1, out);
+    td_tensor_release(z);
+    return st;
+}
+#endif
+
+/* stack: input i's gradient is entry i of grad along dim, in the input's shape. */
+#if defined(TD_HAVE_OP_FLOAT_SLICE) && defined(TD_HAVE_OP_FLOAT_RESHAPE)
+td_status td_ad_stack_slice(const td_ad_node *n, int i, const td_tensor *g, int64_t dim, td_tensor **out)
+{
+    int64_t starts[TD_MAX_DIMS] = { 0 }, ends[TD_MAX_DIMS];
+    for (int d = 0; d <= dim; d++)
+        ends[d] = g->shape.dims[d];
+    starts[dim] = i;
+    ends[dim] = i + 1;
+    td_tensor *s = NULL;
+    td_status st = td_float_slice(g, starts, (int)dim + 1, ends, (int)dim + 1, &s);
+    if (st == TD_OK)
+        st = td_float_reshape(s, n->in_shapes[i].dims, n->in_shapes[i].ndim, out);
+    td_tensor_release(s);
+    return st;
+}
+#endif
+
+/* unfold: grad has a's dims with dim holding the nw windows and a last dim of size; window
+ * w, element k came from position w * step + k of dim. Move the last dim next to dim,
+ * flatten (w, k) and select_add into zeros with those positions as indices. */
+#if defined(TD_HAVE_OP_FLOAT_PERMUTE) && defined(TD_HAVE_OP_FLOAT_RESHAPE) && defined(TD_HAVE_OP_INT_FROM_DATA) && defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_SELECT_ADD)
+td_status td_ad_unfold_grad(const td_tensor *g, const td_shape *shape, int64_t dim, int64_t size, int64_t step,
+                            td_tensor **out)
+{
+    const int nd = shape->ndim;
+    const int64_t nw = g->shape.dims[dim];
+    int64_t perm[TD_MAX_DIMS], dims[TD_MAX_DIMS];
+    for (int d = 0, j = 0; d < nd; d++) {
+        perm[j++] = d;
+        if (d == dim)
+            perm[j++] = nd;
+    }
+    for (int d = 0; d < nd; d++)
+        dims[d] = d == dim ? nw * size : shape->dims[d];
+    const int64_t count = nw * size;
+    if (count > INT32_MAX)
+        return td_error(TD_E_UNSUPPORTED, "float_unfold: the gradient of more than 2^31 window elements is not supported");
+    int32_t *pos = td_malloc(sizeof(int32_t) * (size_t)(count > 0 ? count : 1));
+    if (pos == NULL)
+        return td_error(TD_E_NOMEM, "float_unfold: out of memory for the gradient");
+    for (int64_t w = 0; w < nw; w++)
+        for (int64_t k = 0; k < size; k++)
+            pos[w * size + k] = (int32_t)(w * step + k);
+    td_tensor *p = NULL, *r = NULL, *idx = NULL, *z = NULL;
+    td_status st = td_float_permute(g, perm, nd + 1, &p);
+    if (st == TD_OK)
+        st = td_float_reshape(p, dims, nd, &r);
+    if (st == TD_OK)
+        st = td_int_from_data(g->device, pos, &count, 1, &idx);
+    if (st == TD_OK)
+        st = td_float_zeros(g->device, shape->dims, nd, &z);
+    if (st == TD_OK)
+        st = td_float_select_add(z, dim, idx, r, out);
+    td_free(pos);
+    td_tensor_release(p);
+    td_tensor_release(r);
+    td_tensor_release(idx);
+    td_tensor_release(z);
+    return st;
+}
+#endif
+
+/* pad: the gradient of a is grad without the padding. */
+#if defined(TD_HAVE_OP_FLOAT_SLICE)
+td_status td_ad_pad_grad(const td_tensor *g, const td_shape *shape, const int64_t *pads, int pads_len,
+                         td_tensor **out)
+{
+    int64_t starts[TD_MAX_DIMS], ends[TD_MAX_DIMS];
+    for (int d = 0; d < shape->ndim; d++) {
+        starts[d] = 0;
+        ends[d] = shape->dims[d];
+    }
+    for (int i = 0; i < pads_len / 2; i++) {
+        const int d = shape->ndim - 1 - i;
+        starts[d] = pads[2 * i];
+        ends[d] = pads[2 * i] + shape->dims[d];
+    }
+    return td_float_slice(g, starts, shape->ndim, ends, shape->ndim, out);
+}
+#endif
+
+/* scatter_assign: a's gradient is grad where nothing was written, 0 where value was. */
+#if defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_SCATTER_ASSIGN)
+td_status td_ad_scatter_assign_grad(const td_tensor *g, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    td_tensor *z = NULL;
+    td_status st = td_float_zeros(g->device, indices->shape.dims, indices->shape.ndim, &z);
+    if (st == TD_OK)
+        st = td_float_scatter_assign(g, dim, indices, z, out);
+    td_tensor_release(z);
+    return st;
+}
+#endif
+
 /* ---- activations (specs/ops/activation.lua) ---- */
 
 /* d loss / d logits of float_cross_entropy: (softmax(logits, 1) - one_hot(targets)) * grad / N,

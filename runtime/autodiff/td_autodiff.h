@@ -93,6 +93,22 @@ td_status td_ad_all_reduce_grad(const td_tensor *g, const td_tensor *a, const td
 td_status td_ad_broadcast_grad(const td_tensor *g, td_group *group, int64_t root, td_tensor **out);
 td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor **out);
 td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, td_tensor **out);
+/* indexing and layout (issue 10): runtime/autodiff/td_ad_helpers.c */
+td_status td_ad_gather_grad(const td_tensor *g, const td_shape *shape, int64_t dim, const td_tensor *indices,
+                            td_tensor **out);
+td_status td_ad_scatter_value_grad(const td_tensor *g, const td_shape *shape, int64_t dim, const td_tensor *indices,
+                                   td_tensor **out);
+td_status td_ad_select_grad(const td_tensor *g, const td_shape *shape, int64_t dim, const td_tensor *indices,
+                            td_tensor **out);
+td_status td_ad_repeat_dim_grad(const td_tensor *g, const td_shape *shape, int64_t dim, int64_t times,
+                                td_tensor **out);
+td_status td_ad_narrow_grad(const td_tensor *g, const td_shape *shape, int64_t dim, int64_t start, td_tensor **out);
+td_status td_ad_stack_slice(const td_ad_node *n, int i, const td_tensor *g, int64_t dim, td_tensor **out);
+td_status td_ad_unfold_grad(const td_tensor *g, const td_shape *shape, int64_t dim, int64_t size, int64_t step,
+                            td_tensor **out);
+td_status td_ad_scatter_assign_grad(const td_tensor *g, int64_t dim, const td_tensor *indices, td_tensor **out);
+td_status td_ad_pad_grad(const td_tensor *g, const td_shape *shape, const int64_t *pads, int pads_len,
+                         td_tensor **out);
 /* activations (specs/ops/activation.lua) */
 td_status td_ad_cross_entropy_grad(const td_tensor *g, const td_tensor *logits, const td_tensor *targets,
                                    td_tensor **out);

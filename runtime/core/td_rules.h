@@ -48,6 +48,25 @@ td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *m
 td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out);
 td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, td_shape *out);
 
+/* indexing and layout (issue 10): runtime/core/td_rules_index.c */
+td_status td_rule_gather(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices, td_shape *out);
+td_status td_rule_scatter(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices,
+                          const td_shape *value, td_shape *out);
+td_status td_rule_select(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices, td_shape *out);
+td_status td_rule_select_add(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices,
+                             const td_shape *value, td_shape *out);
+td_status td_rule_flip(const char *op, const td_shape *a, const int64_t *dims, int dims_len, td_shape *out);
+td_status td_rule_repeat_dim(const char *op, const td_shape *a, int64_t *dim, int64_t times, td_shape *out);
+td_status td_rule_transpose(const char *op, const td_shape *a, td_shape *out);
+td_status td_rule_narrow(const char *op, const td_shape *a, int64_t *dim, int64_t start, int64_t length,
+                         td_shape *out);
+td_status td_rule_stack(const char *op, const td_tensor *const *xs, int xs_len, int64_t *dim, td_shape *out);
+td_status td_rule_unfold(const char *op, const td_shape *a, int64_t *dim, int64_t size, int64_t step,
+                         td_shape *out);
+td_status td_rule_pad(const char *op, const td_shape *a, const int64_t *pads, int pads_len, td_shape *out);
+td_status td_rule_tri_mask(const char *op, const int64_t *shape, int shape_len, td_shape *out);
+td_status td_rule_cross(const char *op, const td_shape *a, const td_shape *b, int64_t *dim, td_shape *out);
+td_status td_rule_one_hot(const char *op, const td_shape *indices, int64_t num_classes, td_shape *out);
 /* activations (specs/ops/activation.lua; runtime/core/td_rules_act.c) */
 /* logits [N, C], targets [N] -> a 0-dim result. */
 td_status td_rule_cross_entropy(const char *op, const td_shape *logits, const td_shape *targets, td_shape *out);

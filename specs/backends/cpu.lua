@@ -64,6 +64,14 @@ backend {
     "bool_not", "bool_and", "bool_or",
     -- collectives (over MPI; TD_E_UNSUPPORTED in a build without it)
     "float_all_reduce", "float_broadcast", "float_all_gather", "int_all_reduce",
+    -- indexing and layout (issue 10): runtime/cpu/cpu_indexing.c
+    "float_gather", "float_scatter_add", "float_select", "float_select_add",
+    "int_gather", "int_scatter_add", "int_select", "int_select_add", "bool_gather", "bool_select",
+    "float_flip", "int_flip", "bool_flip", "float_repeat_dim", "int_repeat_dim", "bool_repeat_dim",
+    "float_transpose", "int_transpose", "bool_transpose", "float_narrow", "int_narrow", "bool_narrow",
+    "float_stack", "int_stack", "bool_stack", "float_unfold", "float_pad",
+    "bool_tril_mask", "bool_triu_mask", "float_cross",
+    "float_scatter_assign", "int_scatter_assign", "int_one_hot",
     -- activations and bool logic (specs/ops/activation.lua, specs/ops/bool_ops.lua)
     "float_softmax", "float_log_softmax", "float_softmin", "float_log_sigmoid", "float_leaky_relu",
     "float_prelu", "float_hard_sigmoid", "float_silu", "float_cross_entropy",

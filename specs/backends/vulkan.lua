@@ -52,6 +52,14 @@ backend {
     "float_remainder_scalar", "float_tan",
     -- reduce / cumulative / sort group (specs/ops/reduce_sort.lua): scans (scan.comp)
     "float_cumsum", "float_cummax", "float_cummin", "int_cumsum", "int_cumprod",
+    -- layout ops of issue 10 that are strided copies: runtime/vulkan/vk_kernels_index.c
+    "float_flip", "int_flip", "bool_flip", "float_repeat_dim", "int_repeat_dim", "bool_repeat_dim",
+    "float_transpose", "int_transpose", "bool_transpose", "float_narrow", "int_narrow", "bool_narrow",
+    "float_stack", "int_stack", "bool_stack", "float_pad",
+    -- indexing of issue 10: runtime/vulkan/vk_kernels_index.c, shaders/index.comp
+    "float_gather", "int_gather", "bool_gather", "float_select", "int_select", "bool_select",
+    "float_scatter_add", "int_scatter_add", "float_scatter_assign", "int_scatter_assign",
+    "float_select_add", "int_select_add", "int_one_hot",
     -- device
     "sync",
   },

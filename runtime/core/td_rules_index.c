@@ -1,0 +1,247 @@
+/* Shape rules of the indexing and layout ops (issue 10): gather, scatter_add, select,
+ * select_add, flip, repeat_dim, transpose, narrow, stack, unfold, pad, tri_mask, cross.
+ * Every rule validates all its arguments and names the op in its message; dims may be
+ * negative (counting from the end) and are normalized in place. Index values are data:
+ * the kernels check them (TD_E_RANGE), the rules check only shapes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "td_internal.h"
+#include "td_rules.h"
+
+static td_status ix_norm_dim(const char *op, const char *what, int64_t *dim, int ndim)
+{
+    if (ndim == 0 || *dim < -ndim || *dim >= ndim)
+        return td_error(TD_E_RANGE, "%s: %s %lld is out of range for a tensor of %d dims", op, what,
+                        (long long)*dim, ndim);
+    if (*dim < 0)
+        *dim += ndim;
+    return TD_OK;
+}
+
+static td_status ix_fmt_err(const char *op, const char *msg, const td_shape *x, const td_shape *y)
+{
+    char sx[128], sy[128];
+    td_shape_format(x, sx, sizeof sx);
+    td_shape_format(y, sy, sizeof sy);
+    return td_error(TD_E_SHAPE, "%s: %s (%s and %s)", op, msg, sx, sy);
+}
+
+/* indices has a's number of dims and is no larger than a outside dim (torch.gather). */
+td_status td_rule_gather(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices, td_shape *out)
+{
+    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
+    if (indices->ndim != a->ndim)
+        return ix_fmt_err(op, "indices must have as many dims as a", indices, a);
+    for (int d = 0; d < a->ndim; d++)
+        if (d != *dim && indices->dims[d] > a->dims[d])
+            return ix_fmt_err(op, "indices may not be larger than a outside dim", indices, a);
+    return td_shape_from(op, indices->dims, indices->ndim, out);
+}
+
+/* a, indices and value have as many dims; indices is no larger than value anywhere and
+ * no larger than a outside dim (torch.scatter_add). The result has a's shape. */
+td_status td_rule_scatter(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices,
+                          const td_shape *value, td_shape *out)
+{
+    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
+    if (indices->ndim != a->ndim)
+        return ix_fmt_err(op, "indices must have as many dims as a", indices, a);
+    if (value->ndim != a->ndim)
+        return ix_fmt_err(op, "value must have as many dims as a", value, a);
+    for (int d = 0; d < a->ndim; d++) {
+        if (indices->dims[d] > value->dims[d])
+            return ix_fmt_err(op, "indices may not be larger than value", indices, value);
+        if (d != *dim && indices->dims[d] > a->dims[d])
+            return ix_fmt_err(op, "indices may not be larger than a outside dim", indices, a);
+    }
+    *out = *a;
+    return TD_OK;
+}
+
+static td_status ix_index_vector(const char *op, const td_shape *indices)
+{
+    if (indices->ndim > 1) {
+        char s[128];
+        td_shape_format(indices, s, sizeof s);
+        return td_error(TD_E_SHAPE, "%s: indices must be 0-d or 1-d, got shape %s", op, s);
+    }
+    return TD_OK;
+}
+
+/* torch.index_select: indices is a 0-d or 1-d int tensor; dim takes its length. */
+td_status td_rule_select(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices, td_shape *out)
+{
+    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
+    TD_TRY(ix_index_vector(op, indices));
+    int64_t dims[TD_MAX_DIMS];
+    memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
+    dims[*dim] = indices->numel;
+    return td_shape_from(op, dims, a->ndim, out);
+}
+
+/* torch.index_add: value is a with dim of the length of indices. */
+td_status td_rule_select_add(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices,
+                             const td_shape *value, td_shape *out)
+{
+    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
+    TD_TRY(ix_index_vector(op, indices));
+    bool ok = value->ndim == a->ndim;
+    for (int d = 0; ok && d < a->ndim; d++)
+        ok = value->dims[d] == (d == *dim ? indices->numel : a->dims[d]);
+    if (!ok)
+        return ix_fmt_err(op, "value must have a's shape with dim of the length of indices", value, a);
+    *out = *a;
+    return TD_OK;
+}
+
+/* dims: distinct dims of a (negative ones count from the end). */
+td_status td_rule_flip(const char *op, const td_shape *a, const int64_t *dims, int dims_len, td_shape *out)
+{
+    bool seen[TD_MAX_DIMS] = { false };
+    if (dims_len > TD_MAX_DIMS)
+        return td_error(TD_E_INVALID, "%s: %d dims given; tensors have at most %d", op, dims_len, TD_MAX_DIMS);
+    for (int i = 0; i < dims_len; i++) {
+        int64_t d = dims[i];
+        TD_TRY(ix_norm_dim(op, "dims entry", &d, a->ndim));
+        if (seen[d])
+            return td_error(TD_E_INVALID, "%s: dim %lld appears twice in dims", op, (long long)d);
+        seen[d] = true;
+    }
+    *out = *a;
+    return TD_OK;
+}
+
+td_status td_rule_repeat_dim(const char *op, const td_shape *a, int64_t *dim, int64_t times, td_shape *out)
+{
+    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
+    if (times < 0)
+        return td_error(TD_E_INVALID, "%s: times is %lld; it cannot be negative", op, (long long)times);
+    if (times > 0 && a->dims[*dim] > TD_MAX_NUMEL / times)
+        return td_error(TD_E_SHAPE, "%s: the result would have more than 2^40 elements", op);
+    int64_t dims[TD_MAX_DIMS];
+    memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
+    dims[*dim] *= times;
+    return td_shape_from(op, dims, a->ndim, out);
+}
+
+/* The last two dims exchanged; a needs at least 2 dims. */
+td_status td_rule_transpose(const char *op, const td_shape *a, td_shape *out)
+{
+    if (a->ndim < 2)
+        return td_error(TD_E_SHAPE, "%s: a needs at least 2 dims, got %d", op, a->ndim);
+    *out = *a;
+    out->dims[a->ndim - 2] = a->dims[a->ndim - 1];
+    out->dims[a->ndim - 1] = a->dims[a->ndim - 2];
+    return TD_OK;
+}
+
+/* torch.narrow: start may be negative (from the end), start + length <= size. */
+td_status td_rule_narrow(const char *op, const td_shape *a, int64_t *dim, int64_t start, int64_t length,
+                         td_shape *out)
+{
+    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
+    const int64_t n = a->dims[*dim];
+    if (start < -n || start > n)
+        return td_error(TD_E_RANGE, "%s: start %lld is out of range for dim %lld of size %lld", op, (long long)start,
+                        (long long)*dim, (long long)n);
+    if (start < 0)
+        start += n;
+    if (length < 0 || length > n - start)
+        return td_error(TD_E_RANGE, "%s: length %lld from start %lld leaves dim %lld of size %lld", op,
+                        (long long)length, (long long)start, (long long)*dim, (long long)n);
+    int64_t dims[TD_MAX_DIMS];
+    memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
+    dims[*dim] = length;
+    return td_shape_from(op, dims, a->ndim, out);
+}
+
+/* torch.stack: equal shapes; the new dim goes at dim, in [-(ndim + 1), ndim]. */
+td_status td_rule_stack(const char *op, const td_tensor *const *xs, int xs_len, int64_t *dim, td_shape *out)
+{
+    const td_shape *s0 = &xs[0]->shape;
+    if (s0->ndim + 1 > TD_MAX_DIMS)
+        return td_error(TD_E_SHAPE, "%s: the result would have more than %d dims", op, TD_MAX_DIMS);
+    TD_TRY(ix_norm_dim(op, "dim", dim, s0->ndim + 1));
+    for (int k = 1; k < xs_len; k++)
+        if (!td_shape_equal(&xs[k]->shape, s0)) {
+            char sa[128], sb[128];
+            td_shape_format(&xs[k]->shape, sa, sizeof sa);
+            td_shape_format(s0, sb, sizeof sb);
+            return td_error(TD_E_SHAPE, "%s: xs[%d] has shape %s, xs[0] has %s", op, k, sa, sb);
+        }
+    int64_t dims[TD_MAX_DIMS];
+    for (int d = 0, j = 0; d <= s0->ndim; d++)
+        dims[d] = d == *dim ? (int64_t)xs_len : s0->dims[j++];
+    return td_shape_from(op, dims, s0->ndim + 1, out);
+}
+
+/* Tensor.unfold: dim becomes the count of windows (n - size) / step + 1, and a new last
+ * dim of length size holds each window. */
+td_status td_rule_unfold(const char *op, const td_shape *a, int64_t *dim, int64_t size, int64_t step,
+                         td_shape *out)
+{
+    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
+    if (a->ndim + 1 > TD_MAX_DIMS)
+        return td_error(TD_E_SHAPE, "%s: the result would have more than %d dims", op, TD_MAX_DIMS);
+    if (step < 1)
+        return td_error(TD_E_INVALID, "%s: step is %lld; it must be at least 1", op, (long long)step);
+    if (size < 0 || size > a->dims[*dim])
+        return td_error(TD_E_RANGE, "%s: size %lld is out of range for dim %lld of size %lld", op, (long long)size,
+                        (long long)*dim, (long long)a->dims[*dim]);
+    int64_t dims[TD_MAX_DIMS];
+    memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
+    dims[*dim] = (a->dims[*dim] - size) / step + 1;
+    dims[a->ndim] = size;
+    return td_shape_from(op, dims, a->ndim + 1, out);
+}
+
+/* torch.nn.functional.pad order: (before, after) pairs from the last dim backwards. */
+td_status td_rule_pad(const char *op, const td_shape *a, const int64_t *pads, int pads_len, td_shape *out)
+{
+    if (pads_len % 2 != 0 || pads_len / 2 > a->ndim)
+        return td_error(TD_E_INVALID, "%s: pads has %d entries; it needs an even count of at most %d", op, pads_len,
+                        2 * a->ndim);
+    int64_t dims[TD_MAX_DIMS];
+    memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
+    for (int i = 0; i < pads_len; i++) {
+        if (pads[i] < 0 || pads[i] > TD_MAX_NUMEL)
+            return td_error(TD_E_INVALID, "%s: pads[%d] is %lld; pads must be from 0 to 2^40", op, i,
+                            (long long)pads[i]);
+        dims[a->ndim - 1 - i / 2] += pads[i];
+    }
+    return td_shape_from(op, dims, a->ndim, out);
+}
+
+/* Triangular masks: a shape of at least 2 dims (the last two are the matrix). */
+td_status td_rule_tri_mask(const char *op, const int64_t *shape, int shape_len, td_shape *out)
+{
+    if (shape_len < 2)
+        return td_error(TD_E_SHAPE, "%s: the shape needs at least 2 dims, got %d", op, shape_len);
+    return td_shape_from(op, shape, shape_len, out);
+}
+
+/* torch.linalg.cross: a and b broadcast, and both have size 3 in dim (of the result). */
+td_status td_rule_cross(const char *op, const td_shape *a, const td_shape *b, int64_t *dim, td_shape *out)
+{
+    TD_TRY(td_rule_broadcast(op, a, b, out));
+    TD_TRY(ix_norm_dim(op, "dim", dim, out->ndim));
+    const int ia = (int)*dim - (out->ndim - a->ndim), ib = (int)*dim - (out->ndim - b->ndim);
+    if (ia < 0 || ib < 0 || a->dims[ia] != 3 || b->dims[ib] != 3)
+        return ix_fmt_err(op, "a and b need size 3 in dim", a, b);
+    return TD_OK;
+}
+
+/* F.one_hot: a new last dim of num_classes (given, at least 1). */
+td_status td_rule_one_hot(const char *op, const td_shape *indices, int64_t num_classes, td_shape *out)
+{
+    if (num_classes < 1 || num_classes > TD_MAX_NUMEL)
+        return td_error(TD_E_INVALID, "%s: num_classes is %lld; it must be from 1 to 2^40", op,
+                        (long long)num_classes);
+    if (indices->ndim + 1 > TD_MAX_DIMS)
+        return td_error(TD_E_SHAPE, "%s: the result would have more than %d dims", op, TD_MAX_DIMS);
+    int64_t dims[TD_MAX_DIMS];
+    memcpy(dims, indices->dims, sizeof(int64_t) * (size_t)indices->ndim);
+    dims[indices->ndim] = num_classes;
+    return td_shape_from(op, dims, indices->ndim + 1, out);
+}

@@ -1,0 +1,387 @@
+/* CPU backend: indexing ops (gather, scatter_add, select, select_add) and more layout ops
+ * (flip, repeat_dim, transpose, narrow, stack, unfold, pad, the triangular masks, cross).
+ * Shapes were checked by the rules (runtime/core/td_rules_index.c); index values are data,
+ * checked here before anything is written: out of range is TD_E_RANGE, and the generated
+ * arm releases the result. */
+#include "cpu_internal.h"
+
+/* Every index in [0, size): else TD_E_RANGE naming the op, the index and where it is. */
+static td_status check_indices(const char *op, const td_tensor *indices, int64_t dim, int64_t size)
+{
+    const int32_t *iv = (const int32_t *)indices->data;
+    for (int64_t i = 0; i < indices->shape.numel; i++)
+        if (iv[i] < 0 || (int64_t)iv[i] >= size)
+            return td_error(TD_E_RANGE, "%s: index %d (element %lld of indices) is out of range for dim %lld of size %lld",
+                            op, (int)iv[i], (long long)i, (long long)dim, (long long)size);
+    return TD_OK;
+}
+
+/* ---- gather / scatter_add ---- */
+
+static td_status gather(const char *op, const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
+{
+    TD_TRY(check_indices(op, indices, dim, a->shape.dims[dim]));
+    int64_t ast[TD_MAX_DIMS];
+    td_cpu_strides(&a->shape, ast);
+    const int nd = indices->shape.ndim;
+    const int64_t *idims = indices->shape.dims;
+    const int32_t *iv = (const int32_t *)indices->data;
+    const size_t esz = td_dtype_size(a->dtype);
+    const char *src = (const char *)a->data;
+    char *dst = (char *)out->data;
+    TD_CPU_FOR(i, out->shape.numel, {
+        int64_t r = i, off = 0;
+        for (int d = nd - 1; d >= 0; d--) {
+            const int64_t c = r % idims[d];
+            r /= idims[d];
+            off += (d == dim ? (int64_t)iv[i] : c) * ast[d];
+        }
+        memcpy(dst + (size_t)i * esz, src + (size_t)off * esz, esz);
+    });
+    return TD_OK;
+}
+
+/* Walks the elements of indices in row-major order: the offset of the value element and of
+ * the out element each one adds to. One thread: repeated indices add in a fixed order. */
+#define SCATTER_WALK(BODY)                                                      \
+    do {                                                                        \
+        int64_t ost[TD_MAX_DIMS], vst[TD_MAX_DIMS];                             \
+        td_cpu_strides(&out->shape, ost);                                       \
+        td_cpu_strides(&value->shape, vst);                                     \
+        const int nd = indices->shape.ndim;                                     \
+        const int64_t *idims = indices->shape.dims;                             \
+        const int32_t *iv = (const int32_t *)indices->data;                     \
+        for (int64_t i = 0; i < indices->shape.numel; i++) {                    \
+            int64_t r = i, oo = 0, vo = 0;                                      \
+            for (int d = nd - 1; d >= 0; d--) {                                 \
+                const int64_t c = r % idims[d];                                 \
+                r /= idims[d];                                                  \
+                vo += c * vst[d];                                               \
+                oo += (d == dim ? (int64_t)iv[i] : c) * ost[d];                 \
+            }                                                                   \
+            BODY                                                                \
+        }                                                                       \
+    } while (0)
+
+td_status td_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
+{
+    return gather("float_gather", a, dim, indices, out);
+}
+
+td_status td_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
+{
+    return gather("int_gather", a, dim, indices, out);
+}
+
+td_status td_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
+{
+    return gather("bool_gather", a, dim, indices, out);
+}
+
+td_status td_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
+                                   td_tensor *out)
+{
+    TD_TRY(check_indices("float_scatter_add", indices, dim, a->shape.dims[dim]));
+    memcpy(out->data, a->data, td_cpu_nbytes(out));
+    float *o = (float *)out->data;
+    const float *v = (const float *)value->data;
+    SCATTER_WALK(o[oo] += v[vo];);
+    return TD_OK;
+}
+
+td_status td_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
+                                 td_tensor *out)
+{
+    TD_TRY(check_indices("int_scatter_add", indices, dim, a->shape.dims[dim]));
+    memcpy(out->data, a->data, td_cpu_nbytes(out));
+    int32_t *o = (int32_t *)out->data;
+    const int32_t *v = (const int32_t *)value->data;
+    SCATTER_WALK(o[oo] = (int32_t)((uint32_t)o[oo] + (uint32_t)v[vo]););
+    return TD_OK;
+}
+
+/* Later elements of indices overwrite earlier ones: the last in row-major order wins. */
+#define TD_CPU_SCATTER_ASSIGN(P, T)                                                                          \
+    td_status td_cpu_##P##_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices,         \
+                                          const td_tensor *value, td_tensor *out)                            \
+    {                                                                                                        \
+        TD_TRY(check_indices(#P "_scatter_assign", indices, dim, a->shape.dims[dim]));                       \
+        memcpy(out->data, a->data, td_cpu_nbytes(out));                                                      \
+        T *o = (T *)out->data;                                                                               \
+        const T *v = (const T *)value->data;                                                                 \
+        SCATTER_WALK(o[oo] = v[vo];);                                                                        \
+        return TD_OK;                                                                                        \
+    }
+
+TD_CPU_SCATTER_ASSIGN(float, float)
+TD_CPU_SCATTER_ASSIGN(int, int32_t)
+
+td_status td_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out)
+{
+    TD_TRY(check_indices("int_one_hot", indices, indices->shape.ndim, num_classes));
+    int32_t *o = (int32_t *)out->data;
+    const int32_t *iv = (const int32_t *)indices->data;
+    TD_CPU_FOR(i, out->shape.numel, { o[i] = (int64_t)iv[i / num_classes] == i % num_classes; });
+    return TD_OK;
+}
+
+/* ---- select / select_add: a seen as [outer, n, inner], the result as [outer, k, inner] ---- */
+
+static td_status select_rows(const char *op, const td_tensor *a, int64_t dim, const td_tensor *indices,
+                             td_tensor *out)
+{
+    int64_t outer, n, inner;
+    td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);
+    TD_TRY(check_indices(op, indices, dim, n));
+    const int64_t k = indices->shape.numel;
+    const int32_t *iv = (const int32_t *)indices->data;
+    const size_t esz = td_dtype_size(a->dtype), row = (size_t)inner * esz;
+    const char *src = (const char *)a->data;
+    char *dst = (char *)out->data;
+    TD_CPU_FOR_WORK(t, outer * k, out->shape.numel, {
+        const int64_t o = t / k, j = t % k;
+        memcpy(dst + (size_t)t * row, src + (size_t)(o * n + iv[j]) * row, row);
+    });
+    return TD_OK;
+}
+
+td_status td_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
+{
+    return select_rows("float_select", a, dim, indices, out);
+}
+
+td_status td_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
+{
+    return select_rows("int_select", a, dim, indices, out);
+}
+
+td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
+{
+    return select_rows("bool_select", a, dim, indices, out);
+}
+
+/* Each outer block on one thread, indices in order: repeated indices add in a fixed order. */
+#define SELECT_ADD(OP, T, ADD)                                                               \
+    do {                                                                                     \
+        int64_t outer, n, inner;                                                             \
+        td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);                              \
+        TD_TRY(check_indices(OP, indices, dim, n));                                          \
+        memcpy(out->data, a->data, td_cpu_nbytes(out));                                     \
+        const int64_t k = indices->shape.numel;                                              \
+        const int32_t *iv = (const int32_t *)indices->data;                                  \
+        T *o = (T *)out->data;                                                               \
+        const T *v = (const T *)value->data;                                                 \
+        TD_CPU_FOR_WORK(b, outer, value->shape.numel, {                                      \
+            for (int64_t j = 0; j < k; j++) {                                                \
+                T *dst = o + (b * n + iv[j]) * inner;                                        \
+                const T *src = v + (b * k + j) * inner;                                      \
+                for (int64_t t = 0; t < inner; t++)                                          \
+                    dst[t] = ADD(dst[t], src[t]);                                            \
+            }                                                                                \
+        });                                                                                  \
+    } while (0)
+
+#define ADD_F32(x, y) ((x) + (y))
+#define ADD_I32(x, y) ((int32_t)((uint32_t)(x) + (uint32_t)(y)))
+
+td_status td_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
+                                  td_tensor *out)
+{
+    SELECT_ADD("float_select_add", float, ADD_F32);
+    return TD_OK;
+}
+
+td_status td_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
+                                td_tensor *out)
+{
+    SELECT_ADD("int_select_add", int32_t, ADD_I32);
+    return TD_OK;
+}
+
+/* ---- layout ---- */
+
+static void copy_as(const td_tensor *a, const int64_t *src_st, int64_t src_off, td_tensor *out)
+{
+    int64_t dst_st[TD_MAX_DIMS];
+    td_cpu_strides(&out->shape, dst_st);
+    td_cpu_strided_copy(out->data, dst_st, 0, a->data, src_st, src_off, td_dtype_size(a->dtype), out->shape.ndim,
+                        out->shape.dims);
+}
+
+/* Negative strides walk the flipped dims backwards from their last element. */
+static td_status flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out)
+{
+    int64_t st[TD_MAX_DIMS], off = 0;
+    td_cpu_strides(&a->shape, st);
+    for (int i = 0; i < axes_len; i++) {
+        const int d = (int)(axes[i] < 0 ? axes[i] + a->shape.ndim : axes[i]);
+        if (a->shape.dims[d] > 0)
+            off += (a->shape.dims[d] - 1) * st[d];
+        st[d] = -st[d];
+    }
+    copy_as(a, st, off, out);
+    return TD_OK;
+}
+
+/* The result as [outer, times, block]: every repeat reads the same block of a. */
+static td_status repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out)
+{
+    int64_t outer, n, inner;
+    td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);
+    const int64_t blk = n * inner;
+    const int64_t dims[3] = { outer, times, blk };
+    const int64_t dst_st[3] = { times * blk, blk, 1 }, src_st[3] = { blk, 0, 1 };
+    td_cpu_strided_copy(out->data, dst_st, 0, a->data, src_st, 0, td_dtype_size(a->dtype), 3, dims);
+    return TD_OK;
+}
+
+static td_status transpose(const td_tensor *a, td_tensor *out)
+{
+    int64_t st[TD_MAX_DIMS];
+    td_cpu_strides(&a->shape, st);
+    const int nd = a->shape.ndim;
+    const int64_t t = st[nd - 1];
+    st[nd - 1] = st[nd - 2];
+    st[nd - 2] = t;
+    copy_as(a, st, 0, out);
+    return TD_OK;
+}
+
+static td_status narrow(const td_tensor *a, int64_t dim, int64_t start, td_tensor *out)
+{
+    int64_t st[TD_MAX_DIMS];
+    td_cpu_strides(&a->shape, st);
+    if (start < 0)
+        start += a->shape.dims[dim];
+    copy_as(a, st, start * st[dim], out);
+    return TD_OK;
+}
+
+static td_status stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out)
+{
+    int64_t ost[TD_MAX_DIMS], dst_st[TD_MAX_DIMS], src_st[TD_MAX_DIMS];
+    td_cpu_strides(&out->shape, ost);
+    for (int d = 0, j = 0; d < out->shape.ndim; d++)
+        if (d != dim)
+            dst_st[j++] = ost[d];
+    const size_t esz = td_dtype_size(out->dtype);
+    for (int i = 0; i < xs_len; i++) {
+        td_cpu_strides(&xs[i]->shape, src_st);
+        td_cpu_strided_copy(out->data, dst_st, i * ost[dim], xs[i]->data, src_st, 0, esz, xs[i]->shape.ndim,
+                            xs[i]->shape.dims);
+    }
+    return TD_OK;
+}
+
+#define TD_CPU_MORE_LAYOUT(P)                                                                              \
+    td_status td_cpu_##P##_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out)     \
+    {                                                                                                      \
+        return flip(a, axes, axes_len, out);                                                               \
+    }                                                                                                      \
+    td_status td_cpu_##P##_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out)      \
+    {                                                                                                      \
+        return repeat_dim(a, dim, times, out);                                                             \
+    }                                                                                                      \
+    td_status td_cpu_##P##_transpose(const td_tensor *a, td_tensor *out)                                   \
+    {                                                                                                      \
+        return transpose(a, out);                                                                          \
+    }                                                                                                      \
+    td_status td_cpu_##P##_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length,          \
+                                  td_tensor *out)                                                          \
+    {                                                                                                      \
+        (void)length;                                                                                      \
+        return narrow(a, dim, start, out);                                                                 \
+    }                                                                                                      \
+    td_status td_cpu_##P##_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out)      \
+    {                                                                                                      \
+        return stack(xs, xs_len, dim, out);                                                                \
+    }
+
+TD_CPU_MORE_LAYOUT(float)
+TD_CPU_MORE_LAYOUT(int)
+TD_CPU_MORE_LAYOUT(bool)
+
+/* Window w, element k along dim reads a[w * step + k]: dim strides step * st[dim], the new
+ * last dim st[dim]. */
+td_status td_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor *out)
+{
+    (void)size;
+    int64_t st[TD_MAX_DIMS];
+    td_cpu_strides(&a->shape, st);
+    const int64_t s = st[dim];
+    st[dim] = step * s;
+    st[a->shape.ndim] = s;
+    copy_as(a, st, 0, out);
+    return TD_OK;
+}
+
+td_status td_cpu_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor *out)
+{
+    float *o = (float *)out->data;
+    TD_CPU_FOR(i, out->shape.numel, { o[i] = value; });
+    int64_t ost[TD_MAX_DIMS], ast[TD_MAX_DIMS], off = 0;
+    td_cpu_strides(&out->shape, ost);
+    td_cpu_strides(&a->shape, ast);
+    for (int i = 0; i < pads_len / 2; i++)
+        off += pads[2 * i] * ost[a->shape.ndim - 1 - i];
+    td_cpu_strided_copy(out->data, ost, off, a->data, ast, 0, sizeof(float), a->shape.ndim, a->shape.dims);
+    return TD_OK;
+}
+
+/* tril_mask: true where column - row > offset; triu_mask: where column - row < offset. */
+static td_status tri_mask(int64_t offset, bool lower, td_tensor *out)
+{
+    const int nd = out->shape.ndim;
+    const int64_t rows = out->shape.dims[nd - 2], cols = out->shape.dims[nd - 1];
+    bool *o = (bool *)out->data;
+    TD_CPU_FOR(i, out->shape.numel, {
+        const int64_t c = i % cols, r = (i / cols) % rows;
+        o[i] = lower ? (c - r > offset) : (c - r < offset);
+    });
+    return TD_OK;
+}
+
+td_status td_cpu_bool_tril_mask(const int64_t *shape, int shape_len, int64_t offset, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return tri_mask(offset, true, out);
+}
+
+td_status td_cpu_bool_triu_mask(const int64_t *shape, int shape_len, int64_t offset, td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    return tri_mask(offset, false, out);
+}
+
+/* out = a x b along dim, a and b broadcast to out's shape. */
+td_status td_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor *out)
+{
+    int64_t ast[TD_MAX_DIMS], bst[TD_MAX_DIMS], ost[TD_MAX_DIMS], dims[TD_MAX_DIMS];
+    td_broadcast_strides(&a->shape, &out->shape, ast);
+    td_broadcast_strides(&b->shape, &out->shape, bst);
+    td_cpu_strides(&out->shape, ost);
+    const int nd = out->shape.ndim;
+    memcpy(dims, out->shape.dims, sizeof(int64_t) * (size_t)nd);
+    dims[dim] = 1;
+    const float *A = (const float *)a->data, *B = (const float *)b->data;
+    float *O = (float *)out->data;
+    const int64_t sa = ast[dim], sb = bst[dim], so = ost[dim];
+    TD_CPU_FOR(p, out->shape.numel / 3, {
+        int64_t r = p, oa = 0, ob = 0, oo = 0;
+        for (int d = nd - 1; d >= 0; d--) {
+            const int64_t c = r % dims[d];
+            r /= dims[d];
+            oa += c * ast[d];
+            ob += c * bst[d];
+            oo += c * ost[d];
+        }
+        const float a0 = A[oa], a1 = A[oa + sa], a2 = A[oa + 2 * sa];
+        const float b0 = B[ob], b1 = B[ob + sb], b2 = B[ob + 2 * sb];
+        O[oo] = a1 * b2 - a2 * b1;
+        O[oo + so] = a2 * b0 - a0 * b2;
+        O[oo + 2 * so] = a0 * b1 - a1 * b0;
+    });
+    return TD_OK;
+}

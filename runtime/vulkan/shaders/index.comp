@@ -1,0 +1,70 @@
+// Indexing ops of issue 10 (gather, select, one_hot, scatter_add/assign, select_add) on 32-bit
+// words. Index values were checked on the host. The scatters run one thread per line along
+// dim (select_add: per (outer, inner) pair) and add in index order, as the CPU does.
+#version 450
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) readonly buffer P { uint p[]; };
+layout(std430, binding = 1) readonly buffer S { uint s[]; };   // a (gather, select) or value (scatters)
+layout(std430, binding = 2) readonly buffer I { int idx[]; };
+layout(std430, binding = 4) buffer D { uint dst[]; };
+
+// p: n, mode, ndim, dim (one_hot: classes; select_add: n of dim), len (scatters: indices' length
+// along dim; select_add: k), dims[8] (p[5..12]), strides A[8] (p[13..20]), B[8] (p[21..28]),
+// C[8] (p[29..36]); select_add: inner = p[5]. The scatters and select_add take the entries
+// [p[37], p[38]) of their line: the host cuts lines into passes of at most 4096 (lavapipe
+// stops loops past 65535 iterations).
+const uint GATHER = 0u, SELECT = 1u, ONE_HOT = 2u, SCATTER_ADD_F = 3u, SCATTER_ADD_I = 4u, SCATTER_SET = 5u,
+           SELECT_ADD_F = 6u, SELECT_ADD_I = 7u;
+
+uint add_words(uint mode, uint x, uint y)
+{
+    if (mode == SCATTER_ADD_F || mode == SELECT_ADD_F)
+        return floatBitsToUint(uintBitsToFloat(x) + uintBitsToFloat(y));
+    if (mode == SCATTER_SET)
+        return y;
+    return x + y; // int32 wraps
+}
+
+void main()
+{
+    uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+    if (i >= p[0])
+        return;
+    uint mode = p[1], nd = p[2], dim = p[3];
+    if (mode == ONE_HOT) {
+        dst[i] = uint(idx[i / dim]) == i % dim ? 1u : 0u;
+        return;
+    }
+    if (mode == SELECT_ADD_F || mode == SELECT_ADD_I) {
+        uint inner = p[5], k = p[4], o = i / inner, r = i % inner;
+        for (uint j = p[37]; j < p[38]; j++) {
+            uint di = (o * dim + uint(idx[j])) * inner + r;
+            dst[di] = add_words(mode, dst[di], s[(o * k + j) * inner + r]);
+        }
+        return;
+    }
+    // Coordinates of i over dims (row-major), walked from the last dim.
+    uint rest = i, a = 0u, b = 0u, c = 0u, cdim = 0u;
+    for (uint d = nd; d > 0u; d--) {
+        uint e = d - 1u, k = rest % p[5u + e];
+        rest /= p[5u + e];
+        if (e == dim)
+            cdim = k;
+        else {
+            a += k * p[13u + e];
+            b += k * p[21u + e];
+            c += k * p[29u + e];
+        }
+    }
+    if (mode == GATHER) {
+        dst[i] = s[a + uint(idx[i]) * p[13u + dim]];
+    } else if (mode == SELECT) {
+        dst[i] = s[a + uint(idx[cdim]) * p[13u + dim]];
+    } else {
+        // A: out strides, B: indices strides, C: value strides; dims has 1 at dim.
+        for (uint j = p[37]; j < p[38]; j++) {
+            uint o = a + uint(idx[b + j * p[21u + dim]]) * p[13u + dim];
+            dst[o] = add_words(mode, dst[o], s[c + j * p[29u + dim]]);
+        }
+    }
+}

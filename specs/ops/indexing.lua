@@ -1,0 +1,291 @@
+-- Indexing ops (issue 10): gather, scatter_add, select (index_select) and select_add
+-- (index_add) on float, int and bool tensors, with PyTorch's semantics.
+--
+-- Argument order: the tensor first, then dim, then the int indices (then the value), as in
+-- PyTorch (torch.gather(input, dim, index)) and burn's select/select_add. burn's
+-- float_gather(dim, tensor, indices) and float_scatter_add(dim, tensor, indices, value) put
+-- dim first; here the tensor comes first, because a family's first argument is the tensor
+-- that selects the backend. Index values must lie in [0, size of dim) (no negative
+-- indices, as in PyTorch); any other value is TD_E_RANGE from the kernel, naming the op,
+-- the index and the dim, and no result is returned.
+-- burn's scatter is a sum (its float_scatter_add, formerly float_scatter), so the ops here
+-- are named *_scatter_add and *_select_add: there is no assigning scatter.
+
+op {
+  name = "float_gather",
+  id = 300,
+  family = "unary_float",
+  doc = "Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
+  args = { "float a", "dim dim", "int indices" },
+  domain = { indices = "index" },
+  returns = "float",
+  shape = "gather(a, dim, indices)",
+  examples = {
+    -- row 0 takes columns 2, 0; row 1 takes column 1 twice
+    { a = { shape = { 2, 3 }, data = { 1.5, -2, 3, 4, 5.5, -6 } }, dim = 1,
+      indices = { shape = { 2, 2 }, data = { 2, 0, 1, 1 } },
+      out = { shape = { 2, 2 }, data = { 3, 1.5, 5.5, 5.5 } } },
+    -- column j takes row indices[0][j]: a[1][0], a[0][1], a[1][2]
+    { a = { shape = { 2, 3 }, data = { 1.5, -2, 3, 4, 5.5, -6 } }, dim = 0,
+      indices = { shape = { 1, 3 }, data = { 1, 0, 1 } },
+      out = { shape = { 1, 3 }, data = { 4, -2, -6 } } },
+    { a = { shape = { 2, 2, 2 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5 } }, dim = -1,
+      indices = { shape = { 2, 2, 1 }, data = { 1, 0, 0, 1 } },
+      out = { shape = { 2, 2, 1 }, data = { 0.5, 1, 2, 3.5 } } },
+  },
+  backward = { a = "gather_grad(grad, a, dim, indices)" },
+  bound = "memory",
+}
+
+op {
+  name = "float_scatter_add",
+  id = 301,
+  family = "unary_float",
+  doc = "Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused.",
+  args = { "float a", "dim dim", "int indices", "float value" },
+  domain = { indices = "index" },
+  returns = "float",
+  shape = "scatter(a, dim, indices, value)",
+  semantics = "sums in row-major order of indices, so results are deterministic",
+  examples = {
+    -- row 0: a[0][0] += 0.5, a[0][2] += 1.5; row 1: a[1][1] += 2 - 3; the 9s lie beyond indices
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 1,
+      indices = { shape = { 2, 2 }, data = { 0, 2, 1, 1 } },
+      value = { shape = { 2, 3 }, data = { 0.5, 1.5, 9, 2, -3, 9 } },
+      out = { shape = { 2, 3 }, data = { 1.5, 2, 4.5, 4, 4, 6 } } },
+    -- out[2][0] += 1 + 3, out[0][1] += 2, out[2][1] += 4
+    { a = { shape = { 3, 2 }, data = { 1, 1, 1, 1, 1, 1 } }, dim = 0,
+      indices = { shape = { 2, 2 }, data = { 2, 0, 2, 2 } },
+      value = { shape = { 2, 2 }, data = { 1, 2, 3, 4 } },
+      out = { shape = { 3, 2 }, data = { 1, 3, 1, 1, 5, 5 } } },
+    { a = { shape = { 2, 2 }, data = { 0, 0, 0, 0 } }, dim = -1,
+      indices = { shape = { 1, 1 }, data = { 1 } },
+      value = { shape = { 2, 2 }, data = { 7, 8, 9, 10 } },
+      out = { shape = { 2, 2 }, data = { 0, 7, 0, 0 } } },
+  },
+  backward = { a = "grad", value = "scatter_value_grad(grad, value, dim, indices)" },
+  bound = "memory",
+}
+
+op {
+  name = "float_select",
+  id = 302,
+  family = "unary_float",
+  doc = "Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices.",
+  args = { "float a", "dim dim", "int indices" },
+  domain = { indices = "index" },
+  returns = "float",
+  shape = "select(a, dim, indices)",
+  examples = {
+    { a = { shape = { 3, 2 }, data = { 1.5, -2, 3, 4, 5.5, -6 } }, dim = 0,
+      indices = { shape = { 4 }, data = { 2, 0, 2, 1 } },
+      out = { shape = { 4, 2 }, data = { 5.5, -6, 1.5, -2, 5.5, -6, 3, 4 } } },
+    { a = { shape = { 2, 3 }, data = { 1.5, -2, 3, 4, 5.5, -6 } }, dim = -1,
+      indices = { shape = { 2 }, data = { 2, 2 } },
+      out = { shape = { 2, 2 }, data = { 3, 3, -6, -6 } } },
+    { a = { shape = { 2, 3 }, data = { 1.5, -2, 3, 4, 5.5, -6 } }, dim = 1,
+      indices = { shape = {}, data = { 1 } },
+      out = { shape = { 2, 1 }, data = { -2, 5.5 } } },
+  },
+  backward = { a = "select_grad(grad, a, dim, indices)" },
+  bound = "memory",
+}
+
+op {
+  name = "float_select_add",
+  id = 303,
+  family = "unary_float",
+  doc = "Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum.",
+  args = { "float a", "dim dim", "int indices", "float value" },
+  domain = { indices = "index" },
+  returns = "float",
+  shape = "select_add(a, dim, indices, value)",
+  semantics = "sums in the order of indices, so results are deterministic",
+  examples = {
+    -- row 2 += {0.5, 1} + {-1, -2}; row 0 += {10, 20}
+    { a = { shape = { 3, 2 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 0,
+      indices = { shape = { 3 }, data = { 2, 0, 2 } },
+      value = { shape = { 3, 2 }, data = { 0.5, 1, 10, 20, -1, -2 } },
+      out = { shape = { 3, 2 }, data = { 11, 22, 3, 4, 4.5, 5 } } },
+    { a = { shape = { 2, 3 }, data = { 0, 0, 0, 0, 0, 0 } }, dim = -1,
+      indices = { shape = { 1 }, data = { 1 } },
+      value = { shape = { 2, 1 }, data = { 2.5, -1 } },
+      out = { shape = { 2, 3 }, data = { 0, 2.5, 0, 0, -1, 0 } } },
+  },
+  backward = { a = "grad", value = "select(grad, dim, indices)" },
+  bound = "memory",
+}
+
+op {
+  name = "int_gather",
+  id = 304,
+  family = "unary",
+  doc = "Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
+  args = { "int a", "dim dim", "int indices" },
+  domain = { indices = "index" },
+  returns = "int",
+  shape = "gather(a, dim, indices)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, -2, 3, 4, 2147483647, -2147483648 } }, dim = 1,
+      indices = { shape = { 2, 2 }, data = { 2, 0, 1, 1 } },
+      out = { shape = { 2, 2 }, data = { 3, 1, 2147483647, 2147483647 } } },
+    { a = { shape = { 2, 3 }, data = { 1, -2, 3, 4, 5, -6 } }, dim = -2,
+      indices = { shape = { 1, 3 }, data = { 1, 0, 1 } },
+      out = { shape = { 1, 3 }, data = { 4, -2, -6 } } },
+  },
+}
+
+op {
+  name = "int_scatter_add",
+  id = 305,
+  family = "unary",
+  doc = "Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32.",
+  args = { "int a", "dim dim", "int indices", "int value" },
+  domain = { indices = "index" },
+  returns = "int",
+  shape = "scatter(a, dim, indices, value)",
+  examples = {
+    -- row 0: [0] += 10, [2] -= 20; row 1: [1] += 7 + 8
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 1,
+      indices = { shape = { 2, 2 }, data = { 0, 2, 1, 1 } },
+      value = { shape = { 2, 2 }, data = { 10, -20, 7, 8 } },
+      out = { shape = { 2, 3 }, data = { 11, 2, -17, 4, 20, 6 } } },
+    -- int32 wraps: 2147483647 + 1
+    { a = { shape = { 1 }, data = { 2147483647 } }, dim = 0,
+      indices = { shape = { 1 }, data = { 0 } },
+      value = { shape = { 1 }, data = { 1 } },
+      out = { shape = { 1 }, data = { -2147483648 } } },
+  },
+}
+
+op {
+  name = "int_select",
+  id = 306,
+  family = "unary",
+  doc = "Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select).",
+  args = { "int a", "dim dim", "int indices" },
+  domain = { indices = "index" },
+  returns = "int",
+  shape = "select(a, dim, indices)",
+  examples = {
+    { a = { shape = { 3, 2 }, data = { 1, -2, 3, 4, 5, -6 } }, dim = 0,
+      indices = { shape = { 2 }, data = { 2, 0 } },
+      out = { shape = { 2, 2 }, data = { 5, -6, 1, -2 } } },
+    { a = { shape = { 3, 2 }, data = { 1, -2, 3, 4, 5, -6 } }, dim = -1,
+      indices = { shape = { 3 }, data = { 1, 1, 0 } },
+      out = { shape = { 3, 3 }, data = { -2, -2, 1, 4, 4, 3, -6, -6, 5 } } },
+  },
+}
+
+op {
+  name = "int_select_add",
+  id = 307,
+  family = "unary",
+  doc = "Returns a copy of an int tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); repeated indices sum, wrapping around in int32.",
+  args = { "int a", "dim dim", "int indices", "int value" },
+  domain = { indices = "index" },
+  returns = "int",
+  shape = "select_add(a, dim, indices, value)",
+  examples = {
+    -- row 2 += {1, 1} + {-1, -2}; row 0 += {10, 20}
+    { a = { shape = { 3, 2 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 0,
+      indices = { shape = { 3 }, data = { 2, 0, 2 } },
+      value = { shape = { 3, 2 }, data = { 1, 1, 10, 20, -1, -2 } },
+      out = { shape = { 3, 2 }, data = { 11, 22, 3, 4, 5, 5 } } },
+  },
+}
+
+op {
+  name = "bool_gather",
+  id = 308,
+  family = "unary",
+  doc = "Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
+  args = { "bool a", "dim dim", "int indices" },
+  domain = { indices = "index" },
+  returns = "bool",
+  shape = "gather(a, dim, indices)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { true, false, false, false, true, true } }, dim = 1,
+      indices = { shape = { 2, 2 }, data = { 2, 0, 1, 1 } },
+      out = { shape = { 2, 2 }, data = { false, true, true, true } } },
+  },
+}
+
+op {
+  name = "bool_select",
+  id = 309,
+  family = "unary",
+  doc = "Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select).",
+  args = { "bool a", "dim dim", "int indices" },
+  domain = { indices = "index" },
+  returns = "bool",
+  shape = "select(a, dim, indices)",
+  examples = {
+    { a = { shape = { 3, 2 }, data = { true, false, false, false, true, true } }, dim = 0,
+      indices = { shape = { 2 }, data = { 2, 0 } },
+      out = { shape = { 2, 2 }, data = { true, true, true, false } } },
+  },
+}
+
+op {
+  name = "float_scatter_assign",
+  id = 310,
+  family = "unary_float",
+  doc = "Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add.",
+  args = { "float a", "dim dim", "int indices", "float value" },
+  domain = { indices = "index" },
+  returns = "float",
+  shape = "scatter(a, dim, indices, value)",
+  semantics = "PyTorch leaves the winner of repeated indices unspecified; here the last one wins. As in PyTorch, value's gradient gathers grad at every index, so with repeated indices the overwritten elements get a gradient too",
+  examples = {
+    -- row 0: [0] = 0.5, [2] = 1.5; row 1: [1] = 2, [0] = -3; the 9s lie beyond indices
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 1,
+      indices = { shape = { 2, 2 }, data = { 0, 2, 1, 0 } },
+      value = { shape = { 2, 3 }, data = { 0.5, 1.5, 9, 2, -3, 9 } },
+      out = { shape = { 2, 3 }, data = { 0.5, 2, 1.5, -3, 2, 6 } } },
+    -- [1] = 7, then [1] = 8, [0] = 9
+    { a = { shape = { 3 }, data = { 1, 2, 3 } }, dim = 0,
+      indices = { shape = { 3 }, data = { 1, 1, 0 } },
+      value = { shape = { 3 }, data = { 7, 8, 9 } },
+      out = { shape = { 3 }, data = { 9, 8, 3 } } },
+  },
+  backward = { a = "scatter_assign_grad(grad, dim, indices)", value = "scatter_value_grad(grad, value, dim, indices)" },
+  bound = "memory",
+}
+
+op {
+  name = "int_scatter_assign",
+  id = 311,
+  family = "unary",
+  doc = "Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins.",
+  args = { "int a", "dim dim", "int indices", "int value" },
+  domain = { indices = "index" },
+  returns = "int",
+  shape = "scatter(a, dim, indices, value)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 0,
+      indices = { shape = { 1, 3 }, data = { 1, 0, 1 } },
+      value = { shape = { 1, 3 }, data = { -7, 8, -9 } },
+      out = { shape = { 2, 3 }, data = { 1, 8, 3, -7, 5, -9 } } },
+  },
+}
+
+op {
+  name = "int_one_hot",
+  id = 312,
+  family = "unary",
+  doc = "One-hot encodes an int tensor of class indices in [0, num_classes): the result adds a last dim of num_classes holding 1 at the index and 0 elsewhere (torch.nn.functional.one_hot with num_classes given).",
+  args = { "int indices", "i64 num_classes" },
+  domain = { indices = "index" },
+  returns = "int",
+  shape = "one_hot(indices, num_classes)",
+  semantics = "num_classes must be given (>= 1): PyTorch's -1 (infer from the largest index) would make the shape depend on the data",
+  examples = {
+    { indices = { shape = { 3 }, data = { 0, 2, 1 } }, num_classes = 3,
+      out = { shape = { 3, 3 }, data = { 1, 0, 0, 0, 0, 1, 0, 1, 0 } } },
+    { indices = { shape = { 2, 1 }, data = { 1, 0 } }, num_classes = 2,
+      out = { shape = { 2, 1, 2 }, data = { 0, 1, 1, 0 } } },
+    { indices = { shape = {}, data = { 3 } }, num_classes = 4,
+      out = { shape = { 4 }, data = { 0, 0, 0, 1 } } },
+  },
+}

@@ -1,0 +1,293 @@
+/* Indexing and layout ops on the CPU (issue 10): index values out of range are TD_E_RANGE
+ * with no result and nothing leaked (also under autodiff); shape errors of the rules; and
+ * large tensors (above the threading threshold) against naive loops written here (exact:
+ * these ops only move values, and cross does the same three f32 products per element). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "td_ops.h"
+#include "tdt.h"
+
+static td_device *dev;    /* cpu:0 */
+static td_device *ad_dev; /* autodiff(cpu:0, NONE) */
+
+static const int64_t s23[] = { 2, 3 };
+static const float f23[] = { 1, 2, 3, 4, 5, 6 };
+static const int32_t i23[] = { 1, 2, 3, 4, 5, 6 };
+static const bool b23[] = { true, false, true, false, true, false };
+
+/* Indices {0, bad} of shape [2, 1] (gather, scatter_add) or [2] (select, select_add), dim 1
+ * of size 3: every op refuses them. */
+static void expect_bad_index(int32_t bad)
+{
+    const int64_t s21[] = { 2, 1 }, s2[] = { 2 }, s22[] = { 2, 2 };
+    const int32_t iv[] = { 0, bad };
+    td_tensor *fa = tdt_make(dev, TD_F32, f23, s23, 2), *ia = tdt_make(dev, TD_I32, i23, s23, 2);
+    td_tensor *ba = tdt_make(dev, TD_BOOL, b23, s23, 2);
+    td_tensor *g = tdt_make(dev, TD_I32, iv, s21, 2), *sel = tdt_make(dev, TD_I32, iv, s2, 1);
+    td_tensor *fv = tdt_make(dev, TD_F32, f23, s21, 2), *iv2 = tdt_make(dev, TD_I32, i23, s21, 2);
+    td_tensor *fsv = tdt_make(dev, TD_F32, f23, s22, 2), *isv = tdt_make(dev, TD_I32, i23, s22, 2);
+    td_tensor *out = (td_tensor *)&out;
+    tdt_expect_error(td_float_gather(fa, 1, g, &out), TD_E_RANGE, "float_gather");
+    assert_null(out);
+    tdt_expect_error(td_int_gather(ia, 1, g, &out), TD_E_RANGE, "int_gather");
+    assert_null(out);
+    tdt_expect_error(td_bool_gather(ba, 1, g, &out), TD_E_RANGE, "bool_gather");
+    assert_null(out);
+    tdt_expect_error(td_float_scatter_add(fa, 1, g, fv, &out), TD_E_RANGE, "float_scatter_add");
+    assert_null(out);
+    tdt_expect_error(td_int_scatter_add(ia, 1, g, iv2, &out), TD_E_RANGE, "int_scatter_add");
+    assert_null(out);
+    tdt_expect_error(td_float_scatter_assign(fa, 1, g, fv, &out), TD_E_RANGE, "float_scatter_assign");
+    assert_null(out);
+    tdt_expect_error(td_int_scatter_assign(ia, 1, g, iv2, &out), TD_E_RANGE, "int_scatter_assign");
+    assert_null(out);
+    tdt_expect_error(td_int_one_hot(sel, 3, &out), TD_E_RANGE, "int_one_hot");
+    assert_null(out);
+    tdt_expect_error(td_float_select(fa, 1, sel, &out), TD_E_RANGE, "float_select");
+    assert_null(out);
+    tdt_expect_error(td_int_select(ia, -1, sel, &out), TD_E_RANGE, "int_select");
+    assert_null(out);
+    tdt_expect_error(td_bool_select(ba, 1, sel, &out), TD_E_RANGE, "bool_select");
+    assert_null(out);
+    tdt_expect_error(td_float_select_add(fa, 1, sel, fsv, &out), TD_E_RANGE, "float_select_add");
+    assert_null(out);
+    tdt_expect_error(td_int_select_add(ia, 1, sel, isv, &out), TD_E_RANGE, "int_select_add");
+    assert_null(out);
+    td_tensor *all[] = { fa, ia, ba, g, sel, fv, iv2, fsv, isv };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        td_tensor_release(all[i]);
+}
+
+static void test_index_too_large(void **state)
+{
+    (void)state;
+    expect_bad_index(3);
+    expect_bad_index(INT32_MAX);
+}
+
+static void test_index_negative(void **state)
+{
+    (void)state;
+    expect_bad_index(-1);
+    expect_bad_index(INT32_MIN);
+}
+
+/* Under autodiff the tracked input's error leaves no node and no result behind. */
+static void test_index_error_under_autodiff(void **state)
+{
+    (void)state;
+    const int64_t s21[] = { 2, 1 };
+    const int32_t iv[] = { 0, 5 };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, f23, s23, 2), *g = tdt_make(ad_dev, TD_I32, iv, s21, 2);
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_gather(a, 1, g, &out), TD_E_RANGE, "float_gather");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(g);
+}
+
+static void test_rule_errors(void **state)
+{
+    (void)state;
+    const int64_t s3[] = { 3 }, s4[] = { 4 }, s32[] = { 3, 2 };
+    const int32_t zeros[6] = { 0 };
+    td_tensor *a = tdt_make(dev, TD_F32, f23, s23, 2), *v = tdt_make(dev, TD_F32, f23, s3, 1);
+    td_tensor *w = tdt_make(dev, TD_F32, f23, s4, 1), *i1 = tdt_make(dev, TD_I32, zeros, s3, 1);
+    td_tensor *i32 = tdt_make(dev, TD_I32, zeros, s32, 2);
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_gather(a, 0, i1, &out), TD_E_SHAPE, "float_gather");      /* ndim */
+    tdt_expect_error(td_float_gather(a, 1, i32, &out), TD_E_SHAPE, "float_gather");     /* 3 rows > 2 */
+    tdt_expect_error(td_float_gather(a, 2, i32, &out), TD_E_RANGE, "float_gather");
+    tdt_expect_error(td_float_select(a, 0, i32, &out), TD_E_SHAPE, "float_select");     /* 2-d indices */
+    tdt_expect_error(td_float_narrow(a, 1, 2, 2, &out), TD_E_RANGE, "float_narrow");
+    tdt_expect_error(td_float_narrow(a, 1, -4, 1, &out), TD_E_RANGE, "float_narrow");
+    tdt_expect_error(td_float_transpose(v, &out), TD_E_SHAPE, "float_transpose");
+    const int64_t dup[] = { 1, -1 }, odd[] = { 1 }, neg[] = { -1, 0 };
+    tdt_expect_error(td_float_flip(a, dup, 2, &out), TD_E_INVALID, "float_flip");
+    tdt_expect_error(td_float_pad(a, odd, 1, 0.0f, &out), TD_E_INVALID, "float_pad");
+    tdt_expect_error(td_float_pad(a, neg, 2, 0.0f, &out), TD_E_INVALID, "float_pad");
+    tdt_expect_error(td_float_unfold(a, 1, 2, 0, &out), TD_E_INVALID, "float_unfold");
+    tdt_expect_error(td_float_unfold(a, 1, 4, 1, &out), TD_E_RANGE, "float_unfold");
+    tdt_expect_error(td_float_repeat_dim(a, 0, -1, &out), TD_E_INVALID, "float_repeat_dim");
+    tdt_expect_error(td_float_cross(a, a, 0, &out), TD_E_SHAPE, "float_cross");
+    tdt_expect_error(td_float_cross(v, w, 0, &out), TD_E_SHAPE, "float_cross");
+    const td_tensor *xs[] = { a, v };
+    tdt_expect_error(td_float_stack(xs, 2, 0, &out), TD_E_SHAPE, "float_stack");
+    tdt_expect_error(td_float_stack(xs, 1, 3, &out), TD_E_RANGE, "float_stack");
+    const int64_t one[] = { 4 };
+    tdt_expect_error(td_bool_tril_mask(dev, one, 1, 0, &out), TD_E_SHAPE, "bool_tril_mask");
+    assert_null(out);
+    td_tensor *all[] = { a, v, w, i1, i32 };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        td_tensor_release(all[i]);
+}
+
+/* [3, 40000, 3] floats: gather along dim 1, select along dim 1, cross along dim 2, unfold
+ * along dim 1, against loops here. */
+static void test_large(void **state)
+{
+    (void)state;
+    enum { A = 3, B = 40000, C = 3 };
+    const int64_t shape[] = { A, B, C };
+    const int64_t n = (int64_t)A * B * C;
+    float *x = malloc(sizeof(float) * (size_t)n), *y = malloc(sizeof(float) * (size_t)n);
+    int32_t *gi = malloc(sizeof(int32_t) * (size_t)n), *si = malloc(sizeof(int32_t) * B);
+    float *want = malloc(sizeof(float) * (size_t)n * 2);
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_non_null(gi);
+    assert_non_null(si);
+    assert_non_null(want);
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = (float)((i * 7919) % 1013) * 0.25f - 100.0f;
+        y[i] = (float)((i * 104729) % 997) * 0.5f - 200.0f;
+        gi[i] = (int32_t)((i * 31 + 7) % B);
+    }
+    for (int64_t j = 0; j < B; j++)
+        si[j] = (int32_t)((j * 13 + 5) % B);
+    td_tensor *tx = tdt_make(dev, TD_F32, x, shape, 3), *ty = tdt_make(dev, TD_F32, y, shape, 3);
+    td_tensor *tg = tdt_make(dev, TD_I32, gi, shape, 3);
+    const int64_t sb[] = { B };
+    td_tensor *ts = tdt_make(dev, TD_I32, si, sb, 1);
+    td_tensor *out = NULL;
+
+    tdt_check(td_float_gather(tx, 1, tg, &out), "float_gather");
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t a = i / ((int64_t)B * C), c = i % C;
+        want[i] = x[(a * B + gi[i]) * C + c];
+    }
+    tdt_expect(out, TD_F32, shape, 3, want, n, 0.0f);
+    td_tensor_release(out);
+
+    tdt_check(td_float_select(tx, -2, ts, &out), "float_select");
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t a = i / ((int64_t)B * C), b = (i / C) % B, c = i % C;
+        want[i] = x[(a * B + si[b]) * C + c];
+    }
+    tdt_expect(out, TD_F32, shape, 3, want, n, 0.0f);
+    td_tensor_release(out);
+
+    tdt_check(td_float_cross(tx, ty, 2, &out), "float_cross");
+    for (int64_t p = 0; p < n / 3; p++) {
+        const float *u = x + 3 * p, *v = y + 3 * p;
+        want[3 * p] = u[1] * v[2] - u[2] * v[1];
+        want[3 * p + 1] = u[2] * v[0] - u[0] * v[2];
+        want[3 * p + 2] = u[0] * v[1] - u[1] * v[0];
+    }
+    tdt_expect(out, TD_F32, shape, 3, want, n, 0.0f);
+    td_tensor_release(out);
+
+    /* windows of 2, step 3 along dim 1: (40000 - 2) / 3 + 1 = 13333 */
+    const int64_t nw = (B - 2) / 3 + 1, ushape[] = { A, nw, C, 2 };
+    tdt_check(td_float_unfold(tx, 1, 2, 3, &out), "float_unfold");
+    for (int64_t a = 0; a < A; a++)
+        for (int64_t w = 0; w < nw; w++)
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t k = 0; k < 2; k++)
+                    want[((a * nw + w) * C + c) * 2 + k] = x[(a * B + w * 3 + k) * C + c];
+    tdt_expect(out, TD_F32, ushape, 4, want, A * nw * C * 2, 0.0f);
+    td_tensor_release(out);
+
+    td_tensor_release(tx);
+    td_tensor_release(ty);
+    td_tensor_release(tg);
+    td_tensor_release(ts);
+    free(x);
+    free(y);
+    free(gi);
+    free(si);
+    free(want);
+}
+
+/* d sum(unfold(a, 1, size, step)) / da counts the windows holding each element: along
+ * dim 1 of [2, 5, 3], windows of 2 with step 2 hold positions 0-3 once and 4 never;
+ * windows of 3 with step 1 hold positions 0..4 1, 2, 3, 2, 1 times. */
+static void expect_unfold_counts(int64_t size, int64_t step, const float counts[5])
+{
+    const int64_t shape[] = { 2, 5, 3 };
+    float x[30], want[30];
+    for (int i = 0; i < 30; i++) {
+        x[i] = (float)i * 0.5f - 3.0f;
+        want[i] = counts[(i / 3) % 5];
+    }
+    td_tensor *a = tdt_make(ad_dev, TD_F32, x, shape, 3), *u = NULL, *l = NULL, *g = NULL;
+    td_grads *grads = NULL;
+    tdt_check(td_require_grad(a), "require_grad");
+    tdt_check(td_float_unfold(a, -2, size, step, &u), "float_unfold");
+    tdt_check(td_float_sum(u, &l), "float_sum");
+    tdt_check(td_backward(l, &grads), "backward");
+    tdt_check(td_grads_get(grads, a, &g), "grads_get");
+    tdt_expect(g, TD_F32, shape, 3, want, 30, 0.0f);
+    td_tensor_release(g);
+    td_grads_release(grads);
+    td_tensor_release(l);
+    td_tensor_release(u);
+    td_tensor_release(a);
+}
+
+static void test_unfold_gradient(void **state)
+{
+    (void)state;
+    const float gaps[5] = { 1, 1, 1, 1, 0 }, overlaps[5] = { 1, 2, 3, 2, 1 };
+    expect_unfold_counts(2, 2, gaps);
+    expect_unfold_counts(3, 1, overlaps);
+}
+
+/* narrow with a negative start, and select with repeated indices, under autodiff. */
+static void test_narrow_select_gradients(void **state)
+{
+    (void)state;
+    const int64_t s4[] = { 4 }, s3[] = { 3 };
+    const float x[] = { 1, 2, 3, 4 };
+    const int32_t idx[] = { 3, 0, 3 };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, x, s4, 1), *i = tdt_make(ad_dev, TD_I32, idx, s3, 1);
+    td_tensor *n = NULL, *s = NULL, *ln = NULL, *ls = NULL, *l = NULL, *g = NULL;
+    td_grads *grads = NULL;
+    tdt_check(td_require_grad(a), "require_grad");
+    tdt_check(td_float_narrow(a, 0, -3, 2, &n), "float_narrow"); /* elements 1, 2 */
+    tdt_check(td_float_select(a, 0, i, &s), "float_select");      /* 3, 0, 3 */
+    tdt_check(td_float_sum(n, &ln), "sum");
+    tdt_check(td_float_sum(s, &ls), "sum");
+    tdt_check(td_float_add(ln, ls, &l), "add");
+    tdt_check(td_backward(l, &grads), "backward");
+    tdt_check(td_grads_get(grads, a, &g), "grads_get");
+    const float want[] = { 1, 1, 1, 2 };
+    tdt_expect(g, TD_F32, s4, 1, want, 4, 0.0f);
+    td_tensor *all[] = { g, l, ls, ln, s, n, i, a };
+    td_grads_release(grads);
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        td_tensor_release(all[k]);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    return tdt_open_devices(TD_BACKEND_CPU, &dev, &ad_dev, NULL);
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    return tdt_close_devices(dev, ad_dev, NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TDT_TEST(test_index_too_large),
+        TDT_TEST(test_index_negative),
+        TDT_TEST(test_index_error_under_autodiff),
+        TDT_TEST(test_rule_errors),
+        TDT_TEST(test_large),
+        TDT_TEST(test_unfold_gradient),
+        TDT_TEST(test_narrow_select_gradients),
+    };
+    return cmocka_run_group_tests_name("indexing", tests, group_setup, group_teardown);
+}
