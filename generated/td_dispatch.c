@@ -155,7 +155,8 @@ static td_status arm_cpu_float_from_data(td_device *device, const float *data, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_from_data", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -171,7 +172,8 @@ static td_status arm_vulkan_float_from_data(td_device *device, const float *data
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_from_data", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -215,7 +217,7 @@ td_status td_float_from_data(td_device *device, const float *data, const int64_t
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
-    if (data == NULL)
+    if (data == NULL && !td_dims_have_zero(shape, shape_len))
         return td_err_null(td_opname, "data");
     if (shape_len < 0)
         return td_error(TD_E_INVALID, "float_from_data: shape_len is %d; a length cannot be negative", shape_len);
@@ -249,7 +251,8 @@ static td_status arm_cpu_int_from_data(td_device *device, const int32_t *data, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_from_data", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -265,7 +268,8 @@ static td_status arm_vulkan_int_from_data(td_device *device, const int32_t *data
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_from_data", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -309,7 +313,7 @@ td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
-    if (data == NULL)
+    if (data == NULL && !td_dims_have_zero(shape, shape_len))
         return td_err_null(td_opname, "data");
     if (shape_len < 0)
         return td_error(TD_E_INVALID, "int_from_data: shape_len is %d; a length cannot be negative", shape_len);
@@ -343,7 +347,8 @@ static td_status arm_cpu_bool_from_data(td_device *device, const bool *data, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_from_data", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -359,7 +364,8 @@ static td_status arm_vulkan_bool_from_data(td_device *device, const bool *data, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_from_data", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -403,7 +409,7 @@ td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
-    if (data == NULL)
+    if (data == NULL && !td_dims_have_zero(shape, shape_len))
         return td_err_null(td_opname, "data");
     if (shape_len < 0)
         return td_error(TD_E_INVALID, "bool_from_data: shape_len is %d; a length cannot be negative", shape_len);
@@ -437,7 +443,8 @@ static td_status arm_cpu_float_zeros(td_device *device, const int64_t *shape, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_zeros", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_zeros(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_zeros(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -453,7 +460,8 @@ static td_status arm_vulkan_float_zeros(td_device *device, const int64_t *shape,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_zeros", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_zeros(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_zeros(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -529,7 +537,8 @@ static td_status arm_cpu_int_zeros(td_device *device, const int64_t *shape, int 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_zeros", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_zeros(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_zeros(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -545,7 +554,8 @@ static td_status arm_vulkan_int_zeros(td_device *device, const int64_t *shape, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_zeros", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_zeros(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_zeros(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -621,7 +631,8 @@ static td_status arm_cpu_float_ones(td_device *device, const int64_t *shape, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_ones", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_ones(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_ones(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -637,7 +648,8 @@ static td_status arm_vulkan_float_ones(td_device *device, const int64_t *shape, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_ones", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_ones(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_ones(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -713,7 +725,8 @@ static td_status arm_cpu_int_ones(td_device *device, const int64_t *shape, int s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_ones", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_ones(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_ones(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -729,7 +742,8 @@ static td_status arm_vulkan_int_ones(td_device *device, const int64_t *shape, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_ones", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_ones(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_ones(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -805,7 +819,8 @@ static td_status arm_cpu_float_full(td_device *device, const int64_t *shape, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_full", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_full(shape, shape_len, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_full(shape, shape_len, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -821,7 +836,8 @@ static td_status arm_vulkan_float_full(td_device *device, const int64_t *shape, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_full", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_full(shape, shape_len, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_full(shape, shape_len, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -897,7 +913,8 @@ static td_status arm_cpu_int_full(td_device *device, const int64_t *shape, int s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_full", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_full(shape, shape_len, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_full(shape, shape_len, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -913,7 +930,8 @@ static td_status arm_vulkan_int_full(td_device *device, const int64_t *shape, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_full", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_full(shape, shape_len, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_full(shape, shape_len, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -989,7 +1007,8 @@ static td_status arm_cpu_float_random(td_device *device, const int64_t *shape, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_random", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_random(shape, shape_len, dist, p0, p1, seed, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_random(shape, shape_len, dist, p0, p1, seed, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1005,7 +1024,8 @@ static td_status arm_vulkan_float_random(td_device *device, const int64_t *shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_random", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_random(shape, shape_len, dist, p0, p1, seed, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_random(shape, shape_len, dist, p0, p1, seed, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1083,7 +1103,8 @@ static td_status arm_cpu_int_arange(td_device *device, int64_t start, int64_t en
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_arange", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_arange(start, end, step, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_arange(start, end, step, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1099,7 +1120,8 @@ static td_status arm_vulkan_int_arange(td_device *device, int64_t start, int64_t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_arange", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_arange(start, end, step, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_arange(start, end, step, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1171,7 +1193,8 @@ static td_status arm_cpu_int_reshape(const td_tensor *a, const int64_t *shape, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_reshape", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1187,7 +1210,8 @@ static td_status arm_vulkan_int_reshape(const td_tensor *a, const int64_t *shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_reshape", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1264,7 +1288,8 @@ static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_swap_dims", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1280,7 +1305,8 @@ static td_status arm_vulkan_int_swap_dims(const td_tensor *a, int64_t dim0, int6
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_swap_dims", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1353,7 +1379,8 @@ static td_status arm_cpu_int_permute(const td_tensor *a, const int64_t *perm, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_permute", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1369,7 +1396,8 @@ static td_status arm_vulkan_int_permute(const td_tensor *a, const int64_t *perm,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_permute", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1446,7 +1474,8 @@ static td_status arm_cpu_int_expand(const td_tensor *a, const int64_t *shape, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_expand", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1462,7 +1491,8 @@ static td_status arm_vulkan_int_expand(const td_tensor *a, const int64_t *shape,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_expand", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1539,7 +1569,8 @@ static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1555,7 +1586,8 @@ static td_status arm_vulkan_int_slice(const td_tensor *a, const int64_t *starts,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1636,7 +1668,8 @@ static td_status arm_cpu_bool_reshape(const td_tensor *a, const int64_t *shape, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_reshape", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1652,7 +1685,8 @@ static td_status arm_vulkan_bool_reshape(const td_tensor *a, const int64_t *shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_reshape", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1729,7 +1763,8 @@ static td_status arm_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_swap_dims", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1745,7 +1780,8 @@ static td_status arm_vulkan_bool_swap_dims(const td_tensor *a, int64_t dim0, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_swap_dims", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1818,7 +1854,8 @@ static td_status arm_cpu_bool_permute(const td_tensor *a, const int64_t *perm, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_permute", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1834,7 +1871,8 @@ static td_status arm_vulkan_bool_permute(const td_tensor *a, const int64_t *perm
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_permute", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1911,7 +1949,8 @@ static td_status arm_cpu_bool_expand(const td_tensor *a, const int64_t *shape, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_expand", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1927,7 +1966,8 @@ static td_status arm_vulkan_bool_expand(const td_tensor *a, const int64_t *shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_expand", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2004,7 +2044,8 @@ static td_status arm_cpu_bool_slice(const td_tensor *a, const int64_t *starts, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2020,7 +2061,8 @@ static td_status arm_vulkan_bool_slice(const td_tensor *a, const int64_t *starts
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2101,7 +2143,8 @@ static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_fill", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_mask_fill(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mask_fill(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2117,7 +2160,8 @@ static td_status arm_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *m
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_fill", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_mask_fill(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_mask_fill(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2195,7 +2239,8 @@ static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_ou
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sum", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_sum(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sum(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2211,7 +2256,8 @@ static td_status arm_vulkan_int_sum(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sum", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_sum(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_sum(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2284,7 +2330,8 @@ static td_status arm_cpu_int_into_float(const td_tensor *a, const td_shape *td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_into_float(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_into_float(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2300,7 +2347,8 @@ static td_status arm_vulkan_int_into_float(const td_tensor *a, const td_shape *t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_into_float(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_into_float(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2373,7 +2421,8 @@ static td_status arm_cpu_bool_into_float(const td_tensor *a, const td_shape *td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_into_float(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_into_float(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2389,7 +2438,8 @@ static td_status arm_vulkan_bool_into_float(const td_tensor *a, const td_shape *
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_into_float(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_into_float(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2462,7 +2512,8 @@ static td_status arm_cpu_bool_into_int(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_into_int(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_into_int(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2478,7 +2529,8 @@ static td_status arm_vulkan_bool_into_int(const td_tensor *a, const td_shape *td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_into_int(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_into_int(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2551,7 +2603,8 @@ static td_status arm_cpu_bool_not(const td_tensor *a, const td_shape *td_shape_o
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_not", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_not(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_not(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2567,7 +2620,8 @@ static td_status arm_vulkan_bool_not(const td_tensor *a, const td_shape *td_shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_not", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_not(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_not(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2638,7 +2692,8 @@ td_status td_bool_not(const td_tensor *a, td_tensor **out)
 static td_status arm_cpu_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_cpu_int_into_data(a, dst);
 }
@@ -2648,7 +2703,8 @@ static td_status arm_cpu_int_into_data(const td_tensor *a, int32_t *dst, int64_t
 static td_status arm_vulkan_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_vulkan_int_into_data(a, dst);
 }
@@ -2683,7 +2739,7 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
     static const char td_opname[] = "int_into_data";
     if (a == NULL)
         return td_err_null(td_opname, "a");
-    if (dst == NULL)
+    if (dst == NULL && dst_len > 0)
         return td_err_null(td_opname, "dst");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     td_autodiff_context td_ctx = a->ctx;
@@ -2712,7 +2768,8 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 static td_status arm_cpu_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_cpu_bool_into_data(a, dst);
 }
@@ -2722,7 +2779,8 @@ static td_status arm_cpu_bool_into_data(const td_tensor *a, bool *dst, int64_t d
 static td_status arm_vulkan_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_vulkan_bool_into_data(a, dst);
 }
@@ -2757,7 +2815,7 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
     static const char td_opname[] = "bool_into_data";
     if (a == NULL)
         return td_err_null(td_opname, "a");
-    if (dst == NULL)
+    if (dst == NULL && dst_len > 0)
         return td_err_null(td_opname, "dst");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
     td_autodiff_context td_ctx = a->ctx;
@@ -2788,7 +2846,8 @@ static td_status arm_cpu_float_reshape(const td_tensor *a, const int64_t *shape,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_reshape", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2804,7 +2863,8 @@ static td_status arm_vulkan_float_reshape(const td_tensor *a, const int64_t *sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_reshape", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2932,7 +2992,8 @@ static td_status arm_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_swap_dims", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2948,7 +3009,8 @@ static td_status arm_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_swap_dims", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3071,7 +3133,8 @@ static td_status arm_cpu_float_permute(const td_tensor *a, const int64_t *perm, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_permute", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3087,7 +3150,8 @@ static td_status arm_vulkan_float_permute(const td_tensor *a, const int64_t *per
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_permute", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3215,7 +3279,8 @@ static td_status arm_cpu_float_expand(const td_tensor *a, const int64_t *shape, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_expand", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3231,7 +3296,8 @@ static td_status arm_vulkan_float_expand(const td_tensor *a, const int64_t *shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_expand", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3353,7 +3419,8 @@ static td_status arm_cpu_float_slice(const td_tensor *a, const int64_t *starts, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3369,7 +3436,8 @@ static td_status arm_vulkan_float_slice(const td_tensor *a, const int64_t *start
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3504,7 +3572,8 @@ static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_neg", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_neg(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_neg(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3520,7 +3589,8 @@ static td_status arm_vulkan_float_neg(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_neg", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_neg(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_neg(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3642,7 +3712,8 @@ static td_status arm_cpu_float_abs(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_abs", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_abs(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_abs(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3658,7 +3729,8 @@ static td_status arm_vulkan_float_abs(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_abs", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_abs(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_abs(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3783,7 +3855,8 @@ static td_status arm_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_exp", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_exp(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_exp(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3799,7 +3872,8 @@ static td_status arm_vulkan_float_exp(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_exp", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_exp(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_exp(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3921,7 +3995,8 @@ static td_status arm_cpu_float_log(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_log(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_log(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3937,7 +4012,8 @@ static td_status arm_vulkan_float_log(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_log(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_log(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4058,7 +4134,8 @@ static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sqrt", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sqrt(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sqrt(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4074,7 +4151,8 @@ static td_status arm_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sqrt", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sqrt(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sqrt(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4200,7 +4278,8 @@ static td_status arm_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sin", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sin(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sin(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4216,7 +4295,8 @@ static td_status arm_vulkan_float_sin(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sin", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sin(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sin(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4341,7 +4421,8 @@ static td_status arm_cpu_float_cos(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cos", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_cos(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cos(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4357,7 +4438,8 @@ static td_status arm_vulkan_float_cos(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cos", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_cos(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cos(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4486,7 +4568,8 @@ static td_status arm_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_tanh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_tanh(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_tanh(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4502,7 +4585,8 @@ static td_status arm_vulkan_float_tanh(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_tanh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_tanh(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_tanh(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4636,7 +4720,8 @@ static td_status arm_cpu_float_sigmoid(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sigmoid(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sigmoid(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4652,7 +4737,8 @@ static td_status arm_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sigmoid(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sigmoid(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4786,7 +4872,8 @@ static td_status arm_cpu_float_relu(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_relu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_relu(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_relu(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4802,7 +4889,8 @@ static td_status arm_vulkan_float_relu(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_relu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_relu(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_relu(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4927,7 +5015,8 @@ static td_status arm_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_gelu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_gelu(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_gelu(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4943,7 +5032,8 @@ static td_status arm_vulkan_float_gelu(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_gelu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_gelu(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_gelu(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5068,7 +5158,8 @@ static td_status arm_cpu_float_powf_scalar(const td_tensor *a, float exponent, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powf_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_powf_scalar(a, exponent, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_powf_scalar(a, exponent, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5084,7 +5175,8 @@ static td_status arm_vulkan_float_powf_scalar(const td_tensor *a, float exponent
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powf_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_powf_scalar(a, exponent, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_powf_scalar(a, exponent, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5213,7 +5305,8 @@ static td_status arm_cpu_float_clamp(const td_tensor *a, float lo, float hi, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_clamp", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_clamp(a, lo, hi, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_clamp(a, lo, hi, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5229,7 +5322,8 @@ static td_status arm_vulkan_float_clamp(const td_tensor *a, float lo, float hi, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_clamp", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_clamp(a, lo, hi, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_clamp(a, lo, hi, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5355,7 +5449,8 @@ static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_add_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_add_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5371,7 +5466,8 @@ static td_status arm_vulkan_float_add_scalar(const td_tensor *a, float value, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_add_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_add_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5487,7 +5583,8 @@ static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_mul_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mul_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5503,7 +5600,8 @@ static td_status arm_vulkan_float_mul_scalar(const td_tensor *a, float value, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_mul_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mul_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5625,7 +5723,8 @@ static td_status arm_cpu_float_mask_fill(const td_tensor *a, const td_tensor *ma
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mask_fill", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_mask_fill(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mask_fill(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5641,7 +5740,8 @@ static td_status arm_vulkan_float_mask_fill(const td_tensor *a, const td_tensor 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mask_fill", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_mask_fill(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mask_fill(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5769,7 +5869,8 @@ static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sum(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sum(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5785,7 +5886,8 @@ static td_status arm_vulkan_float_sum(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sum(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sum(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5907,7 +6009,8 @@ static td_status arm_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sum_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sum_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5923,7 +6026,8 @@ static td_status arm_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sum_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sum_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6045,7 +6149,8 @@ static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_mean_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mean_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6061,7 +6166,8 @@ static td_status arm_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_mean_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mean_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6183,7 +6289,8 @@ static td_status arm_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_max_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6199,7 +6306,8 @@ static td_status arm_vulkan_float_max_dim(const td_tensor *a, int64_t dim, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_max_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_max_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6294,7 +6402,7 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
-    TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -6320,7 +6428,8 @@ static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_min_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_min_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6336,7 +6445,8 @@ static td_status arm_vulkan_float_min_dim(const td_tensor *a, int64_t dim, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_min_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_min_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6431,7 +6541,7 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
-    TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -6457,7 +6567,8 @@ static td_status arm_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmax", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_argmax(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_argmax(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6473,7 +6584,8 @@ static td_status arm_vulkan_float_argmax(const td_tensor *a, int64_t dim, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmax", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_argmax(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_argmax(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6521,7 +6633,7 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
-    TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -6547,7 +6659,8 @@ static td_status arm_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmin", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_argmin(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_argmin(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6563,7 +6676,8 @@ static td_status arm_vulkan_float_argmin(const td_tensor *a, int64_t dim, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmin", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_argmin(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_argmin(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6611,7 +6725,7 @@ td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
-    TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -6637,7 +6751,8 @@ static td_status arm_cpu_float_into_int(const td_tensor *a, const td_shape *td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_into_int(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_into_int(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6653,7 +6768,8 @@ static td_status arm_vulkan_float_into_int(const td_tensor *a, const td_shape *t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_into_int(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_into_int(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6725,7 +6841,8 @@ td_status td_float_into_int(const td_tensor *a, td_tensor **out)
 static td_status arm_cpu_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_cpu_float_into_data(a, dst);
 }
@@ -6735,7 +6852,8 @@ static td_status arm_cpu_float_into_data(const td_tensor *a, float *dst, int64_t
 static td_status arm_vulkan_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_vulkan_float_into_data(a, dst);
 }
@@ -6771,7 +6889,7 @@ td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
     static const char td_opname[] = "float_into_data";
     if (a == NULL)
         return td_err_null(td_opname, "a");
-    if (dst == NULL)
+    if (dst == NULL && dst_len > 0)
         return td_err_null(td_opname, "dst");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
@@ -6802,7 +6920,8 @@ static td_status arm_cpu_int_add(const td_tensor *a, const td_tensor *b, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_add", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_add(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_add(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6818,7 +6937,8 @@ static td_status arm_vulkan_int_add(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_add", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_add(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_add(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6896,7 +7016,8 @@ static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sub", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_sub(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sub(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6912,7 +7033,8 @@ static td_status arm_vulkan_int_sub(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sub", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_sub(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_sub(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6990,7 +7112,8 @@ static td_status arm_cpu_int_mul(const td_tensor *a, const td_tensor *b, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mul", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_mul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7006,7 +7129,8 @@ static td_status arm_vulkan_int_mul(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mul", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_mul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_mul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7084,7 +7208,8 @@ static td_status arm_cpu_int_div(const td_tensor *a, const td_tensor *b, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_div", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_div(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_div(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7100,7 +7225,8 @@ static td_status arm_vulkan_int_div(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_div", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_div(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_div(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7178,7 +7304,8 @@ static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_remainder", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_remainder(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_remainder(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7194,7 +7321,8 @@ static td_status arm_vulkan_int_remainder(const td_tensor *a, const td_tensor *b
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_remainder", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_remainder(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_remainder(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7272,7 +7400,8 @@ static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7288,7 +7417,8 @@ static td_status arm_vulkan_int_equal(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7366,7 +7496,8 @@ static td_status arm_cpu_int_greater(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_greater(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_greater(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7382,7 +7513,8 @@ static td_status arm_vulkan_int_greater(const td_tensor *a, const td_tensor *b, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_greater(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_greater(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7460,7 +7592,8 @@ static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_lower(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_lower(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7476,7 +7609,8 @@ static td_status arm_vulkan_int_lower(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_lower(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_lower(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7554,7 +7688,8 @@ static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mas
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_where", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_mask_where(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mask_where(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7570,7 +7705,8 @@ static td_status arm_vulkan_int_mask_where(const td_tensor *a, const td_tensor *
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_where", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_mask_where(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_mask_where(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7653,7 +7789,8 @@ static td_status arm_cpu_bool_and(const td_tensor *a, const td_tensor *b, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_and", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_and(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_and(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7669,7 +7806,8 @@ static td_status arm_vulkan_bool_and(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_and", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_and(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_and(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7747,7 +7885,8 @@ static td_status arm_cpu_bool_or(const td_tensor *a, const td_tensor *b, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_or(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_or(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7763,7 +7902,8 @@ static td_status arm_vulkan_bool_or(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_or(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_or(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7841,7 +7981,8 @@ static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *v
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice_assign", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7857,7 +7998,8 @@ static td_status arm_vulkan_int_slice_assign(const td_tensor *a, const td_tensor
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice_assign", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7943,7 +8085,8 @@ static td_status arm_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice_assign", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7959,7 +8102,8 @@ static td_status arm_vulkan_bool_slice_assign(const td_tensor *a, const td_tenso
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice_assign", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8045,7 +8189,8 @@ static td_status arm_cpu_float_add(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_add(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_add(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8061,7 +8206,8 @@ static td_status arm_vulkan_float_add(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_add(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_add(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8192,7 +8338,8 @@ static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sub(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sub(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8208,7 +8355,8 @@ static td_status arm_vulkan_float_sub(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sub(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sub(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8345,7 +8493,8 @@ static td_status arm_cpu_float_mul(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_mul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8361,7 +8510,8 @@ static td_status arm_vulkan_float_mul(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_mul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8502,7 +8652,8 @@ static td_status arm_cpu_float_div(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_div", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_div(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_div(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8518,7 +8669,8 @@ static td_status arm_vulkan_float_div(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_div", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_div(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_div(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8668,7 +8820,8 @@ static td_status arm_cpu_float_powf(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powf", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_powf(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_powf(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8684,7 +8837,8 @@ static td_status arm_vulkan_float_powf(const td_tensor *a, const td_tensor *b, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powf", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_powf(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_powf(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8845,7 +8999,8 @@ static td_status arm_cpu_float_maximum(const td_tensor *a, const td_tensor *b, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_maximum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_maximum(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_maximum(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8861,7 +9016,8 @@ static td_status arm_vulkan_float_maximum(const td_tensor *a, const td_tensor *b
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_maximum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_maximum(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_maximum(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9034,7 +9190,8 @@ static td_status arm_cpu_float_minimum(const td_tensor *a, const td_tensor *b, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_minimum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_minimum(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_minimum(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9050,7 +9207,8 @@ static td_status arm_vulkan_float_minimum(const td_tensor *a, const td_tensor *b
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_minimum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_minimum(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_minimum(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9223,7 +9381,8 @@ static td_status arm_cpu_float_equal(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9239,7 +9398,8 @@ static td_status arm_vulkan_float_equal(const td_tensor *a, const td_tensor *b, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9319,7 +9479,8 @@ static td_status arm_cpu_float_greater(const td_tensor *a, const td_tensor *b, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_greater(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_greater(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9335,7 +9496,8 @@ static td_status arm_vulkan_float_greater(const td_tensor *a, const td_tensor *b
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_greater(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_greater(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9415,7 +9577,8 @@ static td_status arm_cpu_float_greater_equal(const td_tensor *a, const td_tensor
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_greater_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_greater_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9431,7 +9594,8 @@ static td_status arm_vulkan_float_greater_equal(const td_tensor *a, const td_ten
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_greater_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_greater_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9511,7 +9675,8 @@ static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_lower(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_lower(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9527,7 +9692,8 @@ static td_status arm_vulkan_float_lower(const td_tensor *a, const td_tensor *b, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_lower(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_lower(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9607,7 +9773,8 @@ static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_lower_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_lower_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9623,7 +9790,8 @@ static td_status arm_vulkan_float_lower_equal(const td_tensor *a, const td_tenso
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_lower_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_lower_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9703,7 +9871,8 @@ static td_status arm_cpu_float_mask_where(const td_tensor *a, const td_tensor *m
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mask_where", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_mask_where(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mask_where(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9719,7 +9888,8 @@ static td_status arm_vulkan_float_mask_where(const td_tensor *a, const td_tensor
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mask_where", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_mask_where(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mask_where(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9872,7 +10042,8 @@ static td_status arm_cpu_float_matmul(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_matmul", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_matmul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_matmul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9888,7 +10059,8 @@ static td_status arm_vulkan_float_matmul(const td_tensor *a, const td_tensor *b,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_matmul", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_matmul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_matmul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10037,7 +10209,8 @@ static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice_assign", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10053,7 +10226,8 @@ static td_status arm_vulkan_float_slice_assign(const td_tensor *a, const td_tens
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice_assign", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10213,7 +10387,8 @@ static td_status arm_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cat", xs[0]->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10229,7 +10404,8 @@ static td_status arm_vulkan_float_cat(const td_tensor *const *xs, int xs_len, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cat", xs[0]->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10359,7 +10535,8 @@ static td_status arm_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cat", xs[0]->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10375,7 +10552,8 @@ static td_status arm_vulkan_int_cat(const td_tensor *const *xs, int xs_len, int6
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cat", xs[0]->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10464,7 +10642,8 @@ static td_status arm_cpu_bool_cat(const td_tensor *const *xs, int xs_len, int64_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_cat", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10480,7 +10659,8 @@ static td_status arm_vulkan_bool_cat(const td_tensor *const *xs, int xs_len, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_cat", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10571,7 +10751,8 @@ static td_status arm_cpu_float_to_device(const td_tensor *a, td_device *device, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_to_device", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10589,7 +10770,8 @@ static td_status arm_vulkan_float_to_device(const td_tensor *a, td_device *devic
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_to_device", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10715,7 +10897,8 @@ static td_status arm_cpu_int_to_device(const td_tensor *a, td_device *device, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_to_device", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10733,7 +10916,8 @@ static td_status arm_vulkan_int_to_device(const td_tensor *a, td_device *device,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_to_device", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10816,7 +11000,8 @@ static td_status arm_cpu_bool_to_device(const td_tensor *a, td_device *device, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_to_device", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10834,7 +11019,8 @@ static td_status arm_vulkan_bool_to_device(const td_tensor *a, td_device *device
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_to_device", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;

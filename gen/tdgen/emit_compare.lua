@@ -100,6 +100,7 @@ end
 
 function R.same(P) return over_shapes(P, function() return { {} } end) end
 R.reduce_all = R.same
+R.reduce_all_nonempty = R.same
 R.host_out = R.same
 
 function R.broadcast(P)
@@ -271,6 +272,8 @@ function R.reduce_dim(P)
     return out
   end)
 end
+
+R.reduce_dim_nonempty = R.reduce_dim
 
 -- m, k, n in {1, 7, 64, 129} (each m with each n, k cycling), batched, broadcast batches,
 -- one large enough for the CPU's threaded matmul, and a k of more than 2^20 (more than

@@ -41,6 +41,10 @@ td_status td_rule_slice_assign(const char *op, const td_shape *a, const td_shape
 td_status td_rule_cat(const char *op, const td_tensor *const *xs, int xs_len, int64_t *dim, td_shape *out);
 td_status td_rule_reduce_all(const char *op, const td_shape *a, td_shape *out);
 td_status td_rule_reduce_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
+/* As reduce_all / reduce_dim, for reductions without an identity (max, argmax, ...): an
+ * empty input (an empty reduced dim) is an error, as in PyTorch. */
+td_status td_rule_reduce_all_nonempty(const char *op, const td_shape *a, td_shape *out);
+td_status td_rule_reduce_dim_nonempty(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
 td_status td_rule_matmul(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
 td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *mask, td_shape *out);
 td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out);

@@ -357,7 +357,7 @@ op {
   doc = "Maximum along dim; the reduced dim is kept with size 1.",
   args = { "float a", "dim dim" },
   returns = "float",
-  shape = "reduce_dim(a, dim)",
+  shape = "reduce_dim_nonempty(a, dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True); values only",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = 1,
@@ -378,7 +378,7 @@ op {
   doc = "Minimum along dim; the reduced dim is kept with size 1.",
   args = { "float a", "dim dim" },
   returns = "float",
-  shape = "reduce_dim(a, dim)",
+  shape = "reduce_dim_nonempty(a, dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True); values only",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = 1,
@@ -399,7 +399,7 @@ op {
   doc = "Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1.",
   args = { "float a", "dim dim" },
   returns = "int",
-  shape = "reduce_dim(a, dim)",
+  shape = "reduce_dim_nonempty(a, dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True)",
   examples = {
     { a = { shape = { 2, 4 }, data = { 1, 3, 3, 2, 5, 5, 1, 5 } }, dim = 1,
@@ -416,7 +416,7 @@ op {
   doc = "Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1.",
   args = { "float a", "dim dim" },
   returns = "int",
-  shape = "reduce_dim(a, dim)",
+  shape = "reduce_dim_nonempty(a, dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True)",
   examples = {
     { a = { shape = { 2, 4 }, data = { 2, 0, 0, 1, 4, 4, 4, 4 } }, dim = 1,
