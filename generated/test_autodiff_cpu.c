@@ -53,8 +53,24 @@ static void test_float_reshape_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 332598u);
+}
+
+static td_status fwd_float_reshape_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t shape[] = { INT64_C(0), INT64_C(6) };
+    td_status st = td_float_reshape(ins[0], shape, 2, out);
+    return st;
+}
+
+static void test_float_reshape_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape_empty, ins, 1, 332599u);
 }
 
 static void test_float_reshape_guard(void **state)
@@ -85,8 +101,23 @@ static void test_float_swap_dims_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 340517u);
+}
+
+static td_status fwd_float_swap_dims_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_swap_dims(ins[0], INT64_C(0), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_swap_dims_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims_empty, ins, 1, 340518u);
 }
 
 static void test_float_swap_dims_guard(void **state)
@@ -117,8 +148,24 @@ static void test_float_permute_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3), INT64_C(4) };
-    const tdt_input ins[] = { { s1, 3, false } };
+    const tdt_input ins[] = { { s1, 3, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 348436u);
+}
+
+static td_status fwd_float_permute_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t perm[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    td_status st = td_float_permute(ins[0], perm, 3, out);
+    return st;
+}
+
+static void test_float_permute_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute_empty, ins, 1, 348437u);
 }
 
 static void test_float_permute_guard(void **state)
@@ -150,8 +197,24 @@ static void test_float_expand_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(1) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 356355u);
+}
+
+static td_status fwd_float_expand_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(0) };
+    td_status st = td_float_expand(ins[0], shape, 2, out);
+    return st;
+}
+
+static void test_float_expand_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand_empty, ins, 1, 356356u);
 }
 
 static void test_float_expand_guard(void **state)
@@ -184,8 +247,25 @@ static void test_float_slice_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 364274u);
+}
+
+static td_status fwd_float_slice_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t starts[] = { INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(1) };
+    td_status st = td_float_slice(ins[0], starts, 1, ends, 1, out);
+    return st;
+}
+
+static void test_float_slice_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_empty, ins, 1, 364275u);
 }
 
 static void test_float_slice_guard(void **state)
@@ -217,8 +297,23 @@ static void test_float_neg_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 586006u);
+}
+
+static td_status fwd_float_neg_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_neg(ins[0], out);
+    return st;
+}
+
+static void test_float_neg_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 586007u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -248,8 +343,23 @@ static void test_float_abs_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 593925u);
+}
+
+static td_status fwd_float_abs_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_abs(ins[0], out);
+    return st;
+}
+
+static void test_float_abs_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 593926u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -279,8 +389,23 @@ static void test_float_exp_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 601844u);
+}
+
+static td_status fwd_float_exp_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_exp(ins[0], out);
+    return st;
+}
+
+static void test_float_exp_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 601845u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -310,8 +435,23 @@ static void test_float_log_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, true } };
+    const tdt_input ins[] = { { s1, 1, true, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 609763u);
+}
+
+static td_status fwd_float_log_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log(ins[0], out);
+    return st;
+}
+
+static void test_float_log_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, true, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 609764u);
 }
 
 static void test_float_log_guard(void **state)
@@ -341,8 +481,23 @@ static void test_float_sqrt_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, true } };
+    const tdt_input ins[] = { { s1, 2, true, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 617682u);
+}
+
+static td_status fwd_float_sqrt_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sqrt(ins[0], out);
+    return st;
+}
+
+static void test_float_sqrt_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, true, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 617683u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -372,8 +527,23 @@ static void test_float_sin_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 625601u);
+}
+
+static td_status fwd_float_sin_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sin(ins[0], out);
+    return st;
+}
+
+static void test_float_sin_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 625602u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -403,8 +573,23 @@ static void test_float_cos_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 633520u);
+}
+
+static td_status fwd_float_cos_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cos(ins[0], out);
+    return st;
+}
+
+static void test_float_cos_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 633521u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -434,8 +619,23 @@ static void test_float_tanh_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 641439u);
+}
+
+static td_status fwd_float_tanh_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_tanh(ins[0], out);
+    return st;
+}
+
+static void test_float_tanh_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 641440u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -465,8 +665,23 @@ static void test_float_sigmoid_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 649358u);
+}
+
+static td_status fwd_float_sigmoid_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sigmoid(ins[0], out);
+    return st;
+}
+
+static void test_float_sigmoid_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 649359u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -496,8 +711,23 @@ static void test_float_relu_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 657277u);
+}
+
+static td_status fwd_float_relu_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_relu(ins[0], out);
+    return st;
+}
+
+static void test_float_relu_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 657278u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -527,8 +757,23 @@ static void test_float_gelu_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 665196u);
+}
+
+static td_status fwd_float_gelu_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_gelu(ins[0], out);
+    return st;
+}
+
+static void test_float_gelu_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 665197u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -558,8 +803,23 @@ static void test_float_powf_scalar_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
-    const tdt_input ins[] = { { s1, 1, true } };
+    const tdt_input ins[] = { { s1, 1, true, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 673115u);
+}
+
+static td_status fwd_float_powf_scalar_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_powf_scalar(ins[0], 0.5f, out);
+    return st;
+}
+
+static void test_float_powf_scalar_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, true, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 673116u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -589,8 +849,23 @@ static void test_float_clamp_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 681034u);
+}
+
+static td_status fwd_float_clamp_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_clamp(ins[0], -1.0f, 1.0f, out);
+    return st;
+}
+
+static void test_float_clamp_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 681035u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -620,8 +895,23 @@ static void test_float_add_scalar_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 688953u);
+}
+
+static td_status fwd_float_add_scalar_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_add_scalar(ins[0], 0.5f, out);
+    return st;
+}
+
+static void test_float_add_scalar_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 688954u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -651,8 +941,23 @@ static void test_float_mul_scalar_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 696872u);
+}
+
+static td_status fwd_float_mul_scalar_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_mul_scalar(ins[0], -2.0f, out);
+    return st;
+}
+
+static void test_float_mul_scalar_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 696873u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -688,8 +993,29 @@ static void test_float_mask_fill_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 704791u);
+}
+
+static td_status fwd_float_mask_fill_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t mask_shape[] = { INT64_C(0) };
+    static const bool mask_data[] = { false };
+    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    td_status st = td_float_mask_fill(ins[0], mask, -1.5f, out);
+    td_tensor_release(mask);
+    return st;
+}
+
+static void test_float_mask_fill_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 704792u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -749,8 +1075,23 @@ static void test_float_sum_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 712710u);
+}
+
+static td_status fwd_float_sum_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sum(ins[0], out);
+    return st;
+}
+
+static void test_float_sum_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 712711u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -780,8 +1121,23 @@ static void test_float_sum_dim_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 720629u);
+}
+
+static td_status fwd_float_sum_dim_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sum_dim(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_sum_dim_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 720630u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -811,8 +1167,23 @@ static void test_float_mean_dim_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 728548u);
+}
+
+static td_status fwd_float_mean_dim_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_mean_dim(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_mean_dim_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 728549u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -842,8 +1213,23 @@ static void test_float_max_dim_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 736467u);
+}
+
+static td_status fwd_float_max_dim_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_max_dim(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_max_dim_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 736468u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -873,8 +1259,23 @@ static void test_float_min_dim_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 744386u);
+}
+
+static td_status fwd_float_min_dim_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_min_dim(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_min_dim_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 744387u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -1291,8 +1692,24 @@ static void test_float_add_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add, ins, 2, 95028u);
+}
+
+static td_status fwd_float_add_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_add(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_add_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_empty, ins, 2, 95029u);
 }
 
 static void test_float_add_guard(void **state)
@@ -1351,8 +1768,24 @@ static void test_float_sub_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(1) };
-    const tdt_input ins[] = { { s1, 1, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 1, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub, ins, 2, 102947u);
+}
+
+static td_status fwd_float_sub_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sub(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_sub_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub_empty, ins, 2, 102948u);
 }
 
 static void test_float_sub_guard(void **state)
@@ -1411,8 +1844,24 @@ static void test_float_mul_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     static const int64_t s2[] = { 0 };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 0, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 0, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul, ins, 2, 110866u);
+}
+
+static td_status fwd_float_mul_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_mul(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_mul_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_empty, ins, 2, 110867u);
 }
 
 static void test_float_mul_guard(void **state)
@@ -1471,8 +1920,24 @@ static void test_float_div_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div, ins, 2, 118785u);
+}
+
+static td_status fwd_float_div_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_div(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_div_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div_empty, ins, 2, 118786u);
 }
 
 static void test_float_div_guard(void **state)
@@ -1531,8 +1996,24 @@ static void test_float_powf_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 1, true }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 1, true, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf, ins, 2, 126704u);
+}
+
+static td_status fwd_float_powf_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_powf(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_powf_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, true, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_empty, ins, 2, 126705u);
 }
 
 static void test_float_powf_guard(void **state)
@@ -1591,8 +2072,24 @@ static void test_float_maximum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_maximum, ins, 2, 134623u);
+}
+
+static td_status fwd_float_maximum_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_maximum(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_maximum_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_maximum_empty, ins, 2, 134624u);
 }
 
 static void test_float_maximum_guard(void **state)
@@ -1651,8 +2148,24 @@ static void test_float_minimum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_minimum, ins, 2, 142542u);
+}
+
+static td_status fwd_float_minimum_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_minimum(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_minimum_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_minimum_empty, ins, 2, 142543u);
 }
 
 static void test_float_minimum_guard(void **state)
@@ -1937,8 +2450,30 @@ static void test_float_mask_where_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_where, ins, 2, 190056u);
+}
+
+static td_status fwd_float_mask_where_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t mask_shape[] = { INT64_C(0) };
+    static const bool mask_data[] = { false };
+    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    td_status st = td_float_mask_where(ins[0], mask, ins[1], out);
+    td_tensor_release(mask);
+    return st;
+}
+
+static void test_float_mask_where_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_where_empty, ins, 2, 190057u);
 }
 
 static void test_float_mask_where_guard(void **state)
@@ -2011,8 +2546,24 @@ static void test_float_matmul_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul, ins, 2, 197975u);
+}
+
+static td_status fwd_float_matmul_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_matmul(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_matmul_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul_empty, ins, 2, 197976u);
 }
 
 static void test_float_matmul_guard(void **state)
@@ -2073,8 +2624,26 @@ static void test_float_slice_assign_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 372193u);
+}
+
+static td_status fwd_float_slice_assign_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t starts[] = { INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(1) };
+    td_status st = td_float_slice_assign(ins[0], ins[1], starts, 1, ends, 1, out);
+    return st;
+}
+
+static void test_float_slice_assign_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
+    static const int64_t s2[] = { INT64_C(0), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign_empty, ins, 2, 372194u);
 }
 
 static void test_float_slice_assign_guard(void **state)
@@ -2138,8 +2707,26 @@ static void test_float_cat_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(1) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 380112u);
+}
+
+static td_status fwd_float_cat_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    const td_tensor *xs[] = { ins[0], ins[1], ins[2] };
+    td_status st = td_float_cat(xs, 3, INT64_C(0), out);
+    return st;
+}
+
+static void test_float_cat_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(0) };
+    static const int64_t s3[] = { INT64_C(1), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat_empty, ins, 3, 380113u);
 }
 
 static void test_float_cat_guard(void **state)
@@ -2175,8 +2762,23 @@ static void test_float_to_device_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 498897u);
+}
+
+static td_status fwd_float_to_device_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_to_device(ins[0], d, out);
+    return st;
+}
+
+static void test_float_to_device_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 498898u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -2215,57 +2817,83 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TDT_TEST(test_int_mask_fill_merge_disabled_enabled),
         TDT_TEST(test_float_reshape_gradcheck),
+        TDT_TEST(test_float_reshape_gradcheck_empty),
         TDT_TEST(test_float_reshape_guard),
         TDT_TEST(test_float_swap_dims_gradcheck),
+        TDT_TEST(test_float_swap_dims_gradcheck_empty),
         TDT_TEST(test_float_swap_dims_guard),
         TDT_TEST(test_float_permute_gradcheck),
+        TDT_TEST(test_float_permute_gradcheck_empty),
         TDT_TEST(test_float_permute_guard),
         TDT_TEST(test_float_expand_gradcheck),
+        TDT_TEST(test_float_expand_gradcheck_empty),
         TDT_TEST(test_float_expand_guard),
         TDT_TEST(test_float_slice_gradcheck),
+        TDT_TEST(test_float_slice_gradcheck_empty),
         TDT_TEST(test_float_slice_guard),
         TDT_TEST(test_float_neg_gradcheck),
+        TDT_TEST(test_float_neg_gradcheck_empty),
         TDT_TEST(test_float_neg_guard),
         TDT_TEST(test_float_abs_gradcheck),
+        TDT_TEST(test_float_abs_gradcheck_empty),
         TDT_TEST(test_float_abs_guard),
         TDT_TEST(test_float_exp_gradcheck),
+        TDT_TEST(test_float_exp_gradcheck_empty),
         TDT_TEST(test_float_exp_guard),
         TDT_TEST(test_float_log_gradcheck),
+        TDT_TEST(test_float_log_gradcheck_empty),
         TDT_TEST(test_float_log_guard),
         TDT_TEST(test_float_sqrt_gradcheck),
+        TDT_TEST(test_float_sqrt_gradcheck_empty),
         TDT_TEST(test_float_sqrt_guard),
         TDT_TEST(test_float_sin_gradcheck),
+        TDT_TEST(test_float_sin_gradcheck_empty),
         TDT_TEST(test_float_sin_guard),
         TDT_TEST(test_float_cos_gradcheck),
+        TDT_TEST(test_float_cos_gradcheck_empty),
         TDT_TEST(test_float_cos_guard),
         TDT_TEST(test_float_tanh_gradcheck),
+        TDT_TEST(test_float_tanh_gradcheck_empty),
         TDT_TEST(test_float_tanh_guard),
         TDT_TEST(test_float_sigmoid_gradcheck),
+        TDT_TEST(test_float_sigmoid_gradcheck_empty),
         TDT_TEST(test_float_sigmoid_guard),
         TDT_TEST(test_float_relu_gradcheck),
+        TDT_TEST(test_float_relu_gradcheck_empty),
         TDT_TEST(test_float_relu_guard),
         TDT_TEST(test_float_gelu_gradcheck),
+        TDT_TEST(test_float_gelu_gradcheck_empty),
         TDT_TEST(test_float_gelu_guard),
         TDT_TEST(test_float_powf_scalar_gradcheck),
+        TDT_TEST(test_float_powf_scalar_gradcheck_empty),
         TDT_TEST(test_float_powf_scalar_guard),
         TDT_TEST(test_float_clamp_gradcheck),
+        TDT_TEST(test_float_clamp_gradcheck_empty),
         TDT_TEST(test_float_clamp_guard),
         TDT_TEST(test_float_add_scalar_gradcheck),
+        TDT_TEST(test_float_add_scalar_gradcheck_empty),
         TDT_TEST(test_float_add_scalar_guard),
         TDT_TEST(test_float_mul_scalar_gradcheck),
+        TDT_TEST(test_float_mul_scalar_gradcheck_empty),
         TDT_TEST(test_float_mul_scalar_guard),
         TDT_TEST(test_float_mask_fill_gradcheck),
+        TDT_TEST(test_float_mask_fill_gradcheck_empty),
         TDT_TEST(test_float_mask_fill_guard),
         TDT_TEST(test_float_mask_fill_merge_disabled_enabled),
         TDT_TEST(test_float_sum_gradcheck),
+        TDT_TEST(test_float_sum_gradcheck_empty),
         TDT_TEST(test_float_sum_guard),
         TDT_TEST(test_float_sum_dim_gradcheck),
+        TDT_TEST(test_float_sum_dim_gradcheck_empty),
         TDT_TEST(test_float_sum_dim_guard),
         TDT_TEST(test_float_mean_dim_gradcheck),
+        TDT_TEST(test_float_mean_dim_gradcheck_empty),
         TDT_TEST(test_float_mean_dim_guard),
         TDT_TEST(test_float_max_dim_gradcheck),
+        TDT_TEST(test_float_max_dim_gradcheck_empty),
         TDT_TEST(test_float_max_dim_guard),
         TDT_TEST(test_float_min_dim_gradcheck),
+        TDT_TEST(test_float_min_dim_gradcheck_empty),
         TDT_TEST(test_float_min_dim_guard),
         TDT_TEST(test_float_argmax_guard),
         TDT_TEST(test_float_argmin_guard),
@@ -2285,24 +2913,31 @@ int main(void)
         TDT_TEST(test_int_slice_assign_merge_disabled_enabled),
         TDT_TEST(test_bool_slice_assign_merge_disabled_enabled),
         TDT_TEST(test_float_add_gradcheck),
+        TDT_TEST(test_float_add_gradcheck_empty),
         TDT_TEST(test_float_add_guard),
         TDT_TEST(test_float_add_merge_none_balanced),
         TDT_TEST(test_float_sub_gradcheck),
+        TDT_TEST(test_float_sub_gradcheck_empty),
         TDT_TEST(test_float_sub_guard),
         TDT_TEST(test_float_sub_merge_none_balanced),
         TDT_TEST(test_float_mul_gradcheck),
+        TDT_TEST(test_float_mul_gradcheck_empty),
         TDT_TEST(test_float_mul_guard),
         TDT_TEST(test_float_mul_merge_none_balanced),
         TDT_TEST(test_float_div_gradcheck),
+        TDT_TEST(test_float_div_gradcheck_empty),
         TDT_TEST(test_float_div_guard),
         TDT_TEST(test_float_div_merge_none_balanced),
         TDT_TEST(test_float_powf_gradcheck),
+        TDT_TEST(test_float_powf_gradcheck_empty),
         TDT_TEST(test_float_powf_guard),
         TDT_TEST(test_float_powf_merge_none_balanced),
         TDT_TEST(test_float_maximum_gradcheck),
+        TDT_TEST(test_float_maximum_gradcheck_empty),
         TDT_TEST(test_float_maximum_guard),
         TDT_TEST(test_float_maximum_merge_none_balanced),
         TDT_TEST(test_float_minimum_gradcheck),
+        TDT_TEST(test_float_minimum_gradcheck_empty),
         TDT_TEST(test_float_minimum_guard),
         TDT_TEST(test_float_minimum_merge_none_balanced),
         TDT_TEST(test_float_equal_guard),
@@ -2316,17 +2951,22 @@ int main(void)
         TDT_TEST(test_float_lower_equal_guard),
         TDT_TEST(test_float_lower_equal_merge_none_balanced),
         TDT_TEST(test_float_mask_where_gradcheck),
+        TDT_TEST(test_float_mask_where_gradcheck_empty),
         TDT_TEST(test_float_mask_where_guard),
         TDT_TEST(test_float_mask_where_merge_disabled_enabled),
         TDT_TEST(test_float_matmul_gradcheck),
+        TDT_TEST(test_float_matmul_gradcheck_empty),
         TDT_TEST(test_float_matmul_guard),
         TDT_TEST(test_float_matmul_merge_none_balanced),
         TDT_TEST(test_float_slice_assign_gradcheck),
+        TDT_TEST(test_float_slice_assign_gradcheck_empty),
         TDT_TEST(test_float_slice_assign_guard),
         TDT_TEST(test_float_slice_assign_merge_none_balanced),
         TDT_TEST(test_float_cat_gradcheck),
+        TDT_TEST(test_float_cat_gradcheck_empty),
         TDT_TEST(test_float_cat_guard),
         TDT_TEST(test_float_to_device_gradcheck),
+        TDT_TEST(test_float_to_device_gradcheck_empty),
         TDT_TEST(test_float_to_device_guard),
     };
     return cmocka_run_group_tests_name("autodiff_cpu", tests, group_setup, group_teardown);

@@ -51,6 +51,35 @@ static void test_float_from_data_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_float_from_data(const tdt_call *c)
+{
+    return td_float_from_data(c->dev, c->host_in, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_from_data[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .hn = 0, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .hn = 0, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_from_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_from_data",
+        .run = cmp_float_from_data,
+        .host_in = true, .host_dtype = TD_F32,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 375873239u,
+    };
+    const int n = (int)(sizeof empty_float_from_data / sizeof empty_float_from_data[0]);
+    tdt_compare(dev, dev, &desc, empty_float_from_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_from_data, n);
+}
+
 static void test_int_from_data_example_1(void **state)
 {
     (void)state;
@@ -86,6 +115,35 @@ static void test_int_from_data_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_int_from_data(const tdt_call *c)
+{
+    return td_int_from_data(c->dev, c->host_in, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_from_data[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .hn = 0, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .hn = 0, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_from_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_from_data",
+        .run = cmp_int_from_data,
+        .host_in = true, .host_dtype = TD_I32,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 178621496u,
+    };
+    const int n = (int)(sizeof empty_int_from_data / sizeof empty_int_from_data[0]);
+    tdt_compare(dev, dev, &desc, empty_int_from_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_from_data, n);
+}
+
 static void test_bool_from_data_example_1(void **state)
 {
     (void)state;
@@ -107,6 +165,35 @@ static void test_bool_from_data_null(void **state)
     static const int64_t shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
     tdt_expect_error(td_bool_from_data(NULL, data, shape, 3, &out), TD_E_NULL, "bool_from_data");
     assert_null(out);
+}
+
+static td_status cmp_bool_from_data(const tdt_call *c)
+{
+    return td_bool_from_data(c->dev, c->host_in, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_bool_from_data[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .hn = 0, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .hn = 0, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_bool_from_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_from_data",
+        .run = cmp_bool_from_data,
+        .host_in = true, .host_dtype = TD_BOOL,
+        .out_dtype = TD_BOOL,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 2004584175u,
+    };
+    const int n = (int)(sizeof empty_bool_from_data / sizeof empty_bool_from_data[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_from_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_from_data, n);
 }
 
 static void test_float_zeros_example_1(void **state)
@@ -141,6 +228,34 @@ static void test_float_zeros_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_float_zeros(const tdt_call *c)
+{
+    return td_float_zeros(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_zeros[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_zeros_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_zeros",
+        .run = cmp_float_zeros,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 2444277261u,
+    };
+    const int n = (int)(sizeof empty_float_zeros / sizeof empty_float_zeros[0]);
+    tdt_compare(dev, dev, &desc, empty_float_zeros, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_zeros, n);
+}
+
 static void test_int_zeros_example_1(void **state)
 {
     (void)state;
@@ -160,6 +275,34 @@ static void test_int_zeros_null(void **state)
     static const int64_t shape[] = { INT64_C(3), INT64_C(1) };
     tdt_expect_error(td_int_zeros(NULL, shape, 2, &out), TD_E_NULL, "int_zeros");
     assert_null(out);
+}
+
+static td_status cmp_int_zeros(const tdt_call *c)
+{
+    return td_int_zeros(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_zeros[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_zeros_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_zeros",
+        .run = cmp_int_zeros,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 922405538u,
+    };
+    const int n = (int)(sizeof empty_int_zeros / sizeof empty_int_zeros[0]);
+    tdt_compare(dev, dev, &desc, empty_int_zeros, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_zeros, n);
 }
 
 static void test_float_ones_example_1(void **state)
@@ -194,6 +337,34 @@ static void test_float_ones_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_float_ones(const tdt_call *c)
+{
+    return td_float_ones(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_ones[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_ones_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ones",
+        .run = cmp_float_ones,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 1344774511u,
+    };
+    const int n = (int)(sizeof empty_float_ones / sizeof empty_float_ones[0]);
+    tdt_compare(dev, dev, &desc, empty_float_ones, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_ones, n);
+}
+
 static void test_int_ones_example_1(void **state)
 {
     (void)state;
@@ -213,6 +384,34 @@ static void test_int_ones_null(void **state)
     static const int64_t shape[] = { INT64_C(1), INT64_C(3) };
     tdt_expect_error(td_int_ones(NULL, shape, 2, &out), TD_E_NULL, "int_ones");
     assert_null(out);
+}
+
+static td_status cmp_int_ones(const tdt_call *c)
+{
+    return td_int_ones(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_ones[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_ones_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_ones",
+        .run = cmp_int_ones,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 1126242886u,
+    };
+    const int n = (int)(sizeof empty_int_ones / sizeof empty_int_ones[0]);
+    tdt_compare(dev, dev, &desc, empty_int_ones, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_ones, n);
 }
 
 static void test_float_full_example_1(void **state)
@@ -245,6 +444,35 @@ static void test_float_full_null(void **state)
     static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
     tdt_expect_error(td_float_full(NULL, shape, 2, -2.5f, &out), TD_E_NULL, "float_full");
     assert_null(out);
+}
+
+static td_status cmp_float_full(const tdt_call *c)
+{
+    return td_float_full(c->dev, c->cs->a[0], c->cs->alen[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_full[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .f = { -2.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .f = { 7.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .f = { -2.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .f = { 7.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_full_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_full",
+        .run = cmp_float_full,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1783190903u,
+    };
+    const int n = (int)(sizeof empty_float_full / sizeof empty_float_full[0]);
+    tdt_compare(dev, dev, &desc, empty_float_full, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_full, n);
 }
 
 static void test_int_full_example_1(void **state)
@@ -280,6 +508,35 @@ static void test_int_full_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_int_full(const tdt_call *c)
+{
+    return td_int_full(c->dev, c->cs->a[0], c->cs->alen[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_full[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(-4) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .i = { INT64_C(-4) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_full_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_full",
+        .run = cmp_int_full,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1230340926u,
+    };
+    const int n = (int)(sizeof empty_int_full / sizeof empty_int_full[0]);
+    tdt_compare(dev, dev, &desc, empty_int_full, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_full, n);
+}
+
 static void test_float_random_null(void **state)
 {
     (void)state;
@@ -287,6 +544,34 @@ static void test_float_random_null(void **state)
     static const int64_t shape[] = { INT64_C(2), INT64_C(2) };
     tdt_expect_error(td_float_random(NULL, shape, 2, TD_UNIFORM, 1.0f, 1.0f, UINT64_C(1), &out), TD_E_NULL, "float_random");
     assert_null(out);
+}
+
+static td_status cmp_float_random(const tdt_call *c)
+{
+    return td_float_random(c->dev, c->cs->a[0], c->cs->alen[0], (td_distribution)c->cs->i[0], c->cs->f[0], c->cs->f[1], (uint64_t)c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_random[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { TD_UNIFORM, INT64_C(8919) }, .f = { -1.0f, 3.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { TD_NORMAL, INT64_C(16838) }, .f = { 0.0f, 1.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+};
+
+static void test_float_random_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_random",
+        .run = cmp_float_random,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .int_names = { "dist", "seed" },
+        .float_names = { "p0", "p1" },
+        .nmse = 1e-07,
+        .seed = 1085079065u,
+    };
+    const int n = (int)(sizeof empty_float_random / sizeof empty_float_random[0]);
+    tdt_compare(dev, dev, &desc, empty_float_random, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_random, n);
 }
 
 static void test_int_arange_example_1(void **state)
@@ -328,6 +613,34 @@ static void test_int_arange_null(void **state)
     td_tensor *out = NULL;
     tdt_expect_error(td_int_arange(NULL, INT64_C(0), INT64_C(5), INT64_C(1), &out), TD_E_NULL, "int_arange");
     assert_null(out);
+}
+
+static td_status cmp_int_arange(const tdt_call *c)
+{
+    return td_int_arange(c->dev, c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+}
+
+static const tdt_case empty_int_arange[] = {
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(3), INT64_C(3), INT64_C(1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(-2), INT64_C(-2), INT64_C(-5) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(0), INT64_C(0), INT64_C(7) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(5), INT64_C(2), INT64_C(1) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_arange_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_arange",
+        .run = cmp_int_arange,
+        .out_dtype = TD_I32,
+        .int_names = { "start", "end", "step" },
+        .nmse = 1e-07,
+        .seed = 3420578339u,
+    };
+    const int n = (int)(sizeof empty_int_arange / sizeof empty_int_arange[0]);
+    tdt_compare(dev, dev, &desc, empty_int_arange, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_arange, n);
 }
 
 static void test_int_reshape_example_1(void **state)
@@ -425,6 +738,39 @@ static void test_int_reshape_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_reshape(const tdt_call *c)
+{
+    return td_int_reshape(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_reshape[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { 0, 6 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { -1, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 3 }, .a = { { 5, 0, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 5, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .alen = { 3 }, .a = { { 4, -1, 0 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_reshape_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_reshape",
+        .run = cmp_int_reshape,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 147259775u,
+    };
+    const int n = (int)(sizeof empty_int_reshape / sizeof empty_int_reshape[0]);
+    tdt_compare(dev, dev, &desc, empty_int_reshape, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_reshape, n);
+}
+
 static void test_int_swap_dims_example_1(void **state)
 {
     (void)state;
@@ -498,6 +844,36 @@ static void test_int_swap_dims_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_swap_dims(const tdt_call *c)
+{
+    return td_int_swap_dims(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 1, 0 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 1, 3 } },
+};
+
+static void test_int_swap_dims_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_swap_dims",
+        .run = cmp_int_swap_dims,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim0", "dim1" },
+        .nmse = 1e-07,
+        .seed = 893601738u,
+    };
+    const int n = (int)(sizeof empty_int_swap_dims / sizeof empty_int_swap_dims[0]);
+    tdt_compare(dev, dev, &desc, empty_int_swap_dims, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_swap_dims, n);
+}
+
 static void test_int_permute_example_1(void **state)
 {
     (void)state;
@@ -556,6 +932,36 @@ static void test_int_permute_wrong_kind(void **state)
     tdt_expect_error(td_int_permute(a, perm, 3, &out), TD_E_KIND, "int_permute");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_permute(const tdt_call *c)
+{
+    return td_int_permute(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_permute[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 2, 0, 1 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 3, 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 1, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+};
+
+static void test_int_permute_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_permute",
+        .run = cmp_int_permute,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "perm" },
+        .nmse = 1e-07,
+        .seed = 3951508771u,
+    };
+    const int n = (int)(sizeof empty_int_permute / sizeof empty_int_permute[0]);
+    tdt_compare(dev, dev, &desc, empty_int_permute, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_permute, n);
 }
 
 static void test_int_expand_example_1(void **state)
@@ -634,6 +1040,39 @@ static void test_int_expand_wrong_kind(void **state)
     tdt_expect_error(td_int_expand(a, shape, 3, &out), TD_E_KIND, "int_expand");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_expand(const tdt_call *c)
+{
+    return td_int_expand(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_expand[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 2, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 3 } } }, .alen = { 2 }, .a = { { 0, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 0, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 1 } } }, .alen = { 3 }, .a = { { -1, -1, 5 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 3 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_expand_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_expand",
+        .run = cmp_int_expand,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 3534246587u,
+    };
+    const int n = (int)(sizeof empty_int_expand / sizeof empty_int_expand[0]);
+    tdt_compare(dev, dev, &desc, empty_int_expand, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_expand, n);
 }
 
 static void test_int_slice_example_1(void **state)
@@ -719,6 +1158,39 @@ static void test_int_slice_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_slice(const tdt_call *c)
+{
+    return td_int_slice(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_int_slice[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 3 } } }, .alen = { 1, 1 }, .a = { { 2 }, { 1 } }, .want_status = TD_E_RANGE },
+};
+
+static void test_int_slice_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_slice",
+        .run = cmp_int_slice,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 1898558747u,
+    };
+    const int n = (int)(sizeof empty_int_slice / sizeof empty_int_slice[0]);
+    tdt_compare(dev, dev, &desc, empty_int_slice, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_slice, n);
+}
+
 static void test_bool_reshape_example_1(void **state)
 {
     (void)state;
@@ -777,6 +1249,39 @@ static void test_bool_reshape_wrong_kind(void **state)
     tdt_expect_error(td_bool_reshape(a, shape, 2, &out), TD_E_KIND, "bool_reshape");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_reshape(const tdt_call *c)
+{
+    return td_bool_reshape(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_bool_reshape[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { 0, 6 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { -1, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 3 }, .a = { { 5, 0, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 5, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .alen = { 3 }, .a = { { 4, -1, 0 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_reshape_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_reshape",
+        .run = cmp_bool_reshape,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 2888766820u,
+    };
+    const int n = (int)(sizeof empty_bool_reshape / sizeof empty_bool_reshape[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_reshape, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_reshape, n);
 }
 
 static void test_bool_swap_dims_example_1(void **state)
@@ -852,6 +1357,36 @@ static void test_bool_swap_dims_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_swap_dims(const tdt_call *c)
+{
+    return td_bool_swap_dims(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_bool_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 1, 0 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 1, 3 } },
+};
+
+static void test_bool_swap_dims_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_swap_dims",
+        .run = cmp_bool_swap_dims,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim0", "dim1" },
+        .nmse = 1e-07,
+        .seed = 745426637u,
+    };
+    const int n = (int)(sizeof empty_bool_swap_dims / sizeof empty_bool_swap_dims[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_swap_dims, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_swap_dims, n);
+}
+
 static void test_bool_permute_example_1(void **state)
 {
     (void)state;
@@ -910,6 +1445,36 @@ static void test_bool_permute_wrong_kind(void **state)
     tdt_expect_error(td_bool_permute(a, perm, 3, &out), TD_E_KIND, "bool_permute");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_permute(const tdt_call *c)
+{
+    return td_bool_permute(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_bool_permute[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 2, 0, 1 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 3, 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 1, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+};
+
+static void test_bool_permute_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_permute",
+        .run = cmp_bool_permute,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "perm" },
+        .nmse = 1e-07,
+        .seed = 3758705668u,
+    };
+    const int n = (int)(sizeof empty_bool_permute / sizeof empty_bool_permute[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_permute, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_permute, n);
 }
 
 static void test_bool_expand_example_1(void **state)
@@ -988,6 +1553,39 @@ static void test_bool_expand_wrong_kind(void **state)
     tdt_expect_error(td_bool_expand(a, shape, 3, &out), TD_E_KIND, "bool_expand");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_expand(const tdt_call *c)
+{
+    return td_bool_expand(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_bool_expand[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 2, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 3 } } }, .alen = { 2 }, .a = { { 0, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 0, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 1 } } }, .alen = { 3 }, .a = { { -1, -1, 5 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 3 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_expand_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_expand",
+        .run = cmp_bool_expand,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 4114123394u,
+    };
+    const int n = (int)(sizeof empty_bool_expand / sizeof empty_bool_expand[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_expand, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_expand, n);
 }
 
 static void test_bool_slice_example_1(void **state)
@@ -1071,6 +1669,39 @@ static void test_bool_slice_wrong_kind(void **state)
     tdt_expect_error(td_bool_slice(a, starts, 2, ends, 2, &out), TD_E_KIND, "bool_slice");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_slice(const tdt_call *c)
+{
+    return td_bool_slice(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_bool_slice[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 3 } } }, .alen = { 1, 1 }, .a = { { 2 }, { 1 } }, .want_status = TD_E_RANGE },
+};
+
+static void test_bool_slice_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_slice",
+        .run = cmp_bool_slice,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2101185636u,
+    };
+    const int n = (int)(sizeof empty_bool_slice / sizeof empty_bool_slice[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_slice, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_slice, n);
 }
 
 static void test_int_mask_fill_example_1(void **state)
@@ -1173,6 +1804,38 @@ static void test_int_mask_fill_backend_mismatch(void **state)
     td_tensor_release(mask);
 }
 
+static td_status cmp_int_mask_fill(const tdt_call *c)
+{
+    return td_int_mask_fill(c->ins[0], c->ins[1], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_mask_fill[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .i = { INT64_C(-7) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 1, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 0, { 0 } } }, .i = { INT64_C(-7) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mask_fill_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mask_fill",
+        .run = cmp_int_mask_fill,
+        .dtype = { TD_I32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "mask" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 201355097u,
+    };
+    const int n = (int)(sizeof empty_int_mask_fill / sizeof empty_int_mask_fill[0]);
+    tdt_compare(dev, dev, &desc, empty_int_mask_fill, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_mask_fill, n);
+}
+
 static void test_int_sum_example_1(void **state)
 {
     (void)state;
@@ -1227,6 +1890,36 @@ static void test_int_sum_wrong_kind(void **state)
     tdt_expect_error(td_int_sum(a, &out), TD_E_KIND, "int_sum");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_sum(const tdt_call *c)
+{
+    return td_int_sum(c->ins[0], c->out);
+}
+
+static const tdt_case empty_int_sum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_int_sum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sum",
+        .run = cmp_int_sum,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4288060294u,
+    };
+    const int n = (int)(sizeof empty_int_sum / sizeof empty_int_sum[0]);
+    tdt_compare(dev, dev, &desc, empty_int_sum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_sum, n);
 }
 
 static void test_int_into_float_example_1(void **state)
@@ -1285,6 +1978,36 @@ static void test_int_into_float_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_into_float(const tdt_call *c)
+{
+    return td_int_into_float(c->ins[0], c->out);
+}
+
+static const tdt_case empty_int_into_float[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_into_float_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_into_float",
+        .run = cmp_int_into_float,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 102271008u,
+    };
+    const int n = (int)(sizeof empty_int_into_float / sizeof empty_int_into_float[0]);
+    tdt_compare(dev, dev, &desc, empty_int_into_float, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_into_float, n);
+}
+
 static void test_bool_into_float_example_1(void **state)
 {
     (void)state;
@@ -1322,6 +2045,36 @@ static void test_bool_into_float_wrong_kind(void **state)
     tdt_expect_error(td_bool_into_float(a, &out), TD_E_KIND, "bool_into_float");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_into_float(const tdt_call *c)
+{
+    return td_bool_into_float(c->ins[0], c->out);
+}
+
+static const tdt_case empty_bool_into_float[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_into_float_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_into_float",
+        .run = cmp_bool_into_float,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3991965509u,
+    };
+    const int n = (int)(sizeof empty_bool_into_float / sizeof empty_bool_into_float[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_into_float, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_into_float, n);
 }
 
 static void test_bool_into_int_example_1(void **state)
@@ -1363,6 +2116,36 @@ static void test_bool_into_int_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_into_int(const tdt_call *c)
+{
+    return td_bool_into_int(c->ins[0], c->out);
+}
+
+static const tdt_case empty_bool_into_int[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_into_int_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_into_int",
+        .run = cmp_bool_into_int,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2137294110u,
+    };
+    const int n = (int)(sizeof empty_bool_into_int / sizeof empty_bool_into_int[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_into_int, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_into_int, n);
+}
+
 static void test_bool_not_example_1(void **state)
 {
     (void)state;
@@ -1400,6 +2183,36 @@ static void test_bool_not_wrong_kind(void **state)
     tdt_expect_error(td_bool_not(a, &out), TD_E_KIND, "bool_not");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_not(const tdt_call *c)
+{
+    return td_bool_not(c->ins[0], c->out);
+}
+
+static const tdt_case empty_bool_not[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_not_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_not",
+        .run = cmp_bool_not,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1971304403u,
+    };
+    const int n = (int)(sizeof empty_bool_not / sizeof empty_bool_not[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_not, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_not, n);
 }
 
 static void test_int_into_data_example_1(void **state)
@@ -1456,6 +2269,36 @@ static void test_int_into_data_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_into_data(const tdt_call *c)
+{
+    return td_int_into_data(c->ins[0], c->host_out, c->host_out_len);
+}
+
+static const tdt_case empty_int_into_data[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_into_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_into_data",
+        .run = cmp_int_into_data,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32, .out_host = true,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1593000850u,
+    };
+    const int n = (int)(sizeof empty_int_into_data / sizeof empty_int_into_data[0]);
+    tdt_compare(dev, dev, &desc, empty_int_into_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_into_data, n);
+}
+
 static void test_bool_into_data_example_1(void **state)
 {
     (void)state;
@@ -1492,6 +2335,36 @@ static void test_bool_into_data_wrong_kind(void **state)
     memset(dst, 0, sizeof dst);
     tdt_expect_error(td_bool_into_data(a, dst, 3), TD_E_KIND, "bool_into_data");
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_into_data(const tdt_call *c)
+{
+    return td_bool_into_data(c->ins[0], c->host_out, c->host_out_len);
+}
+
+static const tdt_case empty_bool_into_data[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_into_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_into_data",
+        .run = cmp_bool_into_data,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL, .out_host = true,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2811765349u,
+    };
+    const int n = (int)(sizeof empty_bool_into_data / sizeof empty_bool_into_data[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_into_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_into_data, n);
 }
 
 static void test_float_reshape_example_1(void **state)
@@ -1589,6 +2462,39 @@ static void test_float_reshape_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_reshape(const tdt_call *c)
+{
+    return td_float_reshape(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_reshape[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { 0, 6 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { -1, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 3 }, .a = { { 5, 0, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 5, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .alen = { 3 }, .a = { { 4, -1, 0 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_reshape_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_reshape",
+        .run = cmp_float_reshape,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 162253708u,
+    };
+    const int n = (int)(sizeof empty_float_reshape / sizeof empty_float_reshape[0]);
+    tdt_compare(dev, dev, &desc, empty_float_reshape, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_reshape, n);
+}
+
 static void test_float_swap_dims_example_1(void **state)
 {
     (void)state;
@@ -1662,6 +2568,36 @@ static void test_float_swap_dims_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_swap_dims(const tdt_call *c)
+{
+    return td_float_swap_dims(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 1, 0 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 1, 3 } },
+};
+
+static void test_float_swap_dims_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_swap_dims",
+        .run = cmp_float_swap_dims,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim0", "dim1" },
+        .nmse = 1e-07,
+        .seed = 1436709717u,
+    };
+    const int n = (int)(sizeof empty_float_swap_dims / sizeof empty_float_swap_dims[0]);
+    tdt_compare(dev, dev, &desc, empty_float_swap_dims, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_swap_dims, n);
+}
+
 static void test_float_permute_example_1(void **state)
 {
     (void)state;
@@ -1720,6 +2656,36 @@ static void test_float_permute_wrong_kind(void **state)
     tdt_expect_error(td_float_permute(a, perm, 3, &out), TD_E_KIND, "float_permute");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_permute(const tdt_call *c)
+{
+    return td_float_permute(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_permute[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 2, 0, 1 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 3, 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 1, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+};
+
+static void test_float_permute_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_permute",
+        .run = cmp_float_permute,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "perm" },
+        .nmse = 1e-07,
+        .seed = 2308556652u,
+    };
+    const int n = (int)(sizeof empty_float_permute / sizeof empty_float_permute[0]);
+    tdt_compare(dev, dev, &desc, empty_float_permute, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_permute, n);
 }
 
 static void test_float_expand_example_1(void **state)
@@ -1798,6 +2764,39 @@ static void test_float_expand_wrong_kind(void **state)
     tdt_expect_error(td_float_expand(a, shape, 3, &out), TD_E_KIND, "float_expand");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_expand(const tdt_call *c)
+{
+    return td_float_expand(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_expand[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 2, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 3 } } }, .alen = { 2 }, .a = { { 0, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 0, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 1 } } }, .alen = { 3 }, .a = { { -1, -1, 5 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 3 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_expand_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_expand",
+        .run = cmp_float_expand,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 96800842u,
+    };
+    const int n = (int)(sizeof empty_float_expand / sizeof empty_float_expand[0]);
+    tdt_compare(dev, dev, &desc, empty_float_expand, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_expand, n);
 }
 
 static void test_float_slice_example_1(void **state)
@@ -1883,6 +2882,39 @@ static void test_float_slice_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_slice(const tdt_call *c)
+{
+    return td_float_slice(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_float_slice[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 3 } } }, .alen = { 1, 1 }, .a = { { 2 }, { 1 } }, .want_status = TD_E_RANGE },
+};
+
+static void test_float_slice_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_slice",
+        .run = cmp_float_slice,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 109967260u,
+    };
+    const int n = (int)(sizeof empty_float_slice / sizeof empty_float_slice[0]);
+    tdt_compare(dev, dev, &desc, empty_float_slice, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_slice, n);
+}
+
 static void test_float_neg_example_1(void **state)
 {
     (void)state;
@@ -1920,6 +2952,36 @@ static void test_float_neg_wrong_kind(void **state)
     tdt_expect_error(td_float_neg(a, &out), TD_E_KIND, "float_neg");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_neg(const tdt_call *c)
+{
+    return td_float_neg(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_neg[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_neg_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_neg",
+        .run = cmp_float_neg,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 714128136u,
+    };
+    const int n = (int)(sizeof empty_float_neg / sizeof empty_float_neg[0]);
+    tdt_compare(dev, dev, &desc, empty_float_neg, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_neg, n);
 }
 
 static void test_float_abs_example_1(void **state)
@@ -1961,6 +3023,36 @@ static void test_float_abs_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_abs(const tdt_call *c)
+{
+    return td_float_abs(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_abs[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_abs_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_abs",
+        .run = cmp_float_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2148397818u,
+    };
+    const int n = (int)(sizeof empty_float_abs / sizeof empty_float_abs[0]);
+    tdt_compare(dev, dev, &desc, empty_float_abs, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_abs, n);
+}
+
 static void test_float_exp_example_1(void **state)
 {
     (void)state;
@@ -1998,6 +3090,36 @@ static void test_float_exp_wrong_kind(void **state)
     tdt_expect_error(td_float_exp(a, &out), TD_E_KIND, "float_exp");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_exp(const tdt_call *c)
+{
+    return td_float_exp(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_exp[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_exp_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_exp",
+        .run = cmp_float_exp,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3365350369u,
+    };
+    const int n = (int)(sizeof empty_float_exp / sizeof empty_float_exp[0]);
+    tdt_compare(dev, dev, &desc, empty_float_exp, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_exp, n);
 }
 
 static void test_float_log_example_1(void **state)
@@ -2056,6 +3178,36 @@ static void test_float_log_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_log(const tdt_call *c)
+{
+    return td_float_log(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_log[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_log_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log",
+        .run = cmp_float_log,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3820658468u,
+    };
+    const int n = (int)(sizeof empty_float_log / sizeof empty_float_log[0]);
+    tdt_compare(dev, dev, &desc, empty_float_log, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_log, n);
+}
+
 static void test_float_sqrt_example_1(void **state)
 {
     (void)state;
@@ -2112,6 +3264,36 @@ static void test_float_sqrt_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_sqrt(const tdt_call *c)
+{
+    return td_float_sqrt(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_sqrt[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sqrt_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sqrt",
+        .run = cmp_float_sqrt,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2355306828u,
+    };
+    const int n = (int)(sizeof empty_float_sqrt / sizeof empty_float_sqrt[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sqrt, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sqrt, n);
+}
+
 static void test_float_sin_example_1(void **state)
 {
     (void)state;
@@ -2149,6 +3331,36 @@ static void test_float_sin_wrong_kind(void **state)
     tdt_expect_error(td_float_sin(a, &out), TD_E_KIND, "float_sin");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_sin(const tdt_call *c)
+{
+    return td_float_sin(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_sin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sin",
+        .run = cmp_float_sin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-06,
+        .seed = 1461308268u,
+    };
+    const int n = (int)(sizeof empty_float_sin / sizeof empty_float_sin[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sin, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sin, n);
 }
 
 static void test_float_cos_example_1(void **state)
@@ -2190,6 +3402,36 @@ static void test_float_cos_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_cos(const tdt_call *c)
+{
+    return td_float_cos(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_cos[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_cos_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cos",
+        .run = cmp_float_cos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-06,
+        .seed = 2665288737u,
+    };
+    const int n = (int)(sizeof empty_float_cos / sizeof empty_float_cos[0]);
+    tdt_compare(dev, dev, &desc, empty_float_cos, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_cos, n);
+}
+
 static void test_float_tanh_example_1(void **state)
 {
     (void)state;
@@ -2227,6 +3469,36 @@ static void test_float_tanh_wrong_kind(void **state)
     tdt_expect_error(td_float_tanh(a, &out), TD_E_KIND, "float_tanh");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_tanh(const tdt_call *c)
+{
+    return td_float_tanh(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_tanh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_tanh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tanh",
+        .run = cmp_float_tanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3519058547u,
+    };
+    const int n = (int)(sizeof empty_float_tanh / sizeof empty_float_tanh[0]);
+    tdt_compare(dev, dev, &desc, empty_float_tanh, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_tanh, n);
 }
 
 static void test_float_sigmoid_example_1(void **state)
@@ -2268,6 +3540,36 @@ static void test_float_sigmoid_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_sigmoid(const tdt_call *c)
+{
+    return td_float_sigmoid(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_sigmoid[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sigmoid_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sigmoid",
+        .run = cmp_float_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2692805374u,
+    };
+    const int n = (int)(sizeof empty_float_sigmoid / sizeof empty_float_sigmoid[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sigmoid, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sigmoid, n);
+}
+
 static void test_float_relu_example_1(void **state)
 {
     (void)state;
@@ -2307,6 +3609,36 @@ static void test_float_relu_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_relu(const tdt_call *c)
+{
+    return td_float_relu(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_relu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_relu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_relu",
+        .run = cmp_float_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1957067640u,
+    };
+    const int n = (int)(sizeof empty_float_relu / sizeof empty_float_relu[0]);
+    tdt_compare(dev, dev, &desc, empty_float_relu, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_relu, n);
+}
+
 static void test_float_gelu_example_1(void **state)
 {
     (void)state;
@@ -2344,6 +3676,36 @@ static void test_float_gelu_wrong_kind(void **state)
     tdt_expect_error(td_float_gelu(a, &out), TD_E_KIND, "float_gelu");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_gelu(const tdt_call *c)
+{
+    return td_float_gelu(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_gelu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_gelu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gelu",
+        .run = cmp_float_gelu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3952147237u,
+    };
+    const int n = (int)(sizeof empty_float_gelu / sizeof empty_float_gelu[0]);
+    tdt_compare(dev, dev, &desc, empty_float_gelu, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_gelu, n);
 }
 
 static void test_float_powf_scalar_example_1(void **state)
@@ -2419,6 +3781,37 @@ static void test_float_powf_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_powf_scalar(const tdt_call *c)
+{
+    return td_float_powf_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_powf_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_powf_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powf_scalar",
+        .run = cmp_float_powf_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 1584008355u,
+    };
+    const int n = (int)(sizeof empty_float_powf_scalar / sizeof empty_float_powf_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_float_powf_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_powf_scalar, n);
+}
+
 static void test_float_clamp_example_1(void **state)
 {
     (void)state;
@@ -2475,6 +3868,37 @@ static void test_float_clamp_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_clamp(const tdt_call *c)
+{
+    return td_float_clamp(c->ins[0], c->cs->f[0], c->cs->f[1], c->out);
+}
+
+static const tdt_case empty_float_clamp[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { -1.0f, 1.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.0f, 5.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { -1.0f, 1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.0f, 5.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_clamp_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp",
+        .run = cmp_float_clamp,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "lo", "hi" },
+        .nmse = 1e-07,
+        .seed = 1658695941u,
+    };
+    const int n = (int)(sizeof empty_float_clamp / sizeof empty_float_clamp[0]);
+    tdt_compare(dev, dev, &desc, empty_float_clamp, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_clamp, n);
+}
+
 static void test_float_add_scalar_example_1(void **state)
 {
     (void)state;
@@ -2514,6 +3938,37 @@ static void test_float_add_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_add_scalar(const tdt_call *c)
+{
+    return td_float_add_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_add_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_add_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_add_scalar",
+        .run = cmp_float_add_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4245486926u,
+    };
+    const int n = (int)(sizeof empty_float_add_scalar / sizeof empty_float_add_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_float_add_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_add_scalar, n);
+}
+
 static void test_float_mul_scalar_example_1(void **state)
 {
     (void)state;
@@ -2551,6 +4006,37 @@ static void test_float_mul_scalar_wrong_kind(void **state)
     tdt_expect_error(td_float_mul_scalar(a, -2.0f, &out), TD_E_KIND, "float_mul_scalar");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_mul_scalar(const tdt_call *c)
+{
+    return td_float_mul_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_mul_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_mul_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mul_scalar",
+        .run = cmp_float_mul_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4138699485u,
+    };
+    const int n = (int)(sizeof empty_float_mul_scalar / sizeof empty_float_mul_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mul_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mul_scalar, n);
 }
 
 static void test_float_mask_fill_example_1(void **state)
@@ -2653,6 +4139,38 @@ static void test_float_mask_fill_backend_mismatch(void **state)
     td_tensor_release(mask);
 }
 
+static td_status cmp_float_mask_fill(const tdt_call *c)
+{
+    return td_float_mask_fill(c->ins[0], c->ins[1], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_mask_fill[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .f = { -1.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 1, 4 } } }, .f = { -1.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 0, { 0 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 0, 3 } } }, .f = { -1.5f }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_mask_fill_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_fill",
+        .run = cmp_float_mask_fill,
+        .dtype = { TD_F32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4191504706u,
+    };
+    const int n = (int)(sizeof empty_float_mask_fill / sizeof empty_float_mask_fill[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mask_fill, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mask_fill, n);
+}
+
 static void test_float_sum_example_1(void **state)
 {
     (void)state;
@@ -2724,6 +4242,36 @@ static void test_float_sum_wrong_kind(void **state)
     tdt_expect_error(td_float_sum(a, &out), TD_E_KIND, "float_sum");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_sum(const tdt_call *c)
+{
+    return td_float_sum(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_sum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_float_sum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sum",
+        .run = cmp_float_sum,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2049113313u,
+    };
+    const int n = (int)(sizeof empty_float_sum / sizeof empty_float_sum[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sum, n);
 }
 
 static void test_float_sum_dim_example_1(void **state)
@@ -2799,6 +4347,38 @@ static void test_float_sum_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_sum_dim(const tdt_call *c)
+{
+    return td_float_sum_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_sum_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_float_sum_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sum_dim",
+        .run = cmp_float_sum_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 736801708u,
+    };
+    const int n = (int)(sizeof empty_float_sum_dim / sizeof empty_float_sum_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sum_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sum_dim, n);
+}
+
 static void test_float_mean_dim_example_1(void **state)
 {
     (void)state;
@@ -2870,6 +4450,38 @@ static void test_float_mean_dim_wrong_kind(void **state)
     tdt_expect_error(td_float_mean_dim(a, INT64_C(1), &out), TD_E_KIND, "float_mean_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_mean_dim(const tdt_call *c)
+{
+    return td_float_mean_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_mean_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_float_mean_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean_dim",
+        .run = cmp_float_mean_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 4027126098u,
+    };
+    const int n = (int)(sizeof empty_float_mean_dim / sizeof empty_float_mean_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mean_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mean_dim, n);
 }
 
 static void test_float_max_dim_example_1(void **state)
@@ -2945,6 +4557,38 @@ static void test_float_max_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_max_dim(const tdt_call *c)
+{
+    return td_float_max_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_max_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_dim",
+        .run = cmp_float_max_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3760774433u,
+    };
+    const int n = (int)(sizeof empty_float_max_dim / sizeof empty_float_max_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_max_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_max_dim, n);
+}
+
 static void test_float_min_dim_example_1(void **state)
 {
     (void)state;
@@ -3018,6 +4662,38 @@ static void test_float_min_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_min_dim(const tdt_call *c)
+{
+    return td_float_min_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_min_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_min_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min_dim",
+        .run = cmp_float_min_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3335973647u,
+    };
+    const int n = (int)(sizeof empty_float_min_dim / sizeof empty_float_min_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_min_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_min_dim, n);
+}
+
 static void test_float_argmax_example_1(void **state)
 {
     (void)state;
@@ -3072,6 +4748,38 @@ static void test_float_argmax_wrong_kind(void **state)
     tdt_expect_error(td_float_argmax(a, INT64_C(1), &out), TD_E_KIND, "float_argmax");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_argmax(const tdt_call *c)
+{
+    return td_float_argmax(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_argmax[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_argmax_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmax",
+        .run = cmp_float_argmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 292458832u,
+    };
+    const int n = (int)(sizeof empty_float_argmax / sizeof empty_float_argmax[0]);
+    tdt_compare(dev, dev, &desc, empty_float_argmax, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_argmax, n);
 }
 
 static void test_float_argmin_example_1(void **state)
@@ -3130,6 +4838,38 @@ static void test_float_argmin_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_argmin(const tdt_call *c)
+{
+    return td_float_argmin(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_argmin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_argmin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmin",
+        .run = cmp_float_argmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 660183354u,
+    };
+    const int n = (int)(sizeof empty_float_argmin / sizeof empty_float_argmin[0]);
+    tdt_compare(dev, dev, &desc, empty_float_argmin, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_argmin, n);
+}
+
 static void test_float_into_int_example_1(void **state)
 {
     (void)state;
@@ -3186,6 +4926,36 @@ static void test_float_into_int_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_into_int(const tdt_call *c)
+{
+    return td_float_into_int(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_into_int[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_into_int_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_into_int",
+        .run = cmp_float_into_int,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1200871078u,
+    };
+    const int n = (int)(sizeof empty_float_into_int / sizeof empty_float_into_int[0]);
+    tdt_compare(dev, dev, &desc, empty_float_into_int, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_into_int, n);
+}
+
 static void test_float_into_data_example_1(void **state)
 {
     (void)state;
@@ -3238,6 +5008,36 @@ static void test_float_into_data_wrong_kind(void **state)
     memset(dst, 0, sizeof dst);
     tdt_expect_error(td_float_into_data(a, dst, 4), TD_E_KIND, "float_into_data");
     td_tensor_release(a);
+}
+
+static td_status cmp_float_into_data(const tdt_call *c)
+{
+    return td_float_into_data(c->ins[0], c->host_out, c->host_out_len);
+}
+
+static const tdt_case empty_float_into_data[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_into_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_into_data",
+        .run = cmp_float_into_data,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32, .out_host = true,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1325182877u,
+    };
+    const int n = (int)(sizeof empty_float_into_data / sizeof empty_float_into_data[0]);
+    tdt_compare(dev, dev, &desc, empty_float_into_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_into_data, n);
 }
 
 static void test_int_add_example_1(void **state)
@@ -3363,6 +5163,41 @@ static void test_int_add_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_add(const tdt_call *c)
+{
+    return td_int_add(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_add",
+        .run = cmp_int_add,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3176406070u,
+    };
+    const int n = (int)(sizeof empty_int_add / sizeof empty_int_add[0]);
+    tdt_compare(dev, dev, &desc, empty_int_add, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_add, n);
+}
+
 static void test_int_sub_example_1(void **state)
 {
     (void)state;
@@ -3486,6 +5321,41 @@ static void test_int_sub_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_sub(const tdt_call *c)
+{
+    return td_int_sub(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_sub[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_sub_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sub",
+        .run = cmp_int_sub,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 177646807u,
+    };
+    const int n = (int)(sizeof empty_int_sub / sizeof empty_int_sub[0]);
+    tdt_compare(dev, dev, &desc, empty_int_sub, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_sub, n);
+}
+
 static void test_int_mul_example_1(void **state)
 {
     (void)state;
@@ -3584,6 +5454,41 @@ static void test_int_mul_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_int_mul(const tdt_call *c)
+{
+    return td_int_mul(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_mul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mul_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mul",
+        .run = cmp_int_mul,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3736163267u,
+    };
+    const int n = (int)(sizeof empty_int_mul / sizeof empty_int_mul[0]);
+    tdt_compare(dev, dev, &desc, empty_int_mul, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_mul, n);
 }
 
 static void test_int_div_example_1(void **state)
@@ -3709,6 +5614,41 @@ static void test_int_div_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_div(const tdt_call *c)
+{
+    return td_int_div(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_div[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_div_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_div",
+        .run = cmp_int_div,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_NONZERO },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3431923366u,
+    };
+    const int n = (int)(sizeof empty_int_div / sizeof empty_int_div[0]);
+    tdt_compare(dev, dev, &desc, empty_int_div, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_div, n);
+}
+
 static void test_int_remainder_example_1(void **state)
 {
     (void)state;
@@ -3807,6 +5747,41 @@ static void test_int_remainder_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_int_remainder(const tdt_call *c)
+{
+    return td_int_remainder(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_remainder[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_remainder_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_remainder",
+        .run = cmp_int_remainder,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_NONZERO },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1364591150u,
+    };
+    const int n = (int)(sizeof empty_int_remainder / sizeof empty_int_remainder[0]);
+    tdt_compare(dev, dev, &desc, empty_int_remainder, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_remainder, n);
 }
 
 static void test_int_equal_example_1(void **state)
@@ -3909,6 +5884,41 @@ static void test_int_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_equal(const tdt_call *c)
+{
+    return td_int_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_equal",
+        .run = cmp_int_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2457506009u,
+    };
+    const int n = (int)(sizeof empty_int_equal / sizeof empty_int_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_int_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_equal, n);
+}
+
 static void test_int_greater_example_1(void **state)
 {
     (void)state;
@@ -4009,6 +6019,41 @@ static void test_int_greater_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_greater(const tdt_call *c)
+{
+    return td_int_greater(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_greater[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_greater_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater",
+        .run = cmp_int_greater,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2835865079u,
+    };
+    const int n = (int)(sizeof empty_int_greater / sizeof empty_int_greater[0]);
+    tdt_compare(dev, dev, &desc, empty_int_greater, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_greater, n);
+}
+
 static void test_int_lower_example_1(void **state)
 {
     (void)state;
@@ -4107,6 +6152,41 @@ static void test_int_lower_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_int_lower(const tdt_call *c)
+{
+    return td_int_lower(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_lower[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_lower_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower",
+        .run = cmp_int_lower,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3368902432u,
+    };
+    const int n = (int)(sizeof empty_int_lower / sizeof empty_int_lower[0]);
+    tdt_compare(dev, dev, &desc, empty_int_lower, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_lower, n);
 }
 
 static void test_int_mask_where_example_1(void **state)
@@ -4239,6 +6319,37 @@ static void test_int_mask_where_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_int_mask_where(const tdt_call *c)
+{
+    return td_int_mask_where(c->ins[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case empty_int_mask_where[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 2, { 1, 3 } }, { 0, { 0 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } }, { 1, { 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 3 } }, { 2, { 0, 1 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 3 } }, { 1, { 1 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mask_where_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mask_where",
+        .run = cmp_int_mask_where,
+        .dtype = { TD_I32, TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "mask", "value" },
+        .nmse = 1e-07,
+        .seed = 2068316995u,
+    };
+    const int n = (int)(sizeof empty_int_mask_where / sizeof empty_int_mask_where[0]);
+    tdt_compare(dev, dev, &desc, empty_int_mask_where, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_mask_where, n);
+}
+
 static void test_bool_and_example_1(void **state)
 {
     (void)state;
@@ -4339,6 +6450,41 @@ static void test_bool_and_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_bool_and(const tdt_call *c)
+{
+    return td_bool_and(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_bool_and[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_and_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_and",
+        .run = cmp_bool_and,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 413802095u,
+    };
+    const int n = (int)(sizeof empty_bool_and / sizeof empty_bool_and[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_and, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_and, n);
+}
+
 static void test_bool_or_example_1(void **state)
 {
     (void)state;
@@ -4437,6 +6583,41 @@ static void test_bool_or_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_bool_or(const tdt_call *c)
+{
+    return td_bool_or(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_bool_or[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_or_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_or",
+        .run = cmp_bool_or,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3116374267u,
+    };
+    const int n = (int)(sizeof empty_bool_or / sizeof empty_bool_or[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_or, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_or, n);
 }
 
 static void test_int_slice_assign_example_1(void **state)
@@ -4549,6 +6730,39 @@ static void test_int_slice_assign_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_int_slice_assign(const tdt_call *c)
+{
+    return td_int_slice_assign(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_int_slice_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 3, 0 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 1, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 0 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 1, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_slice_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_slice_assign",
+        .run = cmp_int_slice_assign,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "value" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2777449837u,
+    };
+    const int n = (int)(sizeof empty_int_slice_assign / sizeof empty_int_slice_assign[0]);
+    tdt_compare(dev, dev, &desc, empty_int_slice_assign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_slice_assign, n);
+}
+
 static void test_bool_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -4657,6 +6871,39 @@ static void test_bool_slice_assign_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(value);
+}
+
+static td_status cmp_bool_slice_assign(const tdt_call *c)
+{
+    return td_bool_slice_assign(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_bool_slice_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 3, 0 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 1, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 0 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 1, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_slice_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_slice_assign",
+        .run = cmp_bool_slice_assign,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "value" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 3354029720u,
+    };
+    const int n = (int)(sizeof empty_bool_slice_assign / sizeof empty_bool_slice_assign[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_slice_assign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_slice_assign, n);
 }
 
 static void test_float_add_example_1(void **state)
@@ -4782,6 +7029,41 @@ static void test_float_add_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_add(const tdt_call *c)
+{
+    return td_float_add(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_add",
+        .run = cmp_float_add,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2399076365u,
+    };
+    const int n = (int)(sizeof empty_float_add / sizeof empty_float_add[0]);
+    tdt_compare(dev, dev, &desc, empty_float_add, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_add, n);
+}
+
 static void test_float_sub_example_1(void **state)
 {
     (void)state;
@@ -4882,6 +7164,41 @@ static void test_float_sub_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_sub(const tdt_call *c)
+{
+    return td_float_sub(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_sub[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_sub_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sub",
+        .run = cmp_float_sub,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1931669980u,
+    };
+    const int n = (int)(sizeof empty_float_sub / sizeof empty_float_sub[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sub, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sub, n);
+}
+
 static void test_float_mul_example_1(void **state)
 {
     (void)state;
@@ -4980,6 +7297,41 @@ static void test_float_mul_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_float_mul(const tdt_call *c)
+{
+    return td_float_mul(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_mul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_mul_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mul",
+        .run = cmp_float_mul,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1165551384u,
+    };
+    const int n = (int)(sizeof empty_float_mul / sizeof empty_float_mul[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mul, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mul, n);
 }
 
 static void test_float_div_example_1(void **state)
@@ -5105,6 +7457,41 @@ static void test_float_div_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_div(const tdt_call *c)
+{
+    return td_float_div(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_div[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_div_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div",
+        .run = cmp_float_div,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1272402809u,
+    };
+    const int n = (int)(sizeof empty_float_div / sizeof empty_float_div[0]);
+    tdt_compare(dev, dev, &desc, empty_float_div, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_div, n);
+}
+
 static void test_float_powf_example_1(void **state)
 {
     (void)state;
@@ -5203,6 +7590,41 @@ static void test_float_powf_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_float_powf(const tdt_call *c)
+{
+    return td_float_powf(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_powf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_powf_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powf",
+        .run = cmp_float_powf,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3340480778u,
+    };
+    const int n = (int)(sizeof empty_float_powf / sizeof empty_float_powf[0]);
+    tdt_compare(dev, dev, &desc, empty_float_powf, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_powf, n);
 }
 
 static void test_float_maximum_example_1(void **state)
@@ -5305,6 +7727,41 @@ static void test_float_maximum_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_maximum(const tdt_call *c)
+{
+    return td_float_maximum(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_maximum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_maximum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_maximum",
+        .run = cmp_float_maximum,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3240154824u,
+    };
+    const int n = (int)(sizeof empty_float_maximum / sizeof empty_float_maximum[0]);
+    tdt_compare(dev, dev, &desc, empty_float_maximum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_maximum, n);
+}
+
 static void test_float_minimum_example_1(void **state)
 {
     (void)state;
@@ -5403,6 +7860,41 @@ static void test_float_minimum_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_float_minimum(const tdt_call *c)
+{
+    return td_float_minimum(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_minimum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_minimum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_minimum",
+        .run = cmp_float_minimum,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3549022178u,
+    };
+    const int n = (int)(sizeof empty_float_minimum / sizeof empty_float_minimum[0]);
+    tdt_compare(dev, dev, &desc, empty_float_minimum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_minimum, n);
 }
 
 static void test_float_equal_example_1(void **state)
@@ -5505,6 +7997,41 @@ static void test_float_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_equal(const tdt_call *c)
+{
+    return td_float_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal",
+        .run = cmp_float_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3875139570u,
+    };
+    const int n = (int)(sizeof empty_float_equal / sizeof empty_float_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_float_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_equal, n);
+}
+
 static void test_float_greater_example_1(void **state)
 {
     (void)state;
@@ -5603,6 +8130,41 @@ static void test_float_greater_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_float_greater(const tdt_call *c)
+{
+    return td_float_greater(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_greater[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_greater_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater",
+        .run = cmp_float_greater,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3347536132u,
+    };
+    const int n = (int)(sizeof empty_float_greater / sizeof empty_float_greater[0]);
+    tdt_compare(dev, dev, &desc, empty_float_greater, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_greater, n);
 }
 
 static void test_float_greater_equal_example_1(void **state)
@@ -5705,6 +8267,41 @@ static void test_float_greater_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_greater_equal(const tdt_call *c)
+{
+    return td_float_greater_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_greater_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_greater_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal",
+        .run = cmp_float_greater_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 666036859u,
+    };
+    const int n = (int)(sizeof empty_float_greater_equal / sizeof empty_float_greater_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_float_greater_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_greater_equal, n);
+}
+
 static void test_float_lower_example_1(void **state)
 {
     (void)state;
@@ -5805,6 +8402,41 @@ static void test_float_lower_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_lower(const tdt_call *c)
+{
+    return td_float_lower(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_lower[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_lower_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower",
+        .run = cmp_float_lower,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3619630723u,
+    };
+    const int n = (int)(sizeof empty_float_lower / sizeof empty_float_lower[0]);
+    tdt_compare(dev, dev, &desc, empty_float_lower, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_lower, n);
+}
+
 static void test_float_lower_equal_example_1(void **state)
 {
     (void)state;
@@ -5903,6 +8535,41 @@ static void test_float_lower_equal_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_float_lower_equal(const tdt_call *c)
+{
+    return td_float_lower_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_lower_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_lower_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal",
+        .run = cmp_float_lower_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2659839628u,
+    };
+    const int n = (int)(sizeof empty_float_lower_equal / sizeof empty_float_lower_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_float_lower_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_lower_equal, n);
 }
 
 static void test_float_mask_where_example_1(void **state)
@@ -6035,6 +8702,37 @@ static void test_float_mask_where_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_float_mask_where(const tdt_call *c)
+{
+    return td_float_mask_where(c->ins[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case empty_float_mask_where[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 2, { 1, 3 } }, { 0, { 0 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } }, { 1, { 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 3 } }, { 2, { 0, 1 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 3 } }, { 1, { 1 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_mask_where_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_where",
+        .run = cmp_float_mask_where,
+        .dtype = { TD_F32, TD_BOOL, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask", "value" },
+        .nmse = 1e-07,
+        .seed = 1733271386u,
+    };
+    const int n = (int)(sizeof empty_float_mask_where / sizeof empty_float_mask_where[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mask_where, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mask_where, n);
+}
+
 static void test_float_matmul_example_1(void **state)
 {
     (void)state;
@@ -6158,6 +8856,39 @@ static void test_float_matmul_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_matmul(const tdt_call *c)
+{
+    return td_float_matmul(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_matmul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 4, 5 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 4, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 3, 0 } }, { 2, { 0, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 0, 2, 3 } }, { 2, { 3, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 3, 4 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_matmul_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_matmul",
+        .run = cmp_float_matmul,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1120579826u,
+    };
+    const int n = (int)(sizeof empty_float_matmul / sizeof empty_float_matmul[0]);
+    tdt_compare(dev, dev, &desc, empty_float_matmul, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_matmul, n);
+}
+
 static void test_float_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -6266,6 +8997,39 @@ static void test_float_slice_assign_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(value);
+}
+
+static td_status cmp_float_slice_assign(const tdt_call *c)
+{
+    return td_float_slice_assign(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_float_slice_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 3, 0 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 1, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 0 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 1, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_slice_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_slice_assign",
+        .run = cmp_float_slice_assign,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "value" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2597258416u,
+    };
+    const int n = (int)(sizeof empty_float_slice_assign / sizeof empty_float_slice_assign[0]);
+    tdt_compare(dev, dev, &desc, empty_float_slice_assign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_slice_assign, n);
 }
 
 static void test_float_cat_example_1(void **state)
@@ -6389,6 +9153,41 @@ static void test_float_cat_backend_mismatch(void **state)
     td_tensor_release(xs_items[1]);
 }
 
+static td_status cmp_float_cat(const tdt_call *c)
+{
+    return td_float_cat(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_cat[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 1, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 3 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 2 } }, { 2, { 2, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_cat_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cat",
+        .run = cmp_float_cat,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2480337570u,
+    };
+    const int n = (int)(sizeof empty_float_cat / sizeof empty_float_cat[0]);
+    tdt_compare(dev, dev, &desc, empty_float_cat, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_cat, n);
+}
+
 static void test_int_cat_example_1(void **state)
 {
     (void)state;
@@ -6508,6 +9307,41 @@ static void test_int_cat_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(xs_items[0]);
     td_tensor_release(xs_items[1]);
+}
+
+static td_status cmp_int_cat(const tdt_call *c)
+{
+    return td_int_cat(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_cat[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 1, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 3 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 2 } }, { 2, { 2, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_cat_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_cat",
+        .run = cmp_int_cat,
+        .dtype = { TD_I32, TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3593617013u,
+    };
+    const int n = (int)(sizeof empty_int_cat / sizeof empty_int_cat[0]);
+    tdt_compare(dev, dev, &desc, empty_int_cat, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_cat, n);
 }
 
 static void test_bool_cat_example_1(void **state)
@@ -6631,6 +9465,41 @@ static void test_bool_cat_backend_mismatch(void **state)
     td_tensor_release(xs_items[1]);
 }
 
+static td_status cmp_bool_cat(const tdt_call *c)
+{
+    return td_bool_cat(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_bool_cat[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 1, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 3 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 2 } }, { 2, { 2, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_cat_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_cat",
+        .run = cmp_bool_cat,
+        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1107826058u,
+    };
+    const int n = (int)(sizeof empty_bool_cat / sizeof empty_bool_cat[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_cat, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_cat, n);
+}
+
 static void test_float_to_device_example_1(void **state)
 {
     (void)state;
@@ -6668,6 +9537,36 @@ static void test_float_to_device_wrong_kind(void **state)
     tdt_expect_error(td_float_to_device(a, dev, &out), TD_E_KIND, "float_to_device");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_to_device(const tdt_call *c)
+{
+    return td_float_to_device(c->ins[0], c->dev, c->out);
+}
+
+static const tdt_case empty_float_to_device[] = {
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_TO_CPU, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_FROM_CPU, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_to_device_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_to_device",
+        .run = cmp_float_to_device,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 43079118u,
+    };
+    const int n = (int)(sizeof empty_float_to_device / sizeof empty_float_to_device[0]);
+    tdt_compare(dev, dev, &desc, empty_float_to_device, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_to_device, n);
 }
 
 static void test_int_to_device_example_1(void **state)
@@ -6709,6 +9608,36 @@ static void test_int_to_device_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_to_device(const tdt_call *c)
+{
+    return td_int_to_device(c->ins[0], c->dev, c->out);
+}
+
+static const tdt_case empty_int_to_device[] = {
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_TO_CPU, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_FROM_CPU, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_to_device_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_to_device",
+        .run = cmp_int_to_device,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 770050073u,
+    };
+    const int n = (int)(sizeof empty_int_to_device / sizeof empty_int_to_device[0]);
+    tdt_compare(dev, dev, &desc, empty_int_to_device, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_to_device, n);
+}
+
 static void test_bool_to_device_example_1(void **state)
 {
     (void)state;
@@ -6748,6 +9677,36 @@ static void test_bool_to_device_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_to_device(const tdt_call *c)
+{
+    return td_bool_to_device(c->ins[0], c->dev, c->out);
+}
+
+static const tdt_case empty_bool_to_device[] = {
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_TO_CPU, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_FROM_CPU, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_to_device_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_to_device",
+        .run = cmp_bool_to_device,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1760984454u,
+    };
+    const int n = (int)(sizeof empty_bool_to_device / sizeof empty_bool_to_device[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_to_device, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_to_device, n);
+}
+
 static void test_sync_null(void **state)
 {
     (void)state;
@@ -6775,403 +9734,496 @@ int main(void)
         TDT_TEST(test_float_from_data_example_1),
         TDT_TEST(test_float_from_data_example_2),
         TDT_TEST(test_float_from_data_null),
+        TDT_TEST(test_float_from_data_empty),
         TDT_TEST(test_int_from_data_example_1),
         TDT_TEST(test_int_from_data_example_2),
         TDT_TEST(test_int_from_data_null),
+        TDT_TEST(test_int_from_data_empty),
         TDT_TEST(test_bool_from_data_example_1),
         TDT_TEST(test_bool_from_data_null),
+        TDT_TEST(test_bool_from_data_empty),
         TDT_TEST(test_float_zeros_example_1),
         TDT_TEST(test_float_zeros_example_2),
         TDT_TEST(test_float_zeros_null),
+        TDT_TEST(test_float_zeros_empty),
         TDT_TEST(test_int_zeros_example_1),
         TDT_TEST(test_int_zeros_null),
+        TDT_TEST(test_int_zeros_empty),
         TDT_TEST(test_float_ones_example_1),
         TDT_TEST(test_float_ones_example_2),
         TDT_TEST(test_float_ones_null),
+        TDT_TEST(test_float_ones_empty),
         TDT_TEST(test_int_ones_example_1),
         TDT_TEST(test_int_ones_null),
+        TDT_TEST(test_int_ones_empty),
         TDT_TEST(test_float_full_example_1),
         TDT_TEST(test_float_full_example_2),
         TDT_TEST(test_float_full_null),
+        TDT_TEST(test_float_full_empty),
         TDT_TEST(test_int_full_example_1),
         TDT_TEST(test_int_full_example_2),
         TDT_TEST(test_int_full_null),
+        TDT_TEST(test_int_full_empty),
         TDT_TEST(test_float_random_null),
+        TDT_TEST(test_float_random_empty),
         TDT_TEST(test_int_arange_example_1),
         TDT_TEST(test_int_arange_example_2),
         TDT_TEST(test_int_arange_example_3),
         TDT_TEST(test_int_arange_null),
+        TDT_TEST(test_int_arange_empty),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
         TDT_TEST(test_int_reshape_example_4),
         TDT_TEST(test_int_reshape_null),
         TDT_TEST(test_int_reshape_wrong_kind),
+        TDT_TEST(test_int_reshape_empty),
         TDT_TEST(test_int_swap_dims_example_1),
         TDT_TEST(test_int_swap_dims_example_2),
         TDT_TEST(test_int_swap_dims_example_3),
         TDT_TEST(test_int_swap_dims_null),
         TDT_TEST(test_int_swap_dims_wrong_kind),
+        TDT_TEST(test_int_swap_dims_empty),
         TDT_TEST(test_int_permute_example_1),
         TDT_TEST(test_int_permute_example_2),
         TDT_TEST(test_int_permute_null),
         TDT_TEST(test_int_permute_wrong_kind),
+        TDT_TEST(test_int_permute_empty),
         TDT_TEST(test_int_expand_example_1),
         TDT_TEST(test_int_expand_example_2),
         TDT_TEST(test_int_expand_example_3),
         TDT_TEST(test_int_expand_null),
         TDT_TEST(test_int_expand_wrong_kind),
+        TDT_TEST(test_int_expand_empty),
         TDT_TEST(test_int_slice_example_1),
         TDT_TEST(test_int_slice_example_2),
         TDT_TEST(test_int_slice_example_3),
         TDT_TEST(test_int_slice_null),
         TDT_TEST(test_int_slice_wrong_kind),
+        TDT_TEST(test_int_slice_empty),
         TDT_TEST(test_bool_reshape_example_1),
         TDT_TEST(test_bool_reshape_example_2),
         TDT_TEST(test_bool_reshape_null),
         TDT_TEST(test_bool_reshape_wrong_kind),
+        TDT_TEST(test_bool_reshape_empty),
         TDT_TEST(test_bool_swap_dims_example_1),
         TDT_TEST(test_bool_swap_dims_example_2),
         TDT_TEST(test_bool_swap_dims_example_3),
         TDT_TEST(test_bool_swap_dims_null),
         TDT_TEST(test_bool_swap_dims_wrong_kind),
+        TDT_TEST(test_bool_swap_dims_empty),
         TDT_TEST(test_bool_permute_example_1),
         TDT_TEST(test_bool_permute_example_2),
         TDT_TEST(test_bool_permute_null),
         TDT_TEST(test_bool_permute_wrong_kind),
+        TDT_TEST(test_bool_permute_empty),
         TDT_TEST(test_bool_expand_example_1),
         TDT_TEST(test_bool_expand_example_2),
         TDT_TEST(test_bool_expand_example_3),
         TDT_TEST(test_bool_expand_null),
         TDT_TEST(test_bool_expand_wrong_kind),
+        TDT_TEST(test_bool_expand_empty),
         TDT_TEST(test_bool_slice_example_1),
         TDT_TEST(test_bool_slice_example_2),
         TDT_TEST(test_bool_slice_example_3),
         TDT_TEST(test_bool_slice_null),
         TDT_TEST(test_bool_slice_wrong_kind),
+        TDT_TEST(test_bool_slice_empty),
         TDT_TEST(test_int_mask_fill_example_1),
         TDT_TEST(test_int_mask_fill_example_2),
         TDT_TEST(test_int_mask_fill_null),
         TDT_TEST(test_int_mask_fill_wrong_kind),
         TDT_TEST(test_int_mask_fill_backend_mismatch),
+        TDT_TEST(test_int_mask_fill_empty),
         TDT_TEST(test_int_sum_example_1),
         TDT_TEST(test_int_sum_example_2),
         TDT_TEST(test_int_sum_null),
         TDT_TEST(test_int_sum_wrong_kind),
+        TDT_TEST(test_int_sum_empty),
         TDT_TEST(test_int_into_float_example_1),
         TDT_TEST(test_int_into_float_example_2),
         TDT_TEST(test_int_into_float_null),
         TDT_TEST(test_int_into_float_wrong_kind),
+        TDT_TEST(test_int_into_float_empty),
         TDT_TEST(test_bool_into_float_example_1),
         TDT_TEST(test_bool_into_float_null),
         TDT_TEST(test_bool_into_float_wrong_kind),
+        TDT_TEST(test_bool_into_float_empty),
         TDT_TEST(test_bool_into_int_example_1),
         TDT_TEST(test_bool_into_int_null),
         TDT_TEST(test_bool_into_int_wrong_kind),
+        TDT_TEST(test_bool_into_int_empty),
         TDT_TEST(test_bool_not_example_1),
         TDT_TEST(test_bool_not_null),
         TDT_TEST(test_bool_not_wrong_kind),
+        TDT_TEST(test_bool_not_empty),
         TDT_TEST(test_int_into_data_example_1),
         TDT_TEST(test_int_into_data_example_2),
         TDT_TEST(test_int_into_data_null),
         TDT_TEST(test_int_into_data_wrong_kind),
+        TDT_TEST(test_int_into_data_empty),
         TDT_TEST(test_bool_into_data_example_1),
         TDT_TEST(test_bool_into_data_null),
         TDT_TEST(test_bool_into_data_wrong_kind),
+        TDT_TEST(test_bool_into_data_empty),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
         TDT_TEST(test_float_reshape_example_4),
         TDT_TEST(test_float_reshape_null),
         TDT_TEST(test_float_reshape_wrong_kind),
+        TDT_TEST(test_float_reshape_empty),
         TDT_TEST(test_float_swap_dims_example_1),
         TDT_TEST(test_float_swap_dims_example_2),
         TDT_TEST(test_float_swap_dims_example_3),
         TDT_TEST(test_float_swap_dims_null),
         TDT_TEST(test_float_swap_dims_wrong_kind),
+        TDT_TEST(test_float_swap_dims_empty),
         TDT_TEST(test_float_permute_example_1),
         TDT_TEST(test_float_permute_example_2),
         TDT_TEST(test_float_permute_null),
         TDT_TEST(test_float_permute_wrong_kind),
+        TDT_TEST(test_float_permute_empty),
         TDT_TEST(test_float_expand_example_1),
         TDT_TEST(test_float_expand_example_2),
         TDT_TEST(test_float_expand_example_3),
         TDT_TEST(test_float_expand_null),
         TDT_TEST(test_float_expand_wrong_kind),
+        TDT_TEST(test_float_expand_empty),
         TDT_TEST(test_float_slice_example_1),
         TDT_TEST(test_float_slice_example_2),
         TDT_TEST(test_float_slice_example_3),
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
+        TDT_TEST(test_float_slice_empty),
         TDT_TEST(test_float_neg_example_1),
         TDT_TEST(test_float_neg_null),
         TDT_TEST(test_float_neg_wrong_kind),
+        TDT_TEST(test_float_neg_empty),
         TDT_TEST(test_float_abs_example_1),
         TDT_TEST(test_float_abs_null),
         TDT_TEST(test_float_abs_wrong_kind),
+        TDT_TEST(test_float_abs_empty),
         TDT_TEST(test_float_exp_example_1),
         TDT_TEST(test_float_exp_null),
         TDT_TEST(test_float_exp_wrong_kind),
+        TDT_TEST(test_float_exp_empty),
         TDT_TEST(test_float_log_example_1),
         TDT_TEST(test_float_log_example_2),
         TDT_TEST(test_float_log_null),
         TDT_TEST(test_float_log_wrong_kind),
+        TDT_TEST(test_float_log_empty),
         TDT_TEST(test_float_sqrt_example_1),
         TDT_TEST(test_float_sqrt_example_2),
         TDT_TEST(test_float_sqrt_null),
         TDT_TEST(test_float_sqrt_wrong_kind),
+        TDT_TEST(test_float_sqrt_empty),
         TDT_TEST(test_float_sin_example_1),
         TDT_TEST(test_float_sin_null),
         TDT_TEST(test_float_sin_wrong_kind),
+        TDT_TEST(test_float_sin_empty),
         TDT_TEST(test_float_cos_example_1),
         TDT_TEST(test_float_cos_null),
         TDT_TEST(test_float_cos_wrong_kind),
+        TDT_TEST(test_float_cos_empty),
         TDT_TEST(test_float_tanh_example_1),
         TDT_TEST(test_float_tanh_null),
         TDT_TEST(test_float_tanh_wrong_kind),
+        TDT_TEST(test_float_tanh_empty),
         TDT_TEST(test_float_sigmoid_example_1),
         TDT_TEST(test_float_sigmoid_null),
         TDT_TEST(test_float_sigmoid_wrong_kind),
+        TDT_TEST(test_float_sigmoid_empty),
         TDT_TEST(test_float_relu_example_1),
         TDT_TEST(test_float_relu_null),
         TDT_TEST(test_float_relu_wrong_kind),
+        TDT_TEST(test_float_relu_empty),
         TDT_TEST(test_float_gelu_example_1),
         TDT_TEST(test_float_gelu_null),
         TDT_TEST(test_float_gelu_wrong_kind),
+        TDT_TEST(test_float_gelu_empty),
         TDT_TEST(test_float_powf_scalar_example_1),
         TDT_TEST(test_float_powf_scalar_example_2),
         TDT_TEST(test_float_powf_scalar_example_3),
         TDT_TEST(test_float_powf_scalar_null),
         TDT_TEST(test_float_powf_scalar_wrong_kind),
+        TDT_TEST(test_float_powf_scalar_empty),
         TDT_TEST(test_float_clamp_example_1),
         TDT_TEST(test_float_clamp_example_2),
         TDT_TEST(test_float_clamp_null),
         TDT_TEST(test_float_clamp_wrong_kind),
+        TDT_TEST(test_float_clamp_empty),
         TDT_TEST(test_float_add_scalar_example_1),
         TDT_TEST(test_float_add_scalar_null),
         TDT_TEST(test_float_add_scalar_wrong_kind),
+        TDT_TEST(test_float_add_scalar_empty),
         TDT_TEST(test_float_mul_scalar_example_1),
         TDT_TEST(test_float_mul_scalar_null),
         TDT_TEST(test_float_mul_scalar_wrong_kind),
+        TDT_TEST(test_float_mul_scalar_empty),
         TDT_TEST(test_float_mask_fill_example_1),
         TDT_TEST(test_float_mask_fill_example_2),
         TDT_TEST(test_float_mask_fill_null),
         TDT_TEST(test_float_mask_fill_wrong_kind),
         TDT_TEST(test_float_mask_fill_backend_mismatch),
+        TDT_TEST(test_float_mask_fill_empty),
         TDT_TEST(test_float_sum_example_1),
         TDT_TEST(test_float_sum_example_2),
         TDT_TEST(test_float_sum_example_3),
         TDT_TEST(test_float_sum_null),
         TDT_TEST(test_float_sum_wrong_kind),
+        TDT_TEST(test_float_sum_empty),
         TDT_TEST(test_float_sum_dim_example_1),
         TDT_TEST(test_float_sum_dim_example_2),
         TDT_TEST(test_float_sum_dim_example_3),
         TDT_TEST(test_float_sum_dim_null),
         TDT_TEST(test_float_sum_dim_wrong_kind),
+        TDT_TEST(test_float_sum_dim_empty),
         TDT_TEST(test_float_mean_dim_example_1),
         TDT_TEST(test_float_mean_dim_example_2),
         TDT_TEST(test_float_mean_dim_example_3),
         TDT_TEST(test_float_mean_dim_null),
         TDT_TEST(test_float_mean_dim_wrong_kind),
+        TDT_TEST(test_float_mean_dim_empty),
         TDT_TEST(test_float_max_dim_example_1),
         TDT_TEST(test_float_max_dim_example_2),
         TDT_TEST(test_float_max_dim_example_3),
         TDT_TEST(test_float_max_dim_null),
         TDT_TEST(test_float_max_dim_wrong_kind),
+        TDT_TEST(test_float_max_dim_empty),
         TDT_TEST(test_float_min_dim_example_1),
         TDT_TEST(test_float_min_dim_example_2),
         TDT_TEST(test_float_min_dim_example_3),
         TDT_TEST(test_float_min_dim_null),
         TDT_TEST(test_float_min_dim_wrong_kind),
+        TDT_TEST(test_float_min_dim_empty),
         TDT_TEST(test_float_argmax_example_1),
         TDT_TEST(test_float_argmax_example_2),
         TDT_TEST(test_float_argmax_null),
         TDT_TEST(test_float_argmax_wrong_kind),
+        TDT_TEST(test_float_argmax_empty),
         TDT_TEST(test_float_argmin_example_1),
         TDT_TEST(test_float_argmin_example_2),
         TDT_TEST(test_float_argmin_null),
         TDT_TEST(test_float_argmin_wrong_kind),
+        TDT_TEST(test_float_argmin_empty),
         TDT_TEST(test_float_into_int_example_1),
         TDT_TEST(test_float_into_int_example_2),
         TDT_TEST(test_float_into_int_null),
         TDT_TEST(test_float_into_int_wrong_kind),
+        TDT_TEST(test_float_into_int_empty),
         TDT_TEST(test_float_into_data_example_1),
         TDT_TEST(test_float_into_data_example_2),
         TDT_TEST(test_float_into_data_null),
         TDT_TEST(test_float_into_data_wrong_kind),
+        TDT_TEST(test_float_into_data_empty),
         TDT_TEST(test_int_add_example_1),
         TDT_TEST(test_int_add_example_2),
         TDT_TEST(test_int_add_example_3),
         TDT_TEST(test_int_add_null),
         TDT_TEST(test_int_add_wrong_kind),
         TDT_TEST(test_int_add_backend_mismatch),
+        TDT_TEST(test_int_add_empty),
         TDT_TEST(test_int_sub_example_1),
         TDT_TEST(test_int_sub_example_2),
         TDT_TEST(test_int_sub_example_3),
         TDT_TEST(test_int_sub_null),
         TDT_TEST(test_int_sub_wrong_kind),
         TDT_TEST(test_int_sub_backend_mismatch),
+        TDT_TEST(test_int_sub_empty),
         TDT_TEST(test_int_mul_example_1),
         TDT_TEST(test_int_mul_example_2),
         TDT_TEST(test_int_mul_null),
         TDT_TEST(test_int_mul_wrong_kind),
         TDT_TEST(test_int_mul_backend_mismatch),
+        TDT_TEST(test_int_mul_empty),
         TDT_TEST(test_int_div_example_1),
         TDT_TEST(test_int_div_example_2),
         TDT_TEST(test_int_div_example_3),
         TDT_TEST(test_int_div_null),
         TDT_TEST(test_int_div_wrong_kind),
         TDT_TEST(test_int_div_backend_mismatch),
+        TDT_TEST(test_int_div_empty),
         TDT_TEST(test_int_remainder_example_1),
         TDT_TEST(test_int_remainder_example_2),
         TDT_TEST(test_int_remainder_null),
         TDT_TEST(test_int_remainder_wrong_kind),
         TDT_TEST(test_int_remainder_backend_mismatch),
+        TDT_TEST(test_int_remainder_empty),
         TDT_TEST(test_int_equal_example_1),
         TDT_TEST(test_int_equal_example_2),
         TDT_TEST(test_int_equal_null),
         TDT_TEST(test_int_equal_wrong_kind),
         TDT_TEST(test_int_equal_backend_mismatch),
+        TDT_TEST(test_int_equal_empty),
         TDT_TEST(test_int_greater_example_1),
         TDT_TEST(test_int_greater_example_2),
         TDT_TEST(test_int_greater_null),
         TDT_TEST(test_int_greater_wrong_kind),
         TDT_TEST(test_int_greater_backend_mismatch),
+        TDT_TEST(test_int_greater_empty),
         TDT_TEST(test_int_lower_example_1),
         TDT_TEST(test_int_lower_example_2),
         TDT_TEST(test_int_lower_null),
         TDT_TEST(test_int_lower_wrong_kind),
         TDT_TEST(test_int_lower_backend_mismatch),
+        TDT_TEST(test_int_lower_empty),
         TDT_TEST(test_int_mask_where_example_1),
         TDT_TEST(test_int_mask_where_example_2),
         TDT_TEST(test_int_mask_where_null),
         TDT_TEST(test_int_mask_where_wrong_kind),
         TDT_TEST(test_int_mask_where_backend_mismatch),
+        TDT_TEST(test_int_mask_where_empty),
         TDT_TEST(test_bool_and_example_1),
         TDT_TEST(test_bool_and_example_2),
         TDT_TEST(test_bool_and_null),
         TDT_TEST(test_bool_and_wrong_kind),
         TDT_TEST(test_bool_and_backend_mismatch),
+        TDT_TEST(test_bool_and_empty),
         TDT_TEST(test_bool_or_example_1),
         TDT_TEST(test_bool_or_example_2),
         TDT_TEST(test_bool_or_null),
         TDT_TEST(test_bool_or_wrong_kind),
         TDT_TEST(test_bool_or_backend_mismatch),
+        TDT_TEST(test_bool_or_empty),
         TDT_TEST(test_int_slice_assign_example_1),
         TDT_TEST(test_int_slice_assign_example_2),
         TDT_TEST(test_int_slice_assign_null),
         TDT_TEST(test_int_slice_assign_wrong_kind),
         TDT_TEST(test_int_slice_assign_backend_mismatch),
+        TDT_TEST(test_int_slice_assign_empty),
         TDT_TEST(test_bool_slice_assign_example_1),
         TDT_TEST(test_bool_slice_assign_example_2),
         TDT_TEST(test_bool_slice_assign_null),
         TDT_TEST(test_bool_slice_assign_wrong_kind),
         TDT_TEST(test_bool_slice_assign_backend_mismatch),
+        TDT_TEST(test_bool_slice_assign_empty),
         TDT_TEST(test_float_add_example_1),
         TDT_TEST(test_float_add_example_2),
         TDT_TEST(test_float_add_example_3),
         TDT_TEST(test_float_add_null),
         TDT_TEST(test_float_add_wrong_kind),
         TDT_TEST(test_float_add_backend_mismatch),
+        TDT_TEST(test_float_add_empty),
         TDT_TEST(test_float_sub_example_1),
         TDT_TEST(test_float_sub_example_2),
         TDT_TEST(test_float_sub_null),
         TDT_TEST(test_float_sub_wrong_kind),
         TDT_TEST(test_float_sub_backend_mismatch),
+        TDT_TEST(test_float_sub_empty),
         TDT_TEST(test_float_mul_example_1),
         TDT_TEST(test_float_mul_example_2),
         TDT_TEST(test_float_mul_null),
         TDT_TEST(test_float_mul_wrong_kind),
         TDT_TEST(test_float_mul_backend_mismatch),
+        TDT_TEST(test_float_mul_empty),
         TDT_TEST(test_float_div_example_1),
         TDT_TEST(test_float_div_example_2),
         TDT_TEST(test_float_div_example_3),
         TDT_TEST(test_float_div_null),
         TDT_TEST(test_float_div_wrong_kind),
         TDT_TEST(test_float_div_backend_mismatch),
+        TDT_TEST(test_float_div_empty),
         TDT_TEST(test_float_powf_example_1),
         TDT_TEST(test_float_powf_example_2),
         TDT_TEST(test_float_powf_null),
         TDT_TEST(test_float_powf_wrong_kind),
         TDT_TEST(test_float_powf_backend_mismatch),
+        TDT_TEST(test_float_powf_empty),
         TDT_TEST(test_float_maximum_example_1),
         TDT_TEST(test_float_maximum_example_2),
         TDT_TEST(test_float_maximum_null),
         TDT_TEST(test_float_maximum_wrong_kind),
         TDT_TEST(test_float_maximum_backend_mismatch),
+        TDT_TEST(test_float_maximum_empty),
         TDT_TEST(test_float_minimum_example_1),
         TDT_TEST(test_float_minimum_example_2),
         TDT_TEST(test_float_minimum_null),
         TDT_TEST(test_float_minimum_wrong_kind),
         TDT_TEST(test_float_minimum_backend_mismatch),
+        TDT_TEST(test_float_minimum_empty),
         TDT_TEST(test_float_equal_example_1),
         TDT_TEST(test_float_equal_example_2),
         TDT_TEST(test_float_equal_null),
         TDT_TEST(test_float_equal_wrong_kind),
         TDT_TEST(test_float_equal_backend_mismatch),
+        TDT_TEST(test_float_equal_empty),
         TDT_TEST(test_float_greater_example_1),
         TDT_TEST(test_float_greater_example_2),
         TDT_TEST(test_float_greater_null),
         TDT_TEST(test_float_greater_wrong_kind),
         TDT_TEST(test_float_greater_backend_mismatch),
+        TDT_TEST(test_float_greater_empty),
         TDT_TEST(test_float_greater_equal_example_1),
         TDT_TEST(test_float_greater_equal_example_2),
         TDT_TEST(test_float_greater_equal_null),
         TDT_TEST(test_float_greater_equal_wrong_kind),
         TDT_TEST(test_float_greater_equal_backend_mismatch),
+        TDT_TEST(test_float_greater_equal_empty),
         TDT_TEST(test_float_lower_example_1),
         TDT_TEST(test_float_lower_example_2),
         TDT_TEST(test_float_lower_null),
         TDT_TEST(test_float_lower_wrong_kind),
         TDT_TEST(test_float_lower_backend_mismatch),
+        TDT_TEST(test_float_lower_empty),
         TDT_TEST(test_float_lower_equal_example_1),
         TDT_TEST(test_float_lower_equal_example_2),
         TDT_TEST(test_float_lower_equal_null),
         TDT_TEST(test_float_lower_equal_wrong_kind),
         TDT_TEST(test_float_lower_equal_backend_mismatch),
+        TDT_TEST(test_float_lower_equal_empty),
         TDT_TEST(test_float_mask_where_example_1),
         TDT_TEST(test_float_mask_where_example_2),
         TDT_TEST(test_float_mask_where_null),
         TDT_TEST(test_float_mask_where_wrong_kind),
         TDT_TEST(test_float_mask_where_backend_mismatch),
+        TDT_TEST(test_float_mask_where_empty),
         TDT_TEST(test_float_matmul_example_1),
         TDT_TEST(test_float_matmul_example_2),
         TDT_TEST(test_float_matmul_example_3),
         TDT_TEST(test_float_matmul_null),
         TDT_TEST(test_float_matmul_wrong_kind),
         TDT_TEST(test_float_matmul_backend_mismatch),
+        TDT_TEST(test_float_matmul_empty),
         TDT_TEST(test_float_slice_assign_example_1),
         TDT_TEST(test_float_slice_assign_example_2),
         TDT_TEST(test_float_slice_assign_null),
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),
+        TDT_TEST(test_float_slice_assign_empty),
         TDT_TEST(test_float_cat_example_1),
         TDT_TEST(test_float_cat_example_2),
         TDT_TEST(test_float_cat_example_3),
         TDT_TEST(test_float_cat_null),
         TDT_TEST(test_float_cat_wrong_kind),
         TDT_TEST(test_float_cat_backend_mismatch),
+        TDT_TEST(test_float_cat_empty),
         TDT_TEST(test_int_cat_example_1),
         TDT_TEST(test_int_cat_example_2),
         TDT_TEST(test_int_cat_example_3),
         TDT_TEST(test_int_cat_null),
         TDT_TEST(test_int_cat_wrong_kind),
         TDT_TEST(test_int_cat_backend_mismatch),
+        TDT_TEST(test_int_cat_empty),
         TDT_TEST(test_bool_cat_example_1),
         TDT_TEST(test_bool_cat_example_2),
         TDT_TEST(test_bool_cat_example_3),
         TDT_TEST(test_bool_cat_null),
         TDT_TEST(test_bool_cat_wrong_kind),
         TDT_TEST(test_bool_cat_backend_mismatch),
+        TDT_TEST(test_bool_cat_empty),
         TDT_TEST(test_float_to_device_example_1),
         TDT_TEST(test_float_to_device_null),
         TDT_TEST(test_float_to_device_wrong_kind),
+        TDT_TEST(test_float_to_device_empty),
         TDT_TEST(test_int_to_device_example_1),
         TDT_TEST(test_int_to_device_null),
         TDT_TEST(test_int_to_device_wrong_kind),
+        TDT_TEST(test_int_to_device_empty),
         TDT_TEST(test_bool_to_device_example_1),
         TDT_TEST(test_bool_to_device_null),
         TDT_TEST(test_bool_to_device_wrong_kind),
+        TDT_TEST(test_bool_to_device_empty),
         TDT_TEST(test_sync_null),
     };
     return cmocka_run_group_tests_name("ops_cpu", tests, group_setup, group_teardown);
