@@ -42,6 +42,19 @@ static void test_float_from_data_example_2(void **state)
     td_tensor_release(out);
 }
 
+static void test_float_from_data_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const float data[] = { 0.0f };
+    static const int64_t shape[] = { INT64_C(2), INT64_C(0) };
+    tdt_check(td_float_from_data(dev, data, shape, 2, &out), "float_from_data");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+}
+
 static void test_float_from_data_null(void **state)
 {
     (void)state;
@@ -349,6 +362,18 @@ static void test_float_zeros_example_2(void **state)
     static const int64_t want_shape[] = { 0 };
     static const float want[] = { 0.0f };
     tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_float_zeros_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(0), INT64_C(3) };
+    tdt_check(td_float_zeros(dev, shape, 2, &out), "float_zeros");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
 }
 
@@ -848,6 +873,18 @@ static void test_int_full_example_2(void **state)
     td_tensor_release(out);
 }
 
+static void test_int_full_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    tdt_check(td_int_full(dev, shape, 3, (int32_t)5, &out), "int_full");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 0, 1e-05f);
+    td_tensor_release(out);
+}
+
 static void test_int_full_null(void **state)
 {
     (void)state;
@@ -865,28 +902,28 @@ static td_status cmp_int_full(const tdt_call *c)
 static const tdt_case cases_int_full[] = {
     { .fill = TDT_FILL_CLEAN, .alen = { 0 }, .a = { { 0 } }, .i = { INT64_C(-4) } },
     { .fill = TDT_FILL_EDGES, .alen = { 0 }, .a = { { 0 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 7 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 33 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 129 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1 } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 7 } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 33 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 129 } }, .i = { INT64_C(5) } },
     { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1000 } }, .i = { INT64_C(-4) } },
     { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 10007 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 10007 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 10007 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 65537 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 1, 1 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 10007 } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 10007 } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 65537 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 1, 1 } }, .i = { INT64_C(5) } },
     { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 3, 1 } }, .i = { INT64_C(-4) } },
     { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 7, 33 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 129, 7 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_TIES, .alen = { 3 }, .a = { { 2, 3, 4 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 129, 7 } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .alen = { 3 }, .a = { { 2, 3, 4 } }, .i = { INT64_C(5) } },
     { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 1, 7, 1 } }, .i = { INT64_C(-4) } },
     { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 3, 7, 33 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 10, 33, 31 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 5, 129, 101 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 2, 3, 4, 5 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_TIES, .alen = { 4 }, .a = { { 1, 7, 1, 33 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 10, 33, 31 } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 5, 129, 101 } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 2, 3, 4, 5 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .alen = { 4 }, .a = { { 1, 7, 1, 33 } }, .i = { INT64_C(5) } },
     { .fill = TDT_FILL_EDGES, .alen = { 4 }, .a = { { 3, 5, 7, 97 } }, .i = { INT64_C(-4) } },
     { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 3, 5, 7, 97 } }, .i = { INT64_C(2147483647) } },
 };
@@ -909,8 +946,8 @@ static void test_int_full_vs_cpu(void **state)
 static const tdt_case empty_int_full[] = {
     { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(-4) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .i = { INT64_C(-4) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .i = { INT64_C(-4) }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
 };
 
 static void test_int_full_empty(void **state)
@@ -1024,6 +1061,17 @@ static void test_int_arange_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(3) };
     static const int32_t want[] = { 5, 2, -1 };
     tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_int_arange_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_check(td_int_arange(dev, INT64_C(3), INT64_C(3), INT64_C(1), &out), "int_arange");
+    static const int64_t want_shape[] = { INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 0, 1e-05f);
     td_tensor_release(out);
 }
 
@@ -1805,6 +1853,25 @@ static void test_int_slice_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(0), INT64_C(3) };
+    static const int64_t ends[] = { INT64_C(2), INT64_C(3) };
+    tdt_check(td_int_slice(a, starts, 2, ends, 2, &out), "int_slice");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_slice_null(void **state)
 {
     (void)state;
@@ -2440,6 +2507,24 @@ static void test_bool_expand_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_bool_expand_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t shape[] = { INT64_C(0), INT64_C(2) };
+    tdt_check(td_bool_expand(a, shape, 2, &out), "bool_expand");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_bool_expand_null(void **state)
 {
     (void)state;
@@ -2925,6 +3010,23 @@ static void test_int_sum_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_sum_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sum(a, &out), "int_sum");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_sum_null(void **state)
 {
     (void)state;
@@ -3398,6 +3500,23 @@ static void test_bool_not_example_1(void **state)
     td_tensor_release(a);
 }
 
+static void test_bool_not_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(0) };
+    static const bool a_data[] = { false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_not(a, &out), "bool_not");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(0) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_bool_not_null(void **state)
 {
     (void)state;
@@ -3808,6 +3927,24 @@ static void test_float_reshape_example_4(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_reshape_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t shape[] = { INT64_C(-1), INT64_C(3) };
+    tdt_check(td_float_reshape(a, shape, 2, &out), "float_reshape");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_reshape_null(void **state)
 {
     (void)state;
@@ -4120,6 +4257,24 @@ static void test_float_permute_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
     static const float want[] = { 0.5f, 2.0f, 1.0f, 2.5f, 1.5f, 3.0f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    tdt_check(td_float_permute(a, perm, 3, &out), "float_permute");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2), INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -4448,6 +4603,25 @@ static void test_float_slice_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const float want[] = { 1.0f, 1.5f, 2.0f, 2.5f, 4.0f, 4.5f, 5.0f, 5.5f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(1) };
+    tdt_check(td_float_slice(a, starts, 1, ends, 1, &out), "float_slice");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(4) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -4813,6 +4987,23 @@ static void test_float_exp_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
     static const float want[] = { 1.0f, 2.7182817f, 0.36787945f, 12.182494f, 4.539993e-05f, 22026.465f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_exp_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_exp(a, &out), "float_exp");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 0.0001f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -6592,6 +6783,23 @@ static void test_float_sum_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_sum_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum(a, &out), "float_sum");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_sum_null(void **state)
 {
     (void)state;
@@ -6736,6 +6944,40 @@ static void test_float_sum_dim_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
     static const float want[] = { 4.0f, 6.0f, 12.0f, 14.0f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sum_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(1), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sum_dim_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(0), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -6917,6 +7159,23 @@ static void test_float_mean_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_mean_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_mean_dim(a, INT64_C(1), &out), "float_mean_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const float want[] = { NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_mean_dim_null(void **state)
 {
     (void)state;
@@ -7090,6 +7349,23 @@ static void test_float_max_dim_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1) };
     static const float want[] = { 1.0f, 4.0f, 6.0f, 0.0f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_max_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim(a, INT64_C(1), &out), "float_max_dim");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(1) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -7271,6 +7547,23 @@ static void test_float_min_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_min_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_min_dim(a, INT64_C(1), &out), "float_min_dim");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(1) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_min_dim_null(void **state)
 {
     (void)state;
@@ -7431,6 +7724,23 @@ static void test_float_argmax_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_argmax_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmax(a, INT64_C(0), &out), "float_argmax");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_argmax_null(void **state)
 {
     (void)state;
@@ -7587,6 +7897,23 @@ static void test_float_argmin_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
     static const int32_t want[] = { 0, 1, 0 };
     tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argmin_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmin(a, INT64_C(0), &out), "float_argmin");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -7880,6 +8207,22 @@ static void test_float_into_data_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_into_data_example_3(void **state)
+{
+    (void)state;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    float dst[1];
+    memset(dst, 0, sizeof dst);
+    tdt_check(td_float_into_data(a, dst, 1), "float_into_data");
+    static const float want[] = { 0.0f };
+    tdt_expect_host(TD_F32, dst, want, 0, 1e-05f);
+    td_tensor_release(a);
+}
+
 static void test_float_into_data_null(void **state)
 {
     (void)state;
@@ -8041,6 +8384,29 @@ static void test_int_add_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2) };
     static const int32_t want[] = { -2147483648, 2147483647 };
     tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_add_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { 0 };
+    static const int32_t b_data[] = { 7 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 0);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_add(a, b, &out), "int_add");
+    static const int64_t want_shape[] = { INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(b);
@@ -10528,6 +10894,29 @@ static void test_float_add_example_3(void **state)
     td_tensor_release(b);
 }
 
+static void test_float_add_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(1), INT64_C(4) };
+    static const float b_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_add(a, b, &out), "float_add");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(4) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_add_null(void **state)
 {
     (void)state;
@@ -12941,6 +13330,52 @@ static void test_float_matmul_example_3(void **state)
     td_tensor_release(b);
 }
 
+static void test_float_matmul_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float b_data[] = { 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_matmul_null(void **state)
 {
     (void)state;
@@ -13116,6 +13551,31 @@ static void test_float_slice_assign_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(4) };
     static const float want[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, -0.5f, -1.0f, -1.5f, -2.0f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
+static void test_float_slice_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float value_data[] = { 0.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(1) };
+    tdt_check(td_float_slice_assign(a, value, starts, 1, ends, 1, &out), "float_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(value);
@@ -13349,6 +13809,57 @@ static void test_float_cat_example_3(void **state)
     td_tensor_release(xs_items[1]);
 }
 
+static void test_float_cat_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[3];
+    static const int64_t xs_1_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float xs_1_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 2);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(0) };
+    static const float xs_2_data[] = { 0.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    static const int64_t xs_3_shape[] = { INT64_C(1), INT64_C(2) };
+    static const float xs_3_data[] = { 5.0f, 6.0f };
+    xs_items[2] = tdt_make(dev, TD_F32, xs_3_data, xs_3_shape, 2);
+    assert_non_null(xs_items[2]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1], xs_items[2] };
+    tdt_check(td_float_cat(xs, 3, INT64_C(0), &out), "float_cat");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+    td_tensor_release(xs_items[2]);
+}
+
+static void test_float_cat_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float xs_1_data[] = { 0.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 2);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float xs_2_data[] = { 7.0f, 8.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 2);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_float_cat(xs, 2, INT64_C(1), &out), "float_cat");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { 7.0f, 8.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
 static void test_float_cat_null(void **state)
 {
     (void)state;
@@ -13540,6 +14051,29 @@ static void test_int_cat_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
     static const int32_t want[] = { -4, -3, 0, 1, 2, 3, -2, -1, 4, 5, 6, 7 };
     tdt_expect(out, TD_I32, want_shape, 3, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_int_cat_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(0), INT64_C(3) };
+    static const int32_t xs_1_data[] = { 0 };
+    xs_items[0] = tdt_make(dev, TD_I32, xs_1_data, xs_1_shape, 2);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(0), INT64_C(3) };
+    static const int32_t xs_2_data[] = { 0 };
+    xs_items[1] = tdt_make(dev, TD_I32, xs_2_data, xs_2_shape, 2);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_int_cat(xs, 2, INT64_C(0), &out), "int_cat");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(xs_items[0]);
     td_tensor_release(xs_items[1]);
@@ -13876,6 +14410,23 @@ static void test_float_to_device_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const float want[] = { 1.5f, -2.0f, NAN, INFINITY };
     tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_to_device_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_to_device(a, dev, &out), "float_to_device");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -14232,6 +14783,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TDT_TEST(test_float_from_data_example_1),
         TDT_TEST(test_float_from_data_example_2),
+        TDT_TEST(test_float_from_data_example_3),
         TDT_TEST(test_float_from_data_null),
         TDT_TEST(test_float_from_data_vs_cpu),
         TDT_TEST(test_float_from_data_empty),
@@ -14246,6 +14798,7 @@ int main(void)
         TDT_TEST(test_bool_from_data_empty),
         TDT_TEST(test_float_zeros_example_1),
         TDT_TEST(test_float_zeros_example_2),
+        TDT_TEST(test_float_zeros_example_3),
         TDT_TEST(test_float_zeros_null),
         TDT_TEST(test_float_zeros_vs_cpu),
         TDT_TEST(test_float_zeros_empty),
@@ -14269,6 +14822,7 @@ int main(void)
         TDT_TEST(test_float_full_empty),
         TDT_TEST(test_int_full_example_1),
         TDT_TEST(test_int_full_example_2),
+        TDT_TEST(test_int_full_example_3),
         TDT_TEST(test_int_full_null),
         TDT_TEST(test_int_full_vs_cpu),
         TDT_TEST(test_int_full_empty),
@@ -14278,6 +14832,7 @@ int main(void)
         TDT_TEST(test_int_arange_example_1),
         TDT_TEST(test_int_arange_example_2),
         TDT_TEST(test_int_arange_example_3),
+        TDT_TEST(test_int_arange_example_4),
         TDT_TEST(test_int_arange_null),
         TDT_TEST(test_int_arange_vs_cpu),
         TDT_TEST(test_int_arange_empty),
@@ -14312,6 +14867,7 @@ int main(void)
         TDT_TEST(test_int_slice_example_1),
         TDT_TEST(test_int_slice_example_2),
         TDT_TEST(test_int_slice_example_3),
+        TDT_TEST(test_int_slice_example_4),
         TDT_TEST(test_int_slice_null),
         TDT_TEST(test_int_slice_wrong_kind),
         TDT_TEST(test_int_slice_vs_cpu),
@@ -14338,6 +14894,7 @@ int main(void)
         TDT_TEST(test_bool_expand_example_1),
         TDT_TEST(test_bool_expand_example_2),
         TDT_TEST(test_bool_expand_example_3),
+        TDT_TEST(test_bool_expand_example_4),
         TDT_TEST(test_bool_expand_null),
         TDT_TEST(test_bool_expand_wrong_kind),
         TDT_TEST(test_bool_expand_vs_cpu),
@@ -14358,6 +14915,7 @@ int main(void)
         TDT_TEST(test_int_mask_fill_empty),
         TDT_TEST(test_int_sum_example_1),
         TDT_TEST(test_int_sum_example_2),
+        TDT_TEST(test_int_sum_example_3),
         TDT_TEST(test_int_sum_null),
         TDT_TEST(test_int_sum_wrong_kind),
         TDT_TEST(test_int_sum_vs_cpu),
@@ -14379,6 +14937,7 @@ int main(void)
         TDT_TEST(test_bool_into_int_vs_cpu),
         TDT_TEST(test_bool_into_int_empty),
         TDT_TEST(test_bool_not_example_1),
+        TDT_TEST(test_bool_not_example_2),
         TDT_TEST(test_bool_not_null),
         TDT_TEST(test_bool_not_wrong_kind),
         TDT_TEST(test_bool_not_vs_cpu),
@@ -14398,6 +14957,7 @@ int main(void)
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
         TDT_TEST(test_float_reshape_example_4),
+        TDT_TEST(test_float_reshape_example_5),
         TDT_TEST(test_float_reshape_null),
         TDT_TEST(test_float_reshape_wrong_kind),
         TDT_TEST(test_float_reshape_vs_cpu),
@@ -14411,6 +14971,7 @@ int main(void)
         TDT_TEST(test_float_swap_dims_empty),
         TDT_TEST(test_float_permute_example_1),
         TDT_TEST(test_float_permute_example_2),
+        TDT_TEST(test_float_permute_example_3),
         TDT_TEST(test_float_permute_null),
         TDT_TEST(test_float_permute_wrong_kind),
         TDT_TEST(test_float_permute_vs_cpu),
@@ -14425,6 +14986,7 @@ int main(void)
         TDT_TEST(test_float_slice_example_1),
         TDT_TEST(test_float_slice_example_2),
         TDT_TEST(test_float_slice_example_3),
+        TDT_TEST(test_float_slice_example_4),
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
         TDT_TEST(test_float_slice_vs_cpu),
@@ -14440,6 +15002,7 @@ int main(void)
         TDT_TEST(test_float_abs_vs_cpu),
         TDT_TEST(test_float_abs_empty),
         TDT_TEST(test_float_exp_example_1),
+        TDT_TEST(test_float_exp_example_2),
         TDT_TEST(test_float_exp_null),
         TDT_TEST(test_float_exp_wrong_kind),
         TDT_TEST(test_float_exp_vs_cpu),
@@ -14519,6 +15082,7 @@ int main(void)
         TDT_TEST(test_float_sum_example_1),
         TDT_TEST(test_float_sum_example_2),
         TDT_TEST(test_float_sum_example_3),
+        TDT_TEST(test_float_sum_example_4),
         TDT_TEST(test_float_sum_null),
         TDT_TEST(test_float_sum_wrong_kind),
         TDT_TEST(test_float_sum_vs_cpu),
@@ -14526,6 +15090,8 @@ int main(void)
         TDT_TEST(test_float_sum_dim_example_1),
         TDT_TEST(test_float_sum_dim_example_2),
         TDT_TEST(test_float_sum_dim_example_3),
+        TDT_TEST(test_float_sum_dim_example_4),
+        TDT_TEST(test_float_sum_dim_example_5),
         TDT_TEST(test_float_sum_dim_null),
         TDT_TEST(test_float_sum_dim_wrong_kind),
         TDT_TEST(test_float_sum_dim_vs_cpu),
@@ -14533,6 +15099,7 @@ int main(void)
         TDT_TEST(test_float_mean_dim_example_1),
         TDT_TEST(test_float_mean_dim_example_2),
         TDT_TEST(test_float_mean_dim_example_3),
+        TDT_TEST(test_float_mean_dim_example_4),
         TDT_TEST(test_float_mean_dim_null),
         TDT_TEST(test_float_mean_dim_wrong_kind),
         TDT_TEST(test_float_mean_dim_vs_cpu),
@@ -14540,6 +15107,7 @@ int main(void)
         TDT_TEST(test_float_max_dim_example_1),
         TDT_TEST(test_float_max_dim_example_2),
         TDT_TEST(test_float_max_dim_example_3),
+        TDT_TEST(test_float_max_dim_example_4),
         TDT_TEST(test_float_max_dim_null),
         TDT_TEST(test_float_max_dim_wrong_kind),
         TDT_TEST(test_float_max_dim_vs_cpu),
@@ -14547,18 +15115,21 @@ int main(void)
         TDT_TEST(test_float_min_dim_example_1),
         TDT_TEST(test_float_min_dim_example_2),
         TDT_TEST(test_float_min_dim_example_3),
+        TDT_TEST(test_float_min_dim_example_4),
         TDT_TEST(test_float_min_dim_null),
         TDT_TEST(test_float_min_dim_wrong_kind),
         TDT_TEST(test_float_min_dim_vs_cpu),
         TDT_TEST(test_float_min_dim_empty),
         TDT_TEST(test_float_argmax_example_1),
         TDT_TEST(test_float_argmax_example_2),
+        TDT_TEST(test_float_argmax_example_3),
         TDT_TEST(test_float_argmax_null),
         TDT_TEST(test_float_argmax_wrong_kind),
         TDT_TEST(test_float_argmax_vs_cpu),
         TDT_TEST(test_float_argmax_empty),
         TDT_TEST(test_float_argmin_example_1),
         TDT_TEST(test_float_argmin_example_2),
+        TDT_TEST(test_float_argmin_example_3),
         TDT_TEST(test_float_argmin_null),
         TDT_TEST(test_float_argmin_wrong_kind),
         TDT_TEST(test_float_argmin_vs_cpu),
@@ -14571,6 +15142,7 @@ int main(void)
         TDT_TEST(test_float_into_int_empty),
         TDT_TEST(test_float_into_data_example_1),
         TDT_TEST(test_float_into_data_example_2),
+        TDT_TEST(test_float_into_data_example_3),
         TDT_TEST(test_float_into_data_null),
         TDT_TEST(test_float_into_data_wrong_kind),
         TDT_TEST(test_float_into_data_vs_cpu),
@@ -14578,6 +15150,7 @@ int main(void)
         TDT_TEST(test_int_add_example_1),
         TDT_TEST(test_int_add_example_2),
         TDT_TEST(test_int_add_example_3),
+        TDT_TEST(test_int_add_example_4),
         TDT_TEST(test_int_add_null),
         TDT_TEST(test_int_add_wrong_kind),
         TDT_TEST(test_int_add_backend_mismatch),
@@ -14672,6 +15245,7 @@ int main(void)
         TDT_TEST(test_float_add_example_1),
         TDT_TEST(test_float_add_example_2),
         TDT_TEST(test_float_add_example_3),
+        TDT_TEST(test_float_add_example_4),
         TDT_TEST(test_float_add_null),
         TDT_TEST(test_float_add_wrong_kind),
         TDT_TEST(test_float_add_backend_mismatch),
@@ -14765,6 +15339,8 @@ int main(void)
         TDT_TEST(test_float_matmul_example_1),
         TDT_TEST(test_float_matmul_example_2),
         TDT_TEST(test_float_matmul_example_3),
+        TDT_TEST(test_float_matmul_example_4),
+        TDT_TEST(test_float_matmul_example_5),
         TDT_TEST(test_float_matmul_null),
         TDT_TEST(test_float_matmul_wrong_kind),
         TDT_TEST(test_float_matmul_backend_mismatch),
@@ -14772,6 +15348,7 @@ int main(void)
         TDT_TEST(test_float_matmul_empty),
         TDT_TEST(test_float_slice_assign_example_1),
         TDT_TEST(test_float_slice_assign_example_2),
+        TDT_TEST(test_float_slice_assign_example_3),
         TDT_TEST(test_float_slice_assign_null),
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),
@@ -14780,6 +15357,8 @@ int main(void)
         TDT_TEST(test_float_cat_example_1),
         TDT_TEST(test_float_cat_example_2),
         TDT_TEST(test_float_cat_example_3),
+        TDT_TEST(test_float_cat_example_4),
+        TDT_TEST(test_float_cat_example_5),
         TDT_TEST(test_float_cat_null),
         TDT_TEST(test_float_cat_wrong_kind),
         TDT_TEST(test_float_cat_backend_mismatch),
@@ -14788,6 +15367,7 @@ int main(void)
         TDT_TEST(test_int_cat_example_1),
         TDT_TEST(test_int_cat_example_2),
         TDT_TEST(test_int_cat_example_3),
+        TDT_TEST(test_int_cat_example_4),
         TDT_TEST(test_int_cat_null),
         TDT_TEST(test_int_cat_wrong_kind),
         TDT_TEST(test_int_cat_backend_mismatch),
@@ -14802,6 +15382,7 @@ int main(void)
         TDT_TEST(test_bool_cat_vs_cpu),
         TDT_TEST(test_bool_cat_empty),
         TDT_TEST(test_float_to_device_example_1),
+        TDT_TEST(test_float_to_device_example_2),
         TDT_TEST(test_float_to_device_null),
         TDT_TEST(test_float_to_device_wrong_kind),
         TDT_TEST(test_float_to_device_vs_cpu),

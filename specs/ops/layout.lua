@@ -17,6 +17,9 @@ op {
       out = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } } },
     { a = { shape = { 1, 1 }, data = { 2.5 } }, shape = {},
       out = { shape = {}, data = { 2.5 } } },
+    -- zero-size: to and from shapes with a 0; -1 inferred from the others
+    { a = { shape = { 2, 0, 3 }, data = {} }, shape = { -1, 3 },
+      out = { shape = { 0, 3 }, data = {} } },
   },
   backward = { a = "reshape_as(grad, a)" },
   bound = "memory",
@@ -56,6 +59,9 @@ op {
       out = { shape = { 4, 2, 3 }, data = { 0, 2, 4, 6, 8, 10, 0.5, 2.5, 4.5, 6.5, 8.5, 10.5, 1, 3, 5, 7, 9, 11, 1.5, 3.5, 5.5, 7.5, 9.5, 11.5 } } },
     { a = { shape = { 2, 3 }, data = { 0.5, 1, 1.5, 2, 2.5, 3 } }, perm = { 1, 0 },
       out = { shape = { 3, 2 }, data = { 0.5, 2, 1, 2.5, 1.5, 3 } } },
+    -- zero-size: dims of 0 move like the others
+    { a = { shape = { 2, 0, 3 }, data = {} }, perm = { 2, 0, 1 },
+      out = { shape = { 3, 2, 0 }, data = {} } },
   },
   backward = { a = "inverse_permute(grad, perm)" },
   bound = "memory",
@@ -100,6 +106,9 @@ op {
       starts = { 0, 1 },
       ends = { 2, 3 },
       out = { shape = { 2, 2, 2 }, data = { 1, 1.5, 2, 2.5, 4, 4.5, 5, 5.5 } } },
+    -- zero-size: a range of length 0
+    { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } }, starts = { 1 }, ends = { 1 },
+      out = { shape = { 0, 4 }, data = {} } },
   },
   backward = { a = "slice_grad(grad, a, starts, ends)" },
   bound = "memory",
@@ -124,6 +133,9 @@ op {
       starts = { 2 },
       ends = { 3 },
       out = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, -0.5, -1, -1.5, -2 } } },
+    -- zero-size: an empty region: a copy of a
+    { a = { shape = { 2, 2 }, data = { 1, 2, 3, 4 } }, value = { shape = { 0, 2 }, data = {} }, starts = { 1 }, ends = { 1 },
+      out = { shape = { 2, 2 }, data = { 1, 2, 3, 4 } } },
   },
   backward = { a = "slice_assign(grad, zeros_as(grad, value), starts, ends)", value = "slice(grad, starts, ends)" },
   bound = "memory",
@@ -146,6 +158,11 @@ op {
     { xs = { { shape = { 2, 1, 2 }, data = { 0.5, 1, 1.5, 2 } }, { shape = { 2, 2, 2 }, data = { 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6 } } },
       dim = -2,
       out = { shape = { 2, 3, 2 }, data = { 0.5, 1, 2.5, 3, 3.5, 4, 1.5, 2, 4.5, 5, 5.5, 6 } } },
+    -- zero-size: empty inputs add nothing; [0] is skipped whatever the other shapes (PyTorch)
+    { xs = { { shape = { 2, 2 }, data = { 1, 2, 3, 4 } }, { shape = { 0 }, data = {} }, { shape = { 1, 2 }, data = { 5, 6 } } }, dim = 0,
+      out = { shape = { 3, 2 }, data = { 1, 2, 3, 4, 5, 6 } } },
+    { xs = { { shape = { 2, 0 }, data = {} }, { shape = { 2, 1 }, data = { 7, 8 } } }, dim = 1,
+      out = { shape = { 2, 1 }, data = { 7, 8 } } },
   },
   backward = { xs = "cat_slice(grad, dim)" },
   bound = "memory",
@@ -241,6 +258,9 @@ op {
       starts = { 0, 1 },
       ends = { 2, 3 },
       out = { shape = { 2, 2, 2 }, data = { -3, -2, -1, 0, 3, 4, 5, 6 } } },
+    -- zero-size: a range of length 0 in the second dim
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, starts = { 0, 3 }, ends = { 2, 3 },
+      out = { shape = { 2, 0 }, data = {} } },
   },
 }
 
@@ -283,6 +303,9 @@ op {
     { xs = { { shape = { 2, 1, 2 }, data = { -4, -3, -2, -1 } }, { shape = { 2, 2, 2 }, data = { 0, 1, 2, 3, 4, 5, 6, 7 } } },
       dim = -2,
       out = { shape = { 2, 3, 2 }, data = { -4, -3, 0, 1, 2, 3, -2, -1, 4, 5, 6, 7 } } },
+    -- zero-size: all empty
+    { xs = { { shape = { 0, 3 }, data = {} }, { shape = { 0, 3 }, data = {} } }, dim = 0,
+      out = { shape = { 0, 3 }, data = {} } },
   },
 }
 
@@ -354,6 +377,9 @@ op {
       out = { shape = { 2, 3 }, data = { false, false, true, false, false, true } } },
     { a = { shape = {}, data = { false } }, shape = { 2, 2 },
       out = { shape = { 2, 2 }, data = { false, false, false, false } } },
+    -- zero-size: a size-1 dim expands to 0
+    { a = { shape = { 1, 2 }, data = { true, false } }, shape = { 0, 2 },
+      out = { shape = { 0, 2 }, data = {} } },
   },
 }
 

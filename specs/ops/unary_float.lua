@@ -43,6 +43,9 @@ op {
   examples = {
     { a = { shape = { 2, 3 }, data = { 0, 1, -1, 2.5, -10, 10 } },
       out = { shape = { 2, 3 }, data = { 1, 2.7182817, 0.36787945, 12.182494, 4.539993e-05, 22026.465 } } },
+    -- zero-size: an empty result
+    { a = { shape = { 0, 2 }, data = {} },
+      out = { shape = { 0, 2 }, data = {} } },
   },
   tolerance = 1e-4,
   backward = { a = "grad * result" },
@@ -303,6 +306,9 @@ op {
       out = { shape = {}, data = { 3 } } },
     { a = { shape = { 3 }, data = { 1, "inf", 2 } },
       out = { shape = {}, data = { "inf" } } },
+    -- zero-size: the sum of nothing is 0
+    { a = { shape = { 2, 0 }, data = {} },
+      out = { shape = {}, data = { 0 } } },
   },
   backward = { a = "expand_as(grad, a)" },
   bound = "memory",
@@ -324,6 +330,11 @@ op {
       out = { shape = { 2, 1 }, data = { 6, 15 } } },
     { a = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 5, 6, 7, 8 } }, dim = 1,
       out = { shape = { 2, 1, 2 }, data = { 4, 6, 12, 14 } } },
+    -- zero-size: over an empty dim: 0 per slab; over a full dim of an empty tensor: empty
+    { a = { shape = { 2, 0 }, data = {} }, dim = 1,
+      out = { shape = { 2, 1 }, data = { 0, 0 } } },
+    { a = { shape = { 2, 0 }, data = {} }, dim = 0,
+      out = { shape = { 1, 0 }, data = {} } },
   },
   backward = { a = "expand_as(grad, a)" },
   bound = "memory",
@@ -345,6 +356,9 @@ op {
       out = { shape = { 1, 3 }, data = { 2.5, 3.5, 4.5 } } },
     { a = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 5, 6, 7, 8 } }, dim = -3,
       out = { shape = { 1, 2, 2 }, data = { 3, 4, 5, 6 } } },
+    -- zero-size: the mean of nothing is NaN (0 / 0)
+    { a = { shape = { 2, 0, 1 }, data = {} }, dim = 1,
+      out = { shape = { 2, 1, 1 }, data = { "nan", "nan" } } },
   },
   backward = { a = "mean_grad(grad, a, dim)" },
   bound = "memory",
@@ -366,6 +380,9 @@ op {
       out = { shape = { 1, 3 }, data = { 7, 5, 3 } } },
     { a = { shape = { 2, 2, 2 }, data = { 1, -8, 3, 4, -5, 6, 0, -7 } }, dim = 2,
       out = { shape = { 2, 2, 1 }, data = { 1, 4, 6, 0 } } },
+    -- zero-size: over a full dim of an empty tensor (over the empty dim: an error)
+    { a = { shape = { 0, 3 }, data = {} }, dim = 1,
+      out = { shape = { 0, 1 }, data = {} } },
   },
   backward = { a = "extreme_grad(grad, a, result)" },
   bound = "memory",
@@ -387,6 +404,9 @@ op {
       out = { shape = { 1, 3 }, data = { 1, 0, -2 } } },
     { a = { shape = { 2, 2, 2 }, data = { 1, -8, 3, 4, -5, 6, 0, -7 } }, dim = 2,
       out = { shape = { 2, 2, 1 }, data = { -8, 3, -5, -7 } } },
+    -- zero-size: over a full dim of an empty tensor (over the empty dim: an error)
+    { a = { shape = { 0, 3 }, data = {} }, dim = 1,
+      out = { shape = { 0, 1 }, data = {} } },
   },
   backward = { a = "extreme_grad(grad, a, result)" },
   bound = "memory",
@@ -406,6 +426,9 @@ op {
       out = { shape = { 2, 1 }, data = { 1, 0 } } },
     { a = { shape = { 2, 3 }, data = { 1, 4, 2, 1, 0, 7 } }, dim = -2,
       out = { shape = { 1, 3 }, data = { 0, 0, 1 } } },
+    -- zero-size: over a full dim of an empty tensor (over the empty dim: an error)
+    { a = { shape = { 3, 0 }, data = {} }, dim = 0,
+      out = { shape = { 1, 0 }, data = {} } },
   },
 }
 
@@ -423,6 +446,9 @@ op {
       out = { shape = { 2, 1 }, data = { 1, 0 } } },
     { a = { shape = { 2, 3 }, data = { 1, 4, 2, 1, 0, 7 } }, dim = -2,
       out = { shape = { 1, 3 }, data = { 0, 1, 0 } } },
+    -- zero-size: over a full dim of an empty tensor (over the empty dim: an error)
+    { a = { shape = { 3, 0 }, data = {} }, dim = 0,
+      out = { shape = { 1, 0 }, data = {} } },
   },
 }
 
@@ -456,5 +482,8 @@ op {
       out = { data = { 1.5, -2, "inf", 0 } } },
     { a = { shape = {}, data = { 0.25 } },
       out = { data = { 0.25 } } },
+    -- zero-size: nothing to copy
+    { a = { shape = { 0, 4 }, data = {} },
+      out = { data = {} } },
   },
 }
