@@ -2690,6 +2690,25 @@ static void test_bool_slice_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_bool_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(0), INT64_C(2) };
+    static const int64_t ends[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_bool_slice(a, starts, 2, ends, 2, &out), "bool_slice");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_bool_slice_null(void **state)
 {
     (void)state;
@@ -10467,6 +10486,31 @@ static void test_int_slice_assign_example_2(void **state)
     td_tensor_release(value);
 }
 
+static void test_int_slice_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(0) };
+    static const int32_t value_data[] = { 0 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(3) };
+    static const int64_t ends[] = { INT64_C(3) };
+    tdt_check(td_int_slice_assign(a, value, starts, 1, ends, 1, &out), "int_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 1, 2, 3 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
 static void test_int_slice_assign_null(void **state)
 {
     (void)state;
@@ -10666,6 +10710,31 @@ static void test_bool_slice_assign_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(4) };
     static const bool want[] = { true, false, false, true, false, false, true, false, false, true, false, true };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
+static void test_bool_slice_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool a_data[] = { false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool value_data[] = { false };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(0) };
+    static const int64_t ends[] = { INT64_C(0) };
+    tdt_check(td_bool_slice_assign(a, value, starts, 1, ends, 1, &out), "bool_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(value);
@@ -14275,6 +14344,29 @@ static void test_bool_cat_example_3(void **state)
     td_tensor_release(xs_items[1]);
 }
 
+static void test_bool_cat_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(0) };
+    static const bool xs_1_data[] = { false };
+    xs_items[0] = tdt_make(dev, TD_BOOL, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(1), INT64_C(2) };
+    static const bool xs_2_data[] = { true, false };
+    xs_items[1] = tdt_make(dev, TD_BOOL, xs_2_data, xs_2_shape, 2);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_bool_cat(xs, 2, INT64_C(1), &out), "bool_cat");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2) };
+    static const bool want[] = { true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
 static void test_bool_cat_null(void **state)
 {
     (void)state;
@@ -14902,6 +14994,7 @@ int main(void)
         TDT_TEST(test_bool_slice_example_1),
         TDT_TEST(test_bool_slice_example_2),
         TDT_TEST(test_bool_slice_example_3),
+        TDT_TEST(test_bool_slice_example_4),
         TDT_TEST(test_bool_slice_null),
         TDT_TEST(test_bool_slice_wrong_kind),
         TDT_TEST(test_bool_slice_vs_cpu),
@@ -15230,6 +15323,7 @@ int main(void)
         TDT_TEST(test_bool_or_empty),
         TDT_TEST(test_int_slice_assign_example_1),
         TDT_TEST(test_int_slice_assign_example_2),
+        TDT_TEST(test_int_slice_assign_example_3),
         TDT_TEST(test_int_slice_assign_null),
         TDT_TEST(test_int_slice_assign_wrong_kind),
         TDT_TEST(test_int_slice_assign_backend_mismatch),
@@ -15237,6 +15331,7 @@ int main(void)
         TDT_TEST(test_int_slice_assign_empty),
         TDT_TEST(test_bool_slice_assign_example_1),
         TDT_TEST(test_bool_slice_assign_example_2),
+        TDT_TEST(test_bool_slice_assign_example_3),
         TDT_TEST(test_bool_slice_assign_null),
         TDT_TEST(test_bool_slice_assign_wrong_kind),
         TDT_TEST(test_bool_slice_assign_backend_mismatch),
@@ -15376,6 +15471,7 @@ int main(void)
         TDT_TEST(test_bool_cat_example_1),
         TDT_TEST(test_bool_cat_example_2),
         TDT_TEST(test_bool_cat_example_3),
+        TDT_TEST(test_bool_cat_example_4),
         TDT_TEST(test_bool_cat_null),
         TDT_TEST(test_bool_cat_wrong_kind),
         TDT_TEST(test_bool_cat_backend_mismatch),

@@ -283,6 +283,9 @@ op {
       starts = { 2 },
       ends = { 3 },
       out = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, -6, -7, -8, -9 } } },
+    -- zero-size: an empty region: a copy of a
+    { a = { shape = { 3 }, data = { 1, 2, 3 } }, value = { shape = { 0 }, data = {} }, starts = { 3 }, ends = { 3 },
+      out = { shape = { 3 }, data = { 1, 2, 3 } } },
   },
 }
 
@@ -404,6 +407,9 @@ op {
       starts = { 0, 1 },
       ends = { 2, 3 },
       out = { shape = { 2, 2, 2 }, data = { false, true, false, false, false, true, false, false } } },
+    -- zero-size: a range of length 0
+    { a = { shape = { 2, 2 }, data = { true, false, false, true } }, starts = { 0, 2 }, ends = { 2, 2 },
+      out = { shape = { 2, 0 }, data = {} } },
   },
 }
 
@@ -426,6 +432,9 @@ op {
       starts = { 2 },
       ends = { 3 },
       out = { shape = { 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, true } } },
+    -- zero-size: empty a, empty value
+    { a = { shape = { 0, 2 }, data = {} }, value = { shape = { 0, 2 }, data = {} }, starts = { 0 }, ends = { 0 },
+      out = { shape = { 0, 2 }, data = {} } },
   },
 }
 
@@ -447,5 +456,8 @@ op {
     { xs = { { shape = { 2, 1, 2 }, data = { false, false, true, false } }, { shape = { 2, 2, 2 }, data = { false, true, false, false, true, false, false, true } } },
       dim = -2,
       out = { shape = { 2, 3, 2 }, data = { false, false, false, true, false, false, true, false, true, false, false, true } } },
+    -- zero-size: [0] is skipped whatever the other shapes (PyTorch)
+    { xs = { { shape = { 0 }, data = {} }, { shape = { 1, 2 }, data = { true, false } } }, dim = 1,
+      out = { shape = { 1, 2 }, data = { true, false } } },
   },
 }
