@@ -1584,7 +1584,9 @@ static void rd_ranges(granges *r, const mshape *s)
         int i = k > 0 ? (int)((mb >> 3) % (unsigned)k) : 0;
         int64_t d = (s && i < nd) ? s->d[i] : 1;
         switch (mb & 7) {
-        case 0: if (k) r->ends[i] = r->starts[i]; break;          /* empty */
+        case 0: if (k) r->ends[i] = r->starts[i] - 2; break;      /* end before start (an empty range
+                                                                     is valid, but the model follows no
+                                                                     empty tensors) */
         case 1: if (k) r->ends[i] = r->starts[i] - 1; break;      /* end before start */
         case 2: if (k) r->ends[i] = d + 1; break;                 /* past the end */
         case 3: if (k) r->starts[i] = -1; break;                  /* negative */
@@ -1606,7 +1608,7 @@ static void model_ranges(expect *e, const mshape *s, const granges *r, mshape *o
         e->errs |= E(TD_E_RANGE) | E(TD_E_SHAPE) | E(TD_E_INVALID);
     *out = *s;
     for (int i = 0; i < k && i < s->nd; i++) {
-        if (r->starts[i] < 0 || r->ends[i] > s->d[i] || r->starts[i] >= r->ends[i])
+        if (r->starts[i] < 0 || r->ends[i] > s->d[i] || r->starts[i] > r->ends[i])
             e->errs |= E(TD_E_RANGE);
         else
             out->d[i] = r->ends[i] - r->starts[i];
