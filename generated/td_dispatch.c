@@ -318,7 +318,8 @@ static td_status arm_cpu_float_from_data(td_device *device, const float *data, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_from_data", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -334,7 +335,8 @@ static td_status arm_vulkan_float_from_data(td_device *device, const float *data
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_from_data", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -380,7 +382,7 @@ static inline td_status entry_float_from_data(td_device *device, const float *da
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
-    if (data == NULL)
+    if (data == NULL && !td_dims_have_zero(shape, shape_len))
         return td_err_null(td_opname, "data");
     if (shape_len < 0)
         return td_error(TD_E_INVALID, "float_from_data: shape_len is %d; a length cannot be negative", shape_len);
@@ -425,7 +427,8 @@ static td_status arm_cpu_int_from_data(td_device *device, const int32_t *data, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_from_data", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -441,7 +444,8 @@ static td_status arm_vulkan_int_from_data(td_device *device, const int32_t *data
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_from_data", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -487,7 +491,7 @@ static inline td_status entry_int_from_data(td_device *device, const int32_t *da
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
-    if (data == NULL)
+    if (data == NULL && !td_dims_have_zero(shape, shape_len))
         return td_err_null(td_opname, "data");
     if (shape_len < 0)
         return td_error(TD_E_INVALID, "int_from_data: shape_len is %d; a length cannot be negative", shape_len);
@@ -532,7 +536,8 @@ static td_status arm_cpu_bool_from_data(td_device *device, const bool *data, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_from_data", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -548,7 +553,8 @@ static td_status arm_vulkan_bool_from_data(td_device *device, const bool *data, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_from_data", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_from_data(data, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_from_data(data, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -594,7 +600,7 @@ static inline td_status entry_bool_from_data(td_device *device, const bool *data
     *out = NULL;
     if (device == NULL)
         return td_err_null(td_opname, "device");
-    if (data == NULL)
+    if (data == NULL && !td_dims_have_zero(shape, shape_len))
         return td_err_null(td_opname, "data");
     if (shape_len < 0)
         return td_error(TD_E_INVALID, "bool_from_data: shape_len is %d; a length cannot be negative", shape_len);
@@ -639,7 +645,8 @@ static td_status arm_cpu_float_zeros(td_device *device, const int64_t *shape, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_zeros", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_zeros(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_zeros(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -655,7 +662,8 @@ static td_status arm_vulkan_float_zeros(td_device *device, const int64_t *shape,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_zeros", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_zeros(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_zeros(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -744,7 +752,8 @@ static td_status arm_cpu_int_zeros(td_device *device, const int64_t *shape, int 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_zeros", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_zeros(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_zeros(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -760,7 +769,8 @@ static td_status arm_vulkan_int_zeros(td_device *device, const int64_t *shape, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_zeros", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_zeros(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_zeros(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -849,7 +859,8 @@ static td_status arm_cpu_float_ones(td_device *device, const int64_t *shape, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_ones", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_ones(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_ones(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -865,7 +876,8 @@ static td_status arm_vulkan_float_ones(td_device *device, const int64_t *shape, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_ones", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_ones(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_ones(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -954,7 +966,8 @@ static td_status arm_cpu_int_ones(td_device *device, const int64_t *shape, int s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_ones", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_ones(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_ones(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -970,7 +983,8 @@ static td_status arm_vulkan_int_ones(td_device *device, const int64_t *shape, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_ones", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_ones(shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_ones(shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1059,7 +1073,8 @@ static td_status arm_cpu_float_full(td_device *device, const int64_t *shape, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_full", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_full(shape, shape_len, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_full(shape, shape_len, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1075,7 +1090,8 @@ static td_status arm_vulkan_float_full(td_device *device, const int64_t *shape, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_full", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_full(shape, shape_len, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_full(shape, shape_len, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1164,7 +1180,8 @@ static td_status arm_cpu_int_full(td_device *device, const int64_t *shape, int s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_full", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_full(shape, shape_len, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_full(shape, shape_len, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1180,7 +1197,8 @@ static td_status arm_vulkan_int_full(td_device *device, const int64_t *shape, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_full", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_full(shape, shape_len, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_full(shape, shape_len, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1269,7 +1287,8 @@ static td_status arm_cpu_float_random(td_device *device, const int64_t *shape, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_random", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_random(shape, shape_len, dist, p0, p1, seed, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_random(shape, shape_len, dist, p0, p1, seed, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1285,7 +1304,8 @@ static td_status arm_vulkan_float_random(td_device *device, const int64_t *shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_random", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_random(shape, shape_len, dist, p0, p1, seed, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_random(shape, shape_len, dist, p0, p1, seed, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1376,7 +1396,8 @@ static td_status arm_cpu_int_arange(td_device *device, int64_t start, int64_t en
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_arange", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_arange(start, end, step, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_arange(start, end, step, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1392,7 +1413,8 @@ static td_status arm_vulkan_int_arange(td_device *device, int64_t start, int64_t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_arange", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_arange(start, end, step, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_arange(start, end, step, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1481,7 +1503,8 @@ static td_status arm_cpu_int_random(td_device *device, const int64_t *shape, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_random", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_random(shape, shape_len, low, high, seed, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_random(shape, shape_len, low, high, seed, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1606,7 +1629,8 @@ static td_status arm_cpu_bool_tril_mask(td_device *device, const int64_t *shape,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_tril_mask", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_tril_mask(shape, shape_len, offset, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_tril_mask(shape, shape_len, offset, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1729,7 +1753,8 @@ static td_status arm_cpu_bool_triu_mask(td_device *device, const int64_t *shape,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_triu_mask", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_triu_mask(shape, shape_len, offset, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_triu_mask(shape, shape_len, offset, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1849,6 +1874,13 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_fill(const td_tensor *a, const t
     (void)a;
     (void)mask;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -1884,7 +1916,8 @@ static td_status arm_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mas
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_mask_fill", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_mask_fill(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_mask_fill(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1983,7 +2016,8 @@ static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_te
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_gather", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_gather(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_gather(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -1999,7 +2033,8 @@ static td_status arm_vulkan_int_gather(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_gather", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_gather(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_gather(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2091,7 +2126,8 @@ static td_status arm_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_scatter_add", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_scatter_add(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_scatter_add(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2107,7 +2143,8 @@ static td_status arm_vulkan_int_scatter_add(const td_tensor *a, int64_t dim, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_scatter_add", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_scatter_add(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_scatter_add(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2204,7 +2241,8 @@ static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_te
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_select", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_select(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_select(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2220,7 +2258,8 @@ static td_status arm_vulkan_int_select(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_select", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_select(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_select(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2312,7 +2351,8 @@ static td_status arm_cpu_int_select_add(const td_tensor *a, int64_t dim, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_select_add", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_select_add(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_select_add(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2328,7 +2368,8 @@ static td_status arm_vulkan_int_select_add(const td_tensor *a, int64_t dim, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_select_add", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_select_add(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_select_add(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2425,7 +2466,8 @@ static td_status arm_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_gather", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_gather(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_gather(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2441,7 +2483,8 @@ static td_status arm_vulkan_bool_gather(const td_tensor *a, int64_t dim, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_gather", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_gather(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_gather(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2533,7 +2576,8 @@ static td_status arm_cpu_bool_select(const td_tensor *a, int64_t dim, const td_t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_select", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_select(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_select(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2549,7 +2593,8 @@ static td_status arm_vulkan_bool_select(const td_tensor *a, int64_t dim, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_select", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_select(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_select(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2641,7 +2686,8 @@ static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_scatter_assign(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_scatter_assign(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2657,7 +2703,8 @@ static td_status arm_vulkan_int_scatter_assign(const td_tensor *a, int64_t dim, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_scatter_assign(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_scatter_assign(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2754,7 +2801,8 @@ static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_class
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_one_hot", indices->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_one_hot(indices, num_classes, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_one_hot(indices, num_classes, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2770,7 +2818,8 @@ static td_status arm_vulkan_int_one_hot(const td_tensor *indices, int64_t num_cl
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_one_hot", indices->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_one_hot(indices, num_classes, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_one_hot(indices, num_classes, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2856,6 +2905,13 @@ TD_MAYBE_UNUSED static td_status comp_int_neg(const td_tensor *a, const td_shape
     static const char td_opname[] = "int_neg";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -2879,7 +2935,8 @@ static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_ou
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_neg", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_neg(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_neg(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -2973,6 +3030,13 @@ TD_MAYBE_UNUSED static td_status comp_int_add_scalar(const td_tensor *a, int32_t
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -2996,7 +3060,8 @@ static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_add_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_add_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_add_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3090,6 +3155,13 @@ TD_MAYBE_UNUSED static td_status comp_int_sub_scalar(const td_tensor *a, int32_t
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -3113,7 +3185,8 @@ static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sub_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_sub_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sub_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3207,6 +3280,13 @@ TD_MAYBE_UNUSED static td_status comp_int_mul_scalar(const td_tensor *a, int32_t
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -3230,7 +3310,8 @@ static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mul_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_mul_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mul_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3324,6 +3405,13 @@ TD_MAYBE_UNUSED static td_status comp_int_div_scalar(const td_tensor *a, int32_t
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -3347,7 +3435,8 @@ static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_div_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_div_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_div_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3441,6 +3530,13 @@ TD_MAYBE_UNUSED static td_status comp_int_remainder_scalar(const td_tensor *a, i
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -3464,7 +3560,8 @@ static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_remainder_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_remainder_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_remainder_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3557,6 +3654,13 @@ TD_MAYBE_UNUSED static td_status comp_int_abs(const td_tensor *a, const td_shape
     static const char td_opname[] = "int_abs";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -3588,7 +3692,8 @@ static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_ou
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_abs", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_abs(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_abs(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3681,6 +3786,13 @@ TD_MAYBE_UNUSED static td_status comp_int_sign(const td_tensor *a, const td_shap
     static const char td_opname[] = "int_sign";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -3720,7 +3832,8 @@ static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_o
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sign", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_sign(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sign(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3818,7 +3931,8 @@ static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_powi_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_powi_scalar(a, exponent, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_powi_scalar(a, exponent, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -3938,6 +4052,13 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp(const td_tensor *a, int32_t min,
     (void)a;
     (void)min;
     (void)max;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -3969,7 +4090,8 @@ static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_clamp", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_clamp(a, min, max, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_clamp(a, min, max, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4063,6 +4185,13 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_min(const td_tensor *a, int32_t 
     td_status td_st = TD_OK;
     (void)a;
     (void)min;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -4086,7 +4215,8 @@ static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_clamp_min", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_clamp_min(a, min, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_clamp_min(a, min, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4180,6 +4310,13 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_max(const td_tensor *a, int32_t 
     td_status td_st = TD_OK;
     (void)a;
     (void)max;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -4203,7 +4340,8 @@ static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_clamp_max", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_clamp_max(a, max, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_clamp_max(a, max, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4297,6 +4435,13 @@ TD_MAYBE_UNUSED static td_status comp_int_equal_elem(const td_tensor *a, int32_t
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -4320,7 +4465,8 @@ static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_equal_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_equal_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4414,6 +4560,13 @@ TD_MAYBE_UNUSED static td_status comp_int_not_equal_elem(const td_tensor *a, int
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -4437,7 +4590,8 @@ static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_not_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_not_equal_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_not_equal_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4531,6 +4685,13 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_elem(const td_tensor *a, int32
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -4554,7 +4715,8 @@ static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_greater_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_greater_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4648,6 +4810,13 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_equal_elem(const td_tensor *a,
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -4671,7 +4840,8 @@ static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t valu
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_greater_equal_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_greater_equal_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4765,6 +4935,13 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_elem(const td_tensor *a, int32_t
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -4788,7 +4965,8 @@ static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_lower_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_lower_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -4882,6 +5060,13 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_equal_elem(const td_tensor *a, i
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -4905,7 +5090,8 @@ static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_lower_equal_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_lower_equal_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5003,7 +5189,8 @@ static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sum_dim", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_sum_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sum_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5126,7 +5313,8 @@ static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mean_dim", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_mean_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mean_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5249,7 +5437,8 @@ static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_o
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_prod", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_prod(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_prod(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5371,7 +5560,8 @@ static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_prod_dim", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_prod_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_prod_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5489,6 +5679,13 @@ TD_MAYBE_UNUSED static td_status comp_int_max(const td_tensor *a, const td_shape
     static const char td_opname[] = "int_max";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -5524,7 +5721,8 @@ static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_ou
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_max", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_max(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_max(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5617,6 +5815,13 @@ TD_MAYBE_UNUSED static td_status comp_int_min(const td_tensor *a, const td_shape
     static const char td_opname[] = "int_min";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -5652,7 +5857,8 @@ static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_ou
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_min", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_min(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_min(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5746,6 +5952,13 @@ TD_MAYBE_UNUSED static td_status comp_int_max_dim(const td_tensor *a, int64_t di
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -5821,7 +6034,8 @@ static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_max_dim", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_max_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_max_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -5915,6 +6129,13 @@ TD_MAYBE_UNUSED static td_status comp_int_min_dim(const td_tensor *a, int64_t di
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -5990,7 +6211,8 @@ static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_min_dim", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_min_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_min_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6084,6 +6306,13 @@ TD_MAYBE_UNUSED static td_status comp_int_argmax(const td_tensor *a, int64_t dim
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -6115,7 +6344,8 @@ static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_argmax", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_argmax(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_argmax(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6209,6 +6439,13 @@ TD_MAYBE_UNUSED static td_status comp_int_argmin(const td_tensor *a, int64_t dim
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -6240,7 +6477,8 @@ static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_argmin", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_argmin(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_argmin(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6338,7 +6576,8 @@ static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_o
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mean", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_mean(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mean(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6455,6 +6694,13 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_not(const td_tensor *a, const 
     static const char td_opname[] = "int_bitwise_not";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -6478,7 +6724,8 @@ static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_not", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_bitwise_not(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_not(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6576,7 +6823,8 @@ static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t valu
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_and_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_bitwise_and_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_and_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6699,7 +6947,8 @@ static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_or_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_bitwise_or_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_or_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6822,7 +7071,8 @@ static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t valu
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_xor_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_bitwise_xor_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_xor_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -6945,7 +7195,8 @@ static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_left_shift_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_bitwise_left_shift_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_left_shift_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7068,7 +7319,8 @@ static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int3
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_right_shift_scalar", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_bitwise_right_shift_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_right_shift_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7187,7 +7439,8 @@ static td_status arm_cpu_int_reshape(const td_tensor *a, const int64_t *shape, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_reshape", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7203,7 +7456,8 @@ static td_status arm_vulkan_int_reshape(const td_tensor *a, const int64_t *shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_reshape", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7294,7 +7548,8 @@ static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_swap_dims", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7310,7 +7565,8 @@ static td_status arm_vulkan_int_swap_dims(const td_tensor *a, int64_t dim0, int6
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_swap_dims", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7397,7 +7653,8 @@ static td_status arm_cpu_int_permute(const td_tensor *a, const int64_t *perm, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_permute", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7413,7 +7670,8 @@ static td_status arm_vulkan_int_permute(const td_tensor *a, const int64_t *perm,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_permute", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7505,7 +7763,8 @@ static td_status arm_cpu_int_expand(const td_tensor *a, const int64_t *shape, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_expand", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7521,7 +7780,8 @@ static td_status arm_vulkan_int_expand(const td_tensor *a, const int64_t *shape,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_expand", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7612,7 +7872,8 @@ static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7628,7 +7889,8 @@ static td_status arm_vulkan_int_slice(const td_tensor *a, const int64_t *starts,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7725,7 +7987,8 @@ static td_status arm_cpu_bool_reshape(const td_tensor *a, const int64_t *shape, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_reshape", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7741,7 +8004,8 @@ static td_status arm_vulkan_bool_reshape(const td_tensor *a, const int64_t *shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_reshape", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7832,7 +8096,8 @@ static td_status arm_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_swap_dims", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7848,7 +8113,8 @@ static td_status arm_vulkan_bool_swap_dims(const td_tensor *a, int64_t dim0, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_swap_dims", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7935,7 +8201,8 @@ static td_status arm_cpu_bool_permute(const td_tensor *a, const int64_t *perm, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_permute", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -7951,7 +8218,8 @@ static td_status arm_vulkan_bool_permute(const td_tensor *a, const int64_t *perm
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_permute", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8043,7 +8311,8 @@ static td_status arm_cpu_bool_expand(const td_tensor *a, const int64_t *shape, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_expand", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8059,7 +8328,8 @@ static td_status arm_vulkan_bool_expand(const td_tensor *a, const int64_t *shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_expand", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8150,7 +8420,8 @@ static td_status arm_cpu_bool_slice(const td_tensor *a, const int64_t *starts, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8166,7 +8437,8 @@ static td_status arm_vulkan_bool_slice(const td_tensor *a, const int64_t *starts
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8263,7 +8535,8 @@ static td_status arm_cpu_int_flip(const td_tensor *a, const int64_t *axes, int a
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_flip", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_flip(a, axes, axes_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_flip(a, axes, axes_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8279,7 +8552,8 @@ static td_status arm_vulkan_int_flip(const td_tensor *a, const int64_t *axes, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_flip", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_flip(a, axes, axes_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_flip(a, axes, axes_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8370,7 +8644,8 @@ static td_status arm_cpu_bool_flip(const td_tensor *a, const int64_t *axes, int 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_flip", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_flip(a, axes, axes_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_flip(a, axes, axes_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8386,7 +8661,8 @@ static td_status arm_vulkan_bool_flip(const td_tensor *a, const int64_t *axes, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_flip", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_flip(a, axes, axes_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_flip(a, axes, axes_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8477,7 +8753,8 @@ static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_repeat_dim", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_repeat_dim(a, dim, times, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_repeat_dim(a, dim, times, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8493,7 +8770,8 @@ static td_status arm_vulkan_int_repeat_dim(const td_tensor *a, int64_t dim, int6
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_repeat_dim", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_repeat_dim(a, dim, times, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_repeat_dim(a, dim, times, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8580,7 +8858,8 @@ static td_status arm_cpu_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_repeat_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_repeat_dim(a, dim, times, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_repeat_dim(a, dim, times, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8596,7 +8875,8 @@ static td_status arm_vulkan_bool_repeat_dim(const td_tensor *a, int64_t dim, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_repeat_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_repeat_dim(a, dim, times, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_repeat_dim(a, dim, times, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8682,6 +8962,13 @@ TD_MAYBE_UNUSED static td_status comp_int_transpose(const td_tensor *a, const td
     static const char td_opname[] = "int_transpose";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_int_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
@@ -8701,7 +8988,8 @@ static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_transpose", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_transpose(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_transpose(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8719,7 +9007,8 @@ static td_status arm_vulkan_int_transpose(const td_tensor *a, const td_shape *td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_transpose", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_transpose(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_transpose(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8805,6 +9094,13 @@ TD_MAYBE_UNUSED static td_status comp_bool_transpose(const td_tensor *a, const t
     static const char td_opname[] = "bool_transpose";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_bool_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
@@ -8824,7 +9120,8 @@ static td_status arm_cpu_bool_transpose(const td_tensor *a, const td_shape *td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_transpose", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_transpose(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_transpose(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8842,7 +9139,8 @@ static td_status arm_vulkan_bool_transpose(const td_tensor *a, const td_shape *t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_transpose", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_transpose(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_transpose(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8929,7 +9227,8 @@ static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t sta
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_narrow", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_narrow(a, dim, start, length, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_narrow(a, dim, start, length, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -8945,7 +9244,8 @@ static td_status arm_vulkan_int_narrow(const td_tensor *a, int64_t dim, int64_t 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_narrow", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_narrow(a, dim, start, length, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_narrow(a, dim, start, length, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9032,7 +9332,8 @@ static td_status arm_cpu_bool_narrow(const td_tensor *a, int64_t dim, int64_t st
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_narrow", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_narrow(a, dim, start, length, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_narrow(a, dim, start, length, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9048,7 +9349,8 @@ static td_status arm_vulkan_bool_narrow(const td_tensor *a, int64_t dim, int64_t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_narrow", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_narrow(a, dim, start, length, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_narrow(a, dim, start, length, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9135,7 +9437,8 @@ static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cumsum", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_cumsum(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_cumsum(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9151,7 +9454,8 @@ static td_status arm_vulkan_int_cumsum(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cumsum", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_cumsum(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_cumsum(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9238,7 +9542,8 @@ static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cumprod", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_cumprod(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_cumprod(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9254,7 +9559,8 @@ static td_status arm_vulkan_int_cumprod(const td_tensor *a, int64_t dim, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cumprod", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_cumprod(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_cumprod(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9345,7 +9651,8 @@ static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t desce
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sort", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_sort(a, dim, descending, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sort(a, dim, descending, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9469,7 +9776,8 @@ static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t de
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_argsort", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_argsort(a, dim, descending, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_argsort(a, dim, descending, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9593,7 +9901,8 @@ static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_topk", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_topk(a, count, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_topk(a, count, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9712,6 +10021,13 @@ TD_MAYBE_UNUSED static td_status comp_int_any(const td_tensor *a, const td_shape
     static const char td_opname[] = "int_any";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -9755,7 +10071,8 @@ static td_status arm_cpu_int_any(const td_tensor *a, const td_shape *td_shape_ou
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_any", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_any(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_any(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9849,6 +10166,13 @@ TD_MAYBE_UNUSED static td_status comp_int_any_dim(const td_tensor *a, int64_t di
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -9892,7 +10216,8 @@ static td_status arm_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_any_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_any_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_any_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -9985,6 +10310,13 @@ TD_MAYBE_UNUSED static td_status comp_int_all(const td_tensor *a, const td_shape
     static const char td_opname[] = "int_all";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -10024,7 +10356,8 @@ static td_status arm_cpu_int_all(const td_tensor *a, const td_shape *td_shape_ou
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_all", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_all(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_all(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10118,6 +10451,13 @@ TD_MAYBE_UNUSED static td_status comp_int_all_dim(const td_tensor *a, int64_t di
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -10157,7 +10497,8 @@ static td_status arm_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_all_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_all_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_all_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10250,6 +10591,13 @@ TD_MAYBE_UNUSED static td_status comp_bool_any(const td_tensor *a, const td_shap
     static const char td_opname[] = "bool_any";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -10281,7 +10629,8 @@ static td_status arm_cpu_bool_any(const td_tensor *a, const td_shape *td_shape_o
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_any", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_any(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_any(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10375,6 +10724,13 @@ TD_MAYBE_UNUSED static td_status comp_bool_any_dim(const td_tensor *a, int64_t d
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -10406,7 +10762,8 @@ static td_status arm_cpu_bool_any_dim(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_any_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_any_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_any_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10499,6 +10856,13 @@ TD_MAYBE_UNUSED static td_status comp_bool_all(const td_tensor *a, const td_shap
     static const char td_opname[] = "bool_all";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -10534,7 +10898,8 @@ static td_status arm_cpu_bool_all(const td_tensor *a, const td_shape *td_shape_o
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_all", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_all(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_all(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10628,6 +10993,13 @@ TD_MAYBE_UNUSED static td_status comp_bool_all_dim(const td_tensor *a, int64_t d
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -10663,7 +11035,8 @@ static td_status arm_cpu_bool_all_dim(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_all_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_all_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_all_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10757,7 +11130,8 @@ static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_fill", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_mask_fill(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mask_fill(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10773,7 +11147,8 @@ static td_status arm_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *m
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_fill", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_mask_fill(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_mask_fill(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10865,7 +11240,8 @@ static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_ou
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sum", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_sum(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sum(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10881,7 +11257,8 @@ static td_status arm_vulkan_int_sum(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sum", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_sum(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_sum(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10968,7 +11345,8 @@ static td_status arm_cpu_int_into_float(const td_tensor *a, const td_shape *td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_into_float(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_into_float(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -10984,7 +11362,8 @@ static td_status arm_vulkan_int_into_float(const td_tensor *a, const td_shape *t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_into_float(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_into_float(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -11071,7 +11450,8 @@ static td_status arm_cpu_bool_into_float(const td_tensor *a, const td_shape *td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_into_float(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_into_float(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -11087,7 +11467,8 @@ static td_status arm_vulkan_bool_into_float(const td_tensor *a, const td_shape *
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_into_float(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_into_float(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -11174,7 +11555,8 @@ static td_status arm_cpu_bool_into_int(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_into_int(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_into_int(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -11190,7 +11572,8 @@ static td_status arm_vulkan_bool_into_int(const td_tensor *a, const td_shape *td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_into_int(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_into_int(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -11277,7 +11660,8 @@ static td_status arm_cpu_bool_not(const td_tensor *a, const td_shape *td_shape_o
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_not", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_not(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_not(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -11293,7 +11677,8 @@ static td_status arm_vulkan_bool_not(const td_tensor *a, const td_shape *td_shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_not", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_not(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_not(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -11378,7 +11763,8 @@ td_status td_bool_not(const td_tensor *a, td_tensor **out)
 static td_status arm_cpu_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_cpu_int_into_data(a, dst);
 }
@@ -11388,7 +11774,8 @@ static td_status arm_cpu_int_into_data(const td_tensor *a, int32_t *dst, int64_t
 static td_status arm_vulkan_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_vulkan_int_into_data(a, dst);
 }
@@ -11425,7 +11812,7 @@ static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, in
     static const char td_opname[] = "int_into_data";
     if (a == NULL)
         return td_err_null(td_opname, "a");
-    if (dst == NULL)
+    if (dst == NULL && dst_len > 0)
         return td_err_null(td_opname, "dst");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     td_autodiff_context td_ctx = a->ctx;
@@ -11466,7 +11853,8 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 static td_status arm_cpu_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_cpu_bool_into_data(a, dst);
 }
@@ -11476,7 +11864,8 @@ static td_status arm_cpu_bool_into_data(const td_tensor *a, bool *dst, int64_t d
 static td_status arm_vulkan_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_vulkan_bool_into_data(a, dst);
 }
@@ -11513,7 +11902,7 @@ static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int6
     static const char td_opname[] = "bool_into_data";
     if (a == NULL)
         return td_err_null(td_opname, "a");
-    if (dst == NULL)
+    if (dst == NULL && dst_len > 0)
         return td_err_null(td_opname, "dst");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
     td_autodiff_context td_ctx = a->ctx;
@@ -11556,6 +11945,13 @@ TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t 
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -11591,7 +11987,8 @@ static td_status arm_cpu_float_softmax(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_softmax", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_softmax(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_softmax(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -11746,6 +12143,13 @@ TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int6
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -11785,7 +12189,8 @@ static td_status arm_cpu_float_log_softmax(const td_tensor *a, int64_t dim, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log_softmax", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_log_softmax(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_log_softmax(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -11940,6 +12345,13 @@ TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t 
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -11963,7 +12375,8 @@ static td_status arm_cpu_float_softmin(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_softmin", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_softmin(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_softmin(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -12117,6 +12530,13 @@ TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, cons
     static const char td_opname[] = "float_log_sigmoid";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -12216,7 +12636,8 @@ static td_status arm_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_log_sigmoid(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_log_sigmoid(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -12366,6 +12787,13 @@ TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float
     td_status td_st = TD_OK;
     (void)a;
     (void)negative_slope;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -12397,7 +12825,8 @@ static td_status arm_cpu_float_leaky_relu(const td_tensor *a, float negative_slo
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_leaky_relu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_leaky_relu(a, negative_slope, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_leaky_relu(a, negative_slope, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -12564,6 +12993,13 @@ TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, flo
     (void)a;
     (void)alpha;
     (void)beta;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -12591,7 +13027,8 @@ static td_status arm_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, flo
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_hard_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_hard_sigmoid(a, alpha, beta, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_hard_sigmoid(a, alpha, beta, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -12749,6 +13186,13 @@ TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_sh
     static const char td_opname[] = "float_silu";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -12772,7 +13216,8 @@ static td_status arm_cpu_float_silu(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_silu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_silu(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_silu(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -12942,7 +13387,8 @@ static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_acos", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_acos(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_acos(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -12958,7 +13404,8 @@ static td_status arm_vulkan_float_acos(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_acos", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_acos(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_acos(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -13113,7 +13560,8 @@ static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_asin", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_asin(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_asin(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -13129,7 +13577,8 @@ static td_status arm_vulkan_float_asin(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_asin", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_asin(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_asin(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -13280,7 +13729,8 @@ static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atan", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_atan(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_atan(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -13296,7 +13746,8 @@ static td_status arm_vulkan_float_atan(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atan", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_atan(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_atan(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -13438,6 +13889,13 @@ TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_sh
     static const char td_opname[] = "float_cosh";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -13473,7 +13931,8 @@ static td_status arm_cpu_float_cosh(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cosh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_cosh(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cosh(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -13618,6 +14077,13 @@ TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_sh
     static const char td_opname[] = "float_sinh";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -13693,7 +14159,8 @@ static td_status arm_cpu_float_sinh(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sinh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sinh(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sinh(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -13838,6 +14305,13 @@ TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_sha
     static const char td_opname[] = "float_tan";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -13865,7 +14339,8 @@ static td_status arm_cpu_float_tan(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_tan", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_tan(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_tan(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -13883,7 +14358,8 @@ static td_status arm_vulkan_float_tan(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_tan", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_tan(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_tan(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -14026,6 +14502,13 @@ TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_s
     static const char td_opname[] = "float_asinh";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -14113,7 +14596,8 @@ static td_status arm_cpu_float_asinh(const td_tensor *a, const td_shape *td_shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_asinh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_asinh(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_asinh(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -14266,6 +14750,13 @@ TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_s
     static const char td_opname[] = "float_acosh";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -14325,7 +14816,8 @@ static td_status arm_cpu_float_acosh(const td_tensor *a, const td_shape *td_shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_acosh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_acosh(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_acosh(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -14482,6 +14974,13 @@ TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_s
     static const char td_opname[] = "float_atanh";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -14521,7 +15020,8 @@ static td_status arm_cpu_float_atanh(const td_tensor *a, const td_shape *td_shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atanh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_atanh(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_atanh(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -14675,7 +15175,8 @@ static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_ceil", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_ceil(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_ceil(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -14691,7 +15192,8 @@ static td_status arm_vulkan_float_ceil(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_ceil", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_ceil(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_ceil(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -14779,7 +15281,8 @@ static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_floor", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_floor(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_floor(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -14795,7 +15298,8 @@ static td_status arm_vulkan_float_floor(const td_tensor *a, const td_shape *td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_floor", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_floor(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_floor(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -14883,7 +15387,8 @@ static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_round", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_round(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_round(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -14899,7 +15404,8 @@ static td_status arm_vulkan_float_round(const td_tensor *a, const td_shape *td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_round", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_round(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_round(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -14987,7 +15493,8 @@ static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_trunc", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_trunc(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_trunc(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -15003,7 +15510,8 @@ static td_status arm_vulkan_float_trunc(const td_tensor *a, const td_shape *td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_trunc", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_trunc(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_trunc(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -15090,6 +15598,13 @@ TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_sh
     static const char td_opname[] = "float_sign";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -15129,7 +15644,8 @@ static td_status arm_cpu_float_sign(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sign", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sign(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sign(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -15224,7 +15740,8 @@ static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_erf", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_erf(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_erf(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -15240,7 +15757,8 @@ static td_status arm_vulkan_float_erf(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_erf", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_erf(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_erf(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -15391,7 +15909,8 @@ static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log1p", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_log1p(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_log1p(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -15407,7 +15926,8 @@ static td_status arm_vulkan_float_log1p(const td_tensor *a, const td_shape *td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log1p", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_log1p(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_log1p(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -15545,6 +16065,13 @@ TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_s
     static const char td_opname[] = "float_recip";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -15568,7 +16095,8 @@ static td_status arm_cpu_float_recip(const td_tensor *a, const td_shape *td_shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_recip", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_recip(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_recip(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -15719,6 +16247,13 @@ TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int3
     td_status td_st = TD_OK;
     (void)a;
     (void)exponent;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_powf_scalar(a, (float)(exponent), &td_t1);
@@ -15738,7 +16273,8 @@ static td_status arm_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powi_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_powi_scalar(a, exponent, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_powi_scalar(a, exponent, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -15884,7 +16420,8 @@ static td_status arm_cpu_float_remainder_scalar(const td_tensor *a, float value,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_remainder_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_remainder_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -15900,7 +16437,8 @@ static td_status arm_vulkan_float_remainder_scalar(const td_tensor *a, float val
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_remainder_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_remainder_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -16030,6 +16568,13 @@ TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_add_scalar(a, (float)(-(float)(value)), &td_t1);
@@ -16049,7 +16594,8 @@ static td_status arm_cpu_float_sub_scalar(const td_tensor *a, float value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sub_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sub_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -16186,6 +16732,13 @@ TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -16209,7 +16762,8 @@ static td_status arm_cpu_float_div_scalar(const td_tensor *a, float value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_div_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_div_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_div_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -16352,6 +16906,13 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float 
     td_status td_st = TD_OK;
     (void)a;
     (void)min;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -16375,7 +16936,8 @@ static td_status arm_cpu_float_clamp_min(const td_tensor *a, float min, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_clamp_min", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_clamp_min(a, min, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_clamp_min(a, min, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -16521,6 +17083,13 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float 
     td_status td_st = TD_OK;
     (void)a;
     (void)max;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -16544,7 +17113,8 @@ static td_status arm_cpu_float_clamp_max(const td_tensor *a, float max, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_clamp_max", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_clamp_max(a, max, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_clamp_max(a, max, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -16689,6 +17259,13 @@ TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_
     static const char td_opname[] = "float_is_nan";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -16712,7 +17289,8 @@ static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_is_nan", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_is_nan(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_is_nan(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -16730,7 +17308,8 @@ static td_status arm_vulkan_float_is_nan(const td_tensor *a, const td_shape *td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_is_nan", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_is_nan(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_is_nan(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -16817,6 +17396,13 @@ TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_
     static const char td_opname[] = "float_is_inf";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -16852,7 +17438,8 @@ static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_is_inf", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_is_inf(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_is_inf(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -16870,7 +17457,8 @@ static td_status arm_vulkan_float_is_inf(const td_tensor *a, const td_shape *td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_is_inf", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_is_inf(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_is_inf(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -16958,6 +17546,13 @@ TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -16981,7 +17576,8 @@ static td_status arm_cpu_float_equal_elem(const td_tensor *a, float value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_equal_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_equal_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -17076,6 +17672,13 @@ TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, f
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -17103,7 +17706,8 @@ static td_status arm_cpu_float_not_equal_elem(const td_tensor *a, float value, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_not_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_not_equal_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_not_equal_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -17198,6 +17802,13 @@ TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, flo
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -17221,7 +17832,8 @@ static td_status arm_cpu_float_greater_elem(const td_tensor *a, float value, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_greater_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_greater_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -17316,6 +17928,13 @@ TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -17339,7 +17958,8 @@ static td_status arm_cpu_float_greater_equal_elem(const td_tensor *a, float valu
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_greater_equal_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_greater_equal_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -17434,6 +18054,13 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -17457,7 +18084,8 @@ static td_status arm_cpu_float_lower_elem(const td_tensor *a, float value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_lower_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_lower_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -17552,6 +18180,13 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a,
     td_status td_st = TD_OK;
     (void)a;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -17575,7 +18210,8 @@ static td_status arm_cpu_float_lower_equal_elem(const td_tensor *a, float value,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_lower_equal_elem(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_lower_equal_elem(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -17670,7 +18306,8 @@ static td_status arm_cpu_float_gather(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_gather", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_gather(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_gather(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -17686,7 +18323,8 @@ static td_status arm_vulkan_float_gather(const td_tensor *a, int64_t dim, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_gather", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_gather(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_gather(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -17828,7 +18466,8 @@ static td_status arm_cpu_float_scatter_add(const td_tensor *a, int64_t dim, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_scatter_add", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_scatter_add(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_scatter_add(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -17844,7 +18483,8 @@ static td_status arm_vulkan_float_scatter_add(const td_tensor *a, int64_t dim, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_scatter_add", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_scatter_add(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_scatter_add(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18001,7 +18641,8 @@ static td_status arm_cpu_float_select(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_select", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_select(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_select(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18017,7 +18658,8 @@ static td_status arm_vulkan_float_select(const td_tensor *a, int64_t dim, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_select", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_select(a, dim, indices, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_select(a, dim, indices, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18159,7 +18801,8 @@ static td_status arm_cpu_float_select_add(const td_tensor *a, int64_t dim, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_select_add", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_select_add(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_select_add(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18175,7 +18818,8 @@ static td_status arm_vulkan_float_select_add(const td_tensor *a, int64_t dim, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_select_add", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_select_add(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_select_add(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18332,7 +18976,8 @@ static td_status arm_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_scatter_assign", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_scatter_assign(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_scatter_assign(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18348,7 +18993,8 @@ static td_status arm_vulkan_float_scatter_assign(const td_tensor *a, int64_t dim
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_scatter_assign", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_scatter_assign(a, dim, indices, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_scatter_assign(a, dim, indices, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18511,7 +19157,8 @@ static td_status arm_cpu_float_reshape(const td_tensor *a, const int64_t *shape,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_reshape", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18527,7 +19174,8 @@ static td_status arm_vulkan_float_reshape(const td_tensor *a, const int64_t *sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_reshape", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_reshape(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_reshape(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18669,7 +19317,8 @@ static td_status arm_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_swap_dims", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18685,7 +19334,8 @@ static td_status arm_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_swap_dims", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_swap_dims(a, dim0, dim1, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_swap_dims(a, dim0, dim1, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18822,7 +19472,8 @@ static td_status arm_cpu_float_permute(const td_tensor *a, const int64_t *perm, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_permute", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18838,7 +19489,8 @@ static td_status arm_vulkan_float_permute(const td_tensor *a, const int64_t *per
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_permute", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_permute(a, perm, perm_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_permute(a, perm, perm_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18981,7 +19633,8 @@ static td_status arm_cpu_float_expand(const td_tensor *a, const int64_t *shape, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_expand", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -18997,7 +19650,8 @@ static td_status arm_vulkan_float_expand(const td_tensor *a, const int64_t *shap
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_expand", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_expand(a, shape, shape_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_expand(a, shape, shape_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -19133,7 +19787,8 @@ static td_status arm_cpu_float_slice(const td_tensor *a, const int64_t *starts, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -19149,7 +19804,8 @@ static td_status arm_vulkan_float_slice(const td_tensor *a, const int64_t *start
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_slice(a, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_slice(a, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -19300,7 +19956,8 @@ static td_status arm_cpu_float_flip(const td_tensor *a, const int64_t *axes, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_flip", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_flip(a, axes, axes_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_flip(a, axes, axes_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -19316,7 +19973,8 @@ static td_status arm_vulkan_float_flip(const td_tensor *a, const int64_t *axes, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_flip", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_flip(a, axes, axes_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_flip(a, axes, axes_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -19458,7 +20116,8 @@ static td_status arm_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_repeat_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_repeat_dim(a, dim, times, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_repeat_dim(a, dim, times, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -19474,7 +20133,8 @@ static td_status arm_vulkan_float_repeat_dim(const td_tensor *a, int64_t dim, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_repeat_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_repeat_dim(a, dim, times, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_repeat_dim(a, dim, times, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -19610,6 +20270,13 @@ TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const 
     static const char td_opname[] = "float_transpose";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
@@ -19629,7 +20296,8 @@ static td_status arm_cpu_float_transpose(const td_tensor *a, const td_shape *td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_transpose", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_transpose(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_transpose(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -19647,7 +20315,8 @@ static td_status arm_vulkan_float_transpose(const td_tensor *a, const td_shape *
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_transpose", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_transpose(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_transpose(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -19783,7 +20452,8 @@ static td_status arm_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_narrow", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_narrow(a, dim, start, length, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_narrow(a, dim, start, length, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -19799,7 +20469,8 @@ static td_status arm_vulkan_float_narrow(const td_tensor *a, int64_t dim, int64_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_narrow", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_narrow(a, dim, start, length, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_narrow(a, dim, start, length, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -19941,7 +20612,8 @@ static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_unfold", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_unfold(a, dim, size, step, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_unfold(a, dim, size, step, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -20113,7 +20785,8 @@ static td_status arm_cpu_float_pad(const td_tensor *a, const int64_t *pads, int 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_pad", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_pad(a, pads, pads_len, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_pad(a, pads, pads_len, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -20129,7 +20802,8 @@ static td_status arm_vulkan_float_pad(const td_tensor *a, const int64_t *pads, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_pad", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_pad(a, pads, pads_len, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_pad(a, pads, pads_len, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -20271,6 +20945,13 @@ TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_sh
     static const char td_opname[] = "float_mean";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -20294,7 +20975,8 @@ static td_status arm_cpu_float_mean(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_mean(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mean(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -20441,7 +21123,8 @@ static td_status arm_cpu_float_prod(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_prod", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_prod(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_prod(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -20611,7 +21294,8 @@ static td_status arm_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_prod_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_prod_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_prod_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -20777,6 +21461,13 @@ TD_MAYBE_UNUSED static td_status comp_float_max(const td_tensor *a, const td_sha
     static const char td_opname[] = "float_max";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -20812,7 +21503,8 @@ static td_status arm_cpu_float_max(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_max(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -20953,6 +21645,13 @@ TD_MAYBE_UNUSED static td_status comp_float_min(const td_tensor *a, const td_sha
     static const char td_opname[] = "float_min";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -20988,7 +21687,8 @@ static td_status arm_cpu_float_min(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_min(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_min(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -21129,6 +21829,13 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs(const td_tensor *a, const td
     static const char td_opname[] = "float_max_abs";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -21152,7 +21859,8 @@ static td_status arm_cpu_float_max_abs(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_abs", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_max_abs(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_abs(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -21306,6 +22014,13 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs_dim(const td_tensor *a, int6
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -21329,7 +22044,8 @@ static td_status arm_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_abs_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_max_abs_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_abs_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -21482,6 +22198,13 @@ TD_MAYBE_UNUSED static td_status comp_float_any(const td_tensor *a, const td_sha
     static const char td_opname[] = "float_any";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -21525,7 +22248,8 @@ static td_status arm_cpu_float_any(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_any", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_any(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_any(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -21620,6 +22344,13 @@ TD_MAYBE_UNUSED static td_status comp_float_any_dim(const td_tensor *a, int64_t 
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -21663,7 +22394,8 @@ static td_status arm_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_any_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_any_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_any_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -21757,6 +22489,13 @@ TD_MAYBE_UNUSED static td_status comp_float_all(const td_tensor *a, const td_sha
     static const char td_opname[] = "float_all";
     td_status td_st = TD_OK;
     (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -21796,7 +22535,8 @@ static td_status arm_cpu_float_all(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_all", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_all(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_all(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -21891,6 +22631,13 @@ TD_MAYBE_UNUSED static td_status comp_float_all_dim(const td_tensor *a, int64_t 
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -21930,7 +22677,8 @@ static td_status arm_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_all_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_all_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_all_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -22025,7 +22773,8 @@ static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cumsum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_cumsum(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cumsum(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -22041,7 +22790,8 @@ static td_status arm_vulkan_float_cumsum(const td_tensor *a, int64_t dim, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cumsum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_cumsum(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cumsum(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -22181,7 +22931,8 @@ static td_status arm_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cumprod", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_cumprod(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cumprod(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -22348,7 +23099,8 @@ static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cummax", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_cummax(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cummax(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -22364,7 +23116,8 @@ static td_status arm_vulkan_float_cummax(const td_tensor *a, int64_t dim, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cummax", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_cummax(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cummax(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -22499,7 +23252,8 @@ static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cummin", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_cummin(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cummin(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -22515,7 +23269,8 @@ static td_status arm_vulkan_float_cummin(const td_tensor *a, int64_t dim, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cummin", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_cummin(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cummin(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -22654,7 +23409,8 @@ static td_status arm_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t des
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sort", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sort(a, dim, descending, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sort(a, dim, descending, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -22827,7 +23583,8 @@ static td_status arm_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argsort", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_argsort(a, dim, descending, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_argsort(a, dim, descending, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -22952,7 +23709,8 @@ static td_status arm_cpu_float_topk(const td_tensor *a, int64_t count, int64_t d
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_topk", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_topk(a, count, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_topk(a, count, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -23125,7 +23883,8 @@ static td_status arm_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argtopk", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_argtopk(a, count, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_argtopk(a, count, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -23246,7 +24005,8 @@ static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_neg", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_neg(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_neg(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -23262,7 +24022,8 @@ static td_status arm_vulkan_float_neg(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_neg", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_neg(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_neg(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -23398,7 +24159,8 @@ static td_status arm_cpu_float_abs(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_abs", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_abs(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_abs(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -23414,7 +24176,8 @@ static td_status arm_vulkan_float_abs(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_abs", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_abs(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_abs(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -23553,7 +24316,8 @@ static td_status arm_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_exp", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_exp(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_exp(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -23569,7 +24333,8 @@ static td_status arm_vulkan_float_exp(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_exp", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_exp(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_exp(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -23705,7 +24470,8 @@ static td_status arm_cpu_float_log(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_log(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_log(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -23721,7 +24487,8 @@ static td_status arm_vulkan_float_log(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_log(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_log(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -23856,7 +24623,8 @@ static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sqrt", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sqrt(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sqrt(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -23872,7 +24640,8 @@ static td_status arm_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sqrt", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sqrt(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sqrt(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24012,7 +24781,8 @@ static td_status arm_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sin", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sin(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sin(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24028,7 +24798,8 @@ static td_status arm_vulkan_float_sin(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sin", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sin(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sin(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24167,7 +24938,8 @@ static td_status arm_cpu_float_cos(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cos", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_cos(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cos(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24183,7 +24955,8 @@ static td_status arm_vulkan_float_cos(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cos", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_cos(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cos(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24326,7 +25099,8 @@ static td_status arm_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_tanh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_tanh(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_tanh(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24342,7 +25116,8 @@ static td_status arm_vulkan_float_tanh(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_tanh", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_tanh(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_tanh(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24490,7 +25265,8 @@ static td_status arm_cpu_float_sigmoid(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sigmoid(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sigmoid(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24506,7 +25282,8 @@ static td_status arm_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sigmoid(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sigmoid(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24654,7 +25431,8 @@ static td_status arm_cpu_float_relu(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_relu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_relu(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_relu(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24670,7 +25448,8 @@ static td_status arm_vulkan_float_relu(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_relu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_relu(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_relu(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24805,7 +25584,8 @@ static td_status arm_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_gelu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_gelu(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_gelu(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24821,7 +25601,8 @@ static td_status arm_vulkan_float_gelu(const td_tensor *a, const td_shape *td_sh
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_gelu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_gelu(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_gelu(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24960,7 +25741,8 @@ static td_status arm_cpu_float_powf_scalar(const td_tensor *a, float exponent, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powf_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_powf_scalar(a, exponent, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_powf_scalar(a, exponent, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -24976,7 +25758,8 @@ static td_status arm_vulkan_float_powf_scalar(const td_tensor *a, float exponent
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powf_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_powf_scalar(a, exponent, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_powf_scalar(a, exponent, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25123,7 +25906,8 @@ static td_status arm_cpu_float_clamp(const td_tensor *a, float lo, float hi, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_clamp", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_clamp(a, lo, hi, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_clamp(a, lo, hi, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25139,7 +25923,8 @@ static td_status arm_vulkan_float_clamp(const td_tensor *a, float lo, float hi, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_clamp", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_clamp(a, lo, hi, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_clamp(a, lo, hi, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25279,7 +26064,8 @@ static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_add_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_add_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25295,7 +26081,8 @@ static td_status arm_vulkan_float_add_scalar(const td_tensor *a, float value, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_add_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_add_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25425,7 +26212,8 @@ static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_mul_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mul_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25441,7 +26229,8 @@ static td_status arm_vulkan_float_mul_scalar(const td_tensor *a, float value, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_mul_scalar(a, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mul_scalar(a, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25577,7 +26366,8 @@ static td_status arm_cpu_float_mask_fill(const td_tensor *a, const td_tensor *ma
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mask_fill", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_mask_fill(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mask_fill(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25593,7 +26383,8 @@ static td_status arm_vulkan_float_mask_fill(const td_tensor *a, const td_tensor 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mask_fill", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_mask_fill(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mask_fill(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25735,7 +26526,8 @@ static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sum(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sum(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25751,7 +26543,8 @@ static td_status arm_vulkan_float_sum(const td_tensor *a, const td_shape *td_sha
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sum(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sum(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25887,7 +26680,8 @@ static td_status arm_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sum_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sum_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -25903,7 +26697,8 @@ static td_status arm_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sum_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sum_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26039,6 +26834,13 @@ TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     int64_t td_s1 = 0;
@@ -26065,7 +26867,8 @@ static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_mean_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mean_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26083,7 +26886,8 @@ static td_status arm_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_mean_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mean_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26219,7 +27023,8 @@ static td_status arm_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_max_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26235,7 +27040,8 @@ static td_status arm_vulkan_float_max_dim(const td_tensor *a, int64_t dim, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_max_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_max_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26332,7 +27138,7 @@ static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
-    TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -26370,6 +27176,13 @@ TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t 
     td_status td_st = TD_OK;
     (void)a;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -26397,7 +27210,8 @@ static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_min_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_min_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26415,7 +27229,8 @@ static td_status arm_vulkan_float_min_dim(const td_tensor *a, int64_t dim, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_min_dim(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_min_dim(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26512,7 +27327,7 @@ static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
-    TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -26550,7 +27365,8 @@ static td_status arm_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmax", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_argmax(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_argmax(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26566,7 +27382,8 @@ static td_status arm_vulkan_float_argmax(const td_tensor *a, int64_t dim, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmax", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_argmax(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_argmax(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26616,7 +27433,7 @@ static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_t
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
-    TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -26654,7 +27471,8 @@ static td_status arm_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmin", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_argmin(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_argmin(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26670,7 +27488,8 @@ static td_status arm_vulkan_float_argmin(const td_tensor *a, int64_t dim, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmin", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_argmin(a, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_argmin(a, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26720,7 +27539,7 @@ static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_t
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
-    TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -26758,7 +27577,8 @@ static td_status arm_cpu_float_into_int(const td_tensor *a, const td_shape *td_s
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_into_int(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_into_int(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26774,7 +27594,8 @@ static td_status arm_vulkan_float_into_int(const td_tensor *a, const td_shape *t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_into_int(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_into_int(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26860,7 +27681,8 @@ td_status td_float_into_int(const td_tensor *a, td_tensor **out)
 static td_status arm_cpu_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_cpu_float_into_data(a, dst);
 }
@@ -26870,7 +27692,8 @@ static td_status arm_cpu_float_into_data(const td_tensor *a, float *dst, int64_t
 static td_status arm_vulkan_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     (void)dst_len;
-    (void)td_shape_out;
+    if (td_shape_out->numel == 0)
+        return TD_OK; /* no elements to copy */
     (void)td_ctx;
     return td_vulkan_float_into_data(a, dst);
 }
@@ -26908,7 +27731,7 @@ static inline td_status entry_float_into_data(const td_tensor *a, float *dst, in
     static const char td_opname[] = "float_into_data";
     if (a == NULL)
         return td_err_null(td_opname, "a");
-    if (dst == NULL)
+    if (dst == NULL && dst_len > 0)
         return td_err_null(td_opname, "dst");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
@@ -26951,7 +27774,8 @@ static td_status arm_cpu_int_add(const td_tensor *a, const td_tensor *b, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_add", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_add(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_add(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -26967,7 +27791,8 @@ static td_status arm_vulkan_int_add(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_add", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_add(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_add(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27059,7 +27884,8 @@ static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sub", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_sub(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sub(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27075,7 +27901,8 @@ static td_status arm_vulkan_int_sub(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sub", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_sub(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_sub(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27167,7 +27994,8 @@ static td_status arm_cpu_int_mul(const td_tensor *a, const td_tensor *b, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mul", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_mul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27183,7 +28011,8 @@ static td_status arm_vulkan_int_mul(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mul", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_mul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_mul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27275,7 +28104,8 @@ static td_status arm_cpu_int_div(const td_tensor *a, const td_tensor *b, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_div", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_div(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_div(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27291,7 +28121,8 @@ static td_status arm_vulkan_int_div(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_div", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_div(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_div(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27383,7 +28214,8 @@ static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_remainder", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_remainder(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_remainder(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27399,7 +28231,8 @@ static td_status arm_vulkan_int_remainder(const td_tensor *a, const td_tensor *b
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_remainder", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_remainder(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_remainder(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27491,7 +28324,8 @@ static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27507,7 +28341,8 @@ static td_status arm_vulkan_int_equal(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27599,7 +28434,8 @@ static td_status arm_cpu_int_greater(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_greater(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_greater(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27615,7 +28451,8 @@ static td_status arm_vulkan_int_greater(const td_tensor *a, const td_tensor *b, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_greater(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_greater(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27707,7 +28544,8 @@ static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_lower(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_lower(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27723,7 +28561,8 @@ static td_status arm_vulkan_int_lower(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_lower(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_lower(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27815,7 +28654,8 @@ static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mas
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_where", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_mask_where(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mask_where(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27831,7 +28671,8 @@ static td_status arm_vulkan_int_mask_where(const td_tensor *a, const td_tensor *
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_where", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_mask_where(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_mask_where(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27928,7 +28769,8 @@ static td_status arm_cpu_bool_and(const td_tensor *a, const td_tensor *b, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_and", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_and(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_and(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -27944,7 +28786,8 @@ static td_status arm_vulkan_bool_and(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_and", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_and(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_and(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -28036,6 +28879,13 @@ TD_MAYBE_UNUSED static td_status comp_bool_or(const td_tensor *a, const td_tenso
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -28067,7 +28917,8 @@ static td_status arm_cpu_bool_or(const td_tensor *a, const td_tensor *b, const t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_or(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_or(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -28085,7 +28936,8 @@ static td_status arm_vulkan_bool_or(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_or(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_or(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -28177,6 +29029,13 @@ TD_MAYBE_UNUSED static td_status comp_bool_xor(const td_tensor *a, const td_tens
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -28208,7 +29067,8 @@ static td_status arm_cpu_bool_xor(const td_tensor *a, const td_tensor *b, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_xor", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_xor(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_xor(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -28307,6 +29167,13 @@ TD_MAYBE_UNUSED static td_status comp_bool_equal(const td_tensor *a, const td_te
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -28330,7 +29197,8 @@ static td_status arm_cpu_bool_equal(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -28429,6 +29297,13 @@ TD_MAYBE_UNUSED static td_status comp_bool_not_equal(const td_tensor *a, const t
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_bool_xor(a, b, &td_t1);
@@ -28448,7 +29323,8 @@ static td_status arm_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_not_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_not_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -28548,6 +29424,13 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_where(const td_tensor *a, const 
     (void)a;
     (void)mask;
     (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -28579,7 +29462,8 @@ static td_status arm_cpu_bool_mask_where(const td_tensor *a, const td_tensor *ma
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_mask_where", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_mask_where(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_mask_where(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -28687,7 +29571,8 @@ static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_powi", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_powi(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_powi(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -28815,6 +29700,13 @@ TD_MAYBE_UNUSED static td_status comp_int_maximum(const td_tensor *a, const td_t
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -28838,7 +29730,8 @@ static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_maximum", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_maximum(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_maximum(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -28937,6 +29830,13 @@ TD_MAYBE_UNUSED static td_status comp_int_minimum(const td_tensor *a, const td_t
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -28960,7 +29860,8 @@ static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_minimum", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_minimum(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_minimum(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -29059,6 +29960,13 @@ TD_MAYBE_UNUSED static td_status comp_int_not_equal(const td_tensor *a, const td
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -29082,7 +29990,8 @@ static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_not_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_not_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -29181,6 +30090,13 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_equal(const td_tensor *a, cons
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -29204,7 +30120,8 @@ static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_greater_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_greater_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -29303,6 +30220,13 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_equal(const td_tensor *a, const 
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -29326,7 +30250,8 @@ static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_lower_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_lower_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -29429,7 +30354,8 @@ static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_matmul", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_matmul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_matmul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -29561,7 +30487,8 @@ static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_and", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_bitwise_and(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_and(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -29693,7 +30620,8 @@ static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_or", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_bitwise_or(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_or(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -29825,7 +30753,8 @@ static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_xor", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_bitwise_xor(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_xor(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -29957,7 +30886,8 @@ static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_ten
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_left_shift", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_bitwise_left_shift(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_left_shift(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -30089,7 +31019,8 @@ static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_te
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_right_shift", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_bitwise_right_shift(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_right_shift(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -30217,7 +31148,8 @@ static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *v
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice_assign", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -30233,7 +31165,8 @@ static td_status arm_vulkan_int_slice_assign(const td_tensor *a, const td_tensor
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice_assign", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -30335,7 +31268,8 @@ static td_status arm_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice_assign", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -30351,7 +31285,8 @@ static td_status arm_vulkan_bool_slice_assign(const td_tensor *a, const td_tenso
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice_assign", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -30453,6 +31388,13 @@ TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_t
     td_status td_st = TD_OK;
     (void)a;
     (void)weight;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -30484,7 +31426,8 @@ static td_status arm_cpu_float_prelu(const td_tensor *a, const td_tensor *weight
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_prelu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_prelu(a, weight, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_prelu(a, weight, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -30682,6 +31625,13 @@ TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logit
     td_status td_st = TD_OK;
     (void)logits;
     (void)targets;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && logits->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, logits->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -30751,7 +31701,8 @@ static td_status arm_cpu_float_cross_entropy(const td_tensor *logits, const td_t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cross_entropy", logits->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_cross_entropy(logits, targets, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cross_entropy(logits, targets, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -30899,7 +31850,8 @@ static td_status arm_cpu_float_add(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_add(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_add(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -30915,7 +31867,8 @@ static td_status arm_vulkan_float_add(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_add(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_add(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -31060,6 +32013,13 @@ TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_ten
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -31083,7 +32043,8 @@ static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_sub(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sub(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -31101,7 +32062,8 @@ static td_status arm_vulkan_float_sub(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_sub(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sub(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -31252,7 +32214,8 @@ static td_status arm_cpu_float_mul(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_mul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -31268,7 +32231,8 @@ static td_status arm_vulkan_float_mul(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_mul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -31423,7 +32387,8 @@ static td_status arm_cpu_float_div(const td_tensor *a, const td_tensor *b, const
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_div", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_div(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_div(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -31439,7 +32404,8 @@ static td_status arm_vulkan_float_div(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_div", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_div(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_div(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -31603,7 +32569,8 @@ static td_status arm_cpu_float_powf(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powf", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_powf(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_powf(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -31619,7 +32586,8 @@ static td_status arm_vulkan_float_powf(const td_tensor *a, const td_tensor *b, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powf", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_powf(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_powf(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -31802,7 +32770,8 @@ static td_status arm_cpu_float_maximum(const td_tensor *a, const td_tensor *b, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_maximum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_maximum(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_maximum(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -31818,7 +32787,8 @@ static td_status arm_vulkan_float_maximum(const td_tensor *a, const td_tensor *b
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_maximum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_maximum(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_maximum(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32005,7 +32975,8 @@ static td_status arm_cpu_float_minimum(const td_tensor *a, const td_tensor *b, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_minimum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_minimum(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_minimum(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32021,7 +32992,8 @@ static td_status arm_vulkan_float_minimum(const td_tensor *a, const td_tensor *b
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_minimum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_minimum(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_minimum(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32208,7 +33180,8 @@ static td_status arm_cpu_float_equal(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32224,7 +33197,8 @@ static td_status arm_vulkan_float_equal(const td_tensor *a, const td_tensor *b, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32318,7 +33292,8 @@ static td_status arm_cpu_float_greater(const td_tensor *a, const td_tensor *b, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_greater(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_greater(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32334,7 +33309,8 @@ static td_status arm_vulkan_float_greater(const td_tensor *a, const td_tensor *b
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_greater(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_greater(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32428,7 +33404,8 @@ static td_status arm_cpu_float_greater_equal(const td_tensor *a, const td_tensor
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_greater_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_greater_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32444,7 +33421,8 @@ static td_status arm_vulkan_float_greater_equal(const td_tensor *a, const td_ten
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_greater_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_greater_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32538,6 +33516,13 @@ TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_t
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_greater(b, a, &td_t1);
@@ -32557,7 +33542,8 @@ static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_lower(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_lower(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32575,7 +33561,8 @@ static td_status arm_vulkan_float_lower(const td_tensor *a, const td_tensor *b, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_lower(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_lower(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32669,6 +33656,13 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, cons
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_greater_equal(b, a, &td_t1);
@@ -32688,7 +33682,8 @@ static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_lower_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_lower_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32706,7 +33701,8 @@ static td_status arm_vulkan_float_lower_equal(const td_tensor *a, const td_tenso
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_lower_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_lower_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_lower_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32800,7 +33796,8 @@ static td_status arm_cpu_float_mask_where(const td_tensor *a, const td_tensor *m
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mask_where", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_mask_where(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mask_where(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32816,7 +33813,8 @@ static td_status arm_vulkan_float_mask_where(const td_tensor *a, const td_tensor
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mask_where", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_mask_where(a, mask, value, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mask_where(a, mask, value, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32983,7 +33981,8 @@ static td_status arm_cpu_float_matmul(const td_tensor *a, const td_tensor *b, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_matmul", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_matmul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_matmul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -32999,7 +33998,8 @@ static td_status arm_vulkan_float_matmul(const td_tensor *a, const td_tensor *b,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_matmul", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_matmul(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_matmul(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -33162,7 +34162,8 @@ static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atan2", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_atan2(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_atan2(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -33178,7 +34179,8 @@ static td_status arm_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atan2", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_atan2(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_atan2(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -33369,6 +34371,13 @@ TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_t
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -33460,7 +34469,8 @@ static td_status arm_cpu_float_hypot(const td_tensor *a, const td_tensor *b, con
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_hypot", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_hypot(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_hypot(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -33630,6 +34640,13 @@ TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_te
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -33653,7 +34670,8 @@ static td_status arm_cpu_float_powi(const td_tensor *a, const td_tensor *b, cons
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powi", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_powi(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_powi(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -33805,7 +34823,8 @@ static td_status arm_cpu_float_remainder(const td_tensor *a, const td_tensor *b,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_remainder", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_remainder(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_remainder(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -33821,7 +34840,8 @@ static td_status arm_vulkan_float_remainder(const td_tensor *a, const td_tensor 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_remainder", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_remainder(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_remainder(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -33982,6 +35002,13 @@ TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const 
     td_status td_st = TD_OK;
     (void)a;
     (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     if (td_st == TD_OK)
@@ -34005,7 +35032,8 @@ static td_status arm_cpu_float_not_equal(const td_tensor *a, const td_tensor *b,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_not_equal(a, b, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_not_equal(a, b, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -34106,7 +35134,8 @@ static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice_assign", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -34122,7 +35151,8 @@ static td_status arm_vulkan_float_slice_assign(const td_tensor *a, const td_tens
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice_assign", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -34299,6 +35329,13 @@ TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_t
     (void)a;
     (void)b;
     (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
     td_tensor *td_t1 = NULL;
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
@@ -34362,7 +35399,8 @@ static td_status arm_cpu_float_cross(const td_tensor *a, const td_tensor *b, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cross", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_cross(a, b, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cross(a, b, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -34524,7 +35562,8 @@ static td_status arm_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cat", xs[0]->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -34540,7 +35579,8 @@ static td_status arm_vulkan_float_cat(const td_tensor *const *xs, int xs_len, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cat", xs[0]->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -34683,7 +35723,8 @@ static td_status arm_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cat", xs[0]->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -34699,7 +35740,8 @@ static td_status arm_vulkan_int_cat(const td_tensor *const *xs, int xs_len, int6
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cat", xs[0]->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -34801,7 +35843,8 @@ static td_status arm_cpu_bool_cat(const td_tensor *const *xs, int xs_len, int64_
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_cat", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -34817,7 +35860,8 @@ static td_status arm_vulkan_bool_cat(const td_tensor *const *xs, int xs_len, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_cat", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_cat(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_cat(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -34919,7 +35963,8 @@ static td_status arm_cpu_float_stack(const td_tensor *const *xs, int xs_len, int
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_stack", xs[0]->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_stack(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_stack(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -34935,7 +35980,8 @@ static td_status arm_vulkan_float_stack(const td_tensor *const *xs, int xs_len, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_stack", xs[0]->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_stack(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_stack(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -35078,7 +36124,8 @@ static td_status arm_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_stack", xs[0]->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_stack(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_stack(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -35094,7 +36141,8 @@ static td_status arm_vulkan_int_stack(const td_tensor *const *xs, int xs_len, in
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_stack", xs[0]->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_stack(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_stack(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -35196,7 +36244,8 @@ static td_status arm_cpu_bool_stack(const td_tensor *const *xs, int xs_len, int6
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_stack", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_stack(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_stack(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -35212,7 +36261,8 @@ static td_status arm_vulkan_bool_stack(const td_tensor *const *xs, int xs_len, i
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_stack", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_stack(xs, xs_len, dim, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_stack(xs, xs_len, dim, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -35316,7 +36366,8 @@ static td_status arm_cpu_float_to_device(const td_tensor *a, td_device *device, 
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_to_device", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_float_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -35334,7 +36385,8 @@ static td_status arm_vulkan_float_to_device(const td_tensor *a, td_device *devic
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_to_device", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_float_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -35474,7 +36526,8 @@ static td_status arm_cpu_int_to_device(const td_tensor *a, td_device *device, co
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_to_device", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_int_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -35492,7 +36545,8 @@ static td_status arm_vulkan_int_to_device(const td_tensor *a, td_device *device,
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_to_device", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_int_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -35589,7 +36643,8 @@ static td_status arm_cpu_bool_to_device(const td_tensor *a, td_device *device, c
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_to_device", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_cpu_bool_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;
@@ -35607,7 +36662,8 @@ static td_status arm_vulkan_bool_to_device(const td_tensor *a, td_device *device
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_to_device", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
-    td_status td_st = td_vulkan_bool_to_device(a, td_r);
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_to_device(a, td_r);
     if (td_st != TD_OK) {
         td_tensor_release(td_r);
         return td_st;

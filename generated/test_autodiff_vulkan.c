@@ -262,7 +262,7 @@ static void test_float_softmax_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmax, ins, 1, 1450501093u);
 }
 
@@ -293,7 +293,7 @@ static void test_float_log_softmax_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_softmax, ins, 1, 1387433324u);
 }
 
@@ -324,7 +324,7 @@ static void test_float_softmin_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmin, ins, 1, 1619557211u);
 }
 
@@ -355,8 +355,23 @@ static void test_float_log_sigmoid_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_sigmoid, ins, 1, 1309896686u);
+}
+
+static td_status fwd_float_log_sigmoid_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log_sigmoid(ins[0], out);
+    return st;
+}
+
+static void test_float_log_sigmoid_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_sigmoid_empty, ins, 1, 31677u);
 }
 
 static void test_float_log_sigmoid_guard(void **state)
@@ -386,8 +401,23 @@ static void test_float_leaky_relu_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_leaky_relu, ins, 1, 4197663276u);
+}
+
+static td_status fwd_float_leaky_relu_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_leaky_relu(ins[0], 0.01f, out);
+    return st;
+}
+
+static void test_float_leaky_relu_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_leaky_relu_empty, ins, 1, 39596u);
 }
 
 static void test_float_leaky_relu_guard(void **state)
@@ -417,8 +447,23 @@ static void test_float_hard_sigmoid_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(8) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hard_sigmoid, ins, 1, 3917165387u);
+}
+
+static td_status fwd_float_hard_sigmoid_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_hard_sigmoid(ins[0], 0.2f, 0.5f, out);
+    return st;
+}
+
+static void test_float_hard_sigmoid_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hard_sigmoid_empty, ins, 1, 55434u);
 }
 
 static void test_float_hard_sigmoid_guard(void **state)
@@ -448,8 +493,23 @@ static void test_float_silu_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_silu, ins, 1, 508765114u);
+}
+
+static td_status fwd_float_silu_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_silu(ins[0], out);
+    return st;
+}
+
+static void test_float_silu_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_silu_empty, ins, 1, 63353u);
 }
 
 static void test_float_silu_guard(void **state)
@@ -479,8 +539,23 @@ static void test_float_acos_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(7) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acos, ins, 1, 134516699u);
+}
+
+static td_status fwd_float_acos_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_acos(ins[0], out);
+    return st;
+}
+
+static void test_float_acos_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acos_empty, ins, 1, 443465u);
 }
 
 static void test_float_acos_guard(void **state)
@@ -510,8 +585,23 @@ static void test_float_asin_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asin, ins, 1, 633837170u);
+}
+
+static td_status fwd_float_asin_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_asin(ins[0], out);
+    return st;
+}
+
+static void test_float_asin_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asin_empty, ins, 1, 451384u);
 }
 
 static void test_float_asin_guard(void **state)
@@ -541,8 +631,23 @@ static void test_float_atan_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan, ins, 1, 3020024931u);
+}
+
+static td_status fwd_float_atan_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atan(ins[0], out);
+    return st;
+}
+
+static void test_float_atan_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan_empty, ins, 1, 459303u);
 }
 
 static void test_float_atan_guard(void **state)
@@ -572,8 +677,23 @@ static void test_float_cosh_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cosh, ins, 1, 2044958152u);
+}
+
+static td_status fwd_float_cosh_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cosh(ins[0], out);
+    return st;
+}
+
+static void test_float_cosh_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cosh_empty, ins, 1, 475141u);
 }
 
 static void test_float_cosh_guard(void **state)
@@ -603,8 +723,23 @@ static void test_float_sinh_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sinh, ins, 1, 525940091u);
+}
+
+static td_status fwd_float_sinh_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sinh(ins[0], out);
+    return st;
+}
+
+static void test_float_sinh_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sinh_empty, ins, 1, 483060u);
 }
 
 static void test_float_sinh_guard(void **state)
@@ -634,8 +769,23 @@ static void test_float_tan_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tan, ins, 1, 514945652u);
+}
+
+static td_status fwd_float_tan_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_tan(ins[0], out);
+    return st;
+}
+
+static void test_float_tan_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tan_empty, ins, 1, 490979u);
 }
 
 static void test_float_tan_guard(void **state)
@@ -665,8 +815,23 @@ static void test_float_asinh_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asinh, ins, 1, 2469481198u);
+}
+
+static td_status fwd_float_asinh_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_asinh(ins[0], out);
+    return st;
+}
+
+static void test_float_asinh_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asinh_empty, ins, 1, 498898u);
 }
 
 static void test_float_asinh_guard(void **state)
@@ -696,8 +861,23 @@ static void test_float_acosh_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, TDT_ABOVE_ONE } };
+    const tdt_input ins[] = { { s1, 1, TDT_ABOVE_ONE, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acosh, ins, 1, 1378760393u);
+}
+
+static td_status fwd_float_acosh_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_acosh(ins[0], out);
+    return st;
+}
+
+static void test_float_acosh_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, TDT_ABOVE_ONE, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acosh_empty, ins, 1, 506817u);
 }
 
 static void test_float_acosh_guard(void **state)
@@ -727,8 +907,23 @@ static void test_float_atanh_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atanh, ins, 1, 1778816337u);
+}
+
+static td_status fwd_float_atanh_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atanh(ins[0], out);
+    return st;
+}
+
+static void test_float_atanh_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atanh_empty, ins, 1, 514736u);
 }
 
 static void test_float_atanh_guard(void **state)
@@ -838,8 +1033,23 @@ static void test_float_erf_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(7) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_erf, ins, 1, 3167471660u);
+}
+
+static td_status fwd_float_erf_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_erf(ins[0], out);
+    return st;
+}
+
+static void test_float_erf_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_erf_empty, ins, 1, 562250u);
 }
 
 static void test_float_erf_guard(void **state)
@@ -869,8 +1079,23 @@ static void test_float_log1p_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(7) };
-    const tdt_input ins[] = { { s1, 1, true } };
+    const tdt_input ins[] = { { s1, 1, true, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log1p, ins, 1, 1569801012u);
+}
+
+static td_status fwd_float_log1p_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log1p(ins[0], out);
+    return st;
+}
+
+static void test_float_log1p_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, true, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log1p_empty, ins, 1, 570169u);
 }
 
 static void test_float_log1p_guard(void **state)
@@ -900,8 +1125,23 @@ static void test_float_recip_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_recip, ins, 1, 938557860u);
+}
+
+static td_status fwd_float_recip_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_recip(ins[0], out);
+    return st;
+}
+
+static void test_float_recip_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_recip_empty, ins, 1, 578088u);
 }
 
 static void test_float_recip_guard(void **state)
@@ -931,8 +1171,23 @@ static void test_float_powi_scalar_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi_scalar, ins, 1, 3067127277u);
+}
+
+static td_status fwd_float_powi_scalar_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_powi_scalar(ins[0], (int32_t)3, out);
+    return st;
+}
+
+static void test_float_powi_scalar_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi_scalar_empty, ins, 1, 601845u);
 }
 
 static void test_float_powi_scalar_guard(void **state)
@@ -962,8 +1217,23 @@ static void test_float_remainder_scalar_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder_scalar, ins, 1, 771458601u);
+}
+
+static td_status fwd_float_remainder_scalar_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_remainder_scalar(ins[0], 3.0f, out);
+    return st;
+}
+
+static void test_float_remainder_scalar_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder_scalar_empty, ins, 1, 617683u);
 }
 
 static void test_float_remainder_scalar_guard(void **state)
@@ -993,8 +1263,23 @@ static void test_float_sub_scalar_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub_scalar, ins, 1, 4231230674u);
+}
+
+static td_status fwd_float_sub_scalar_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sub_scalar(ins[0], 0.5f, out);
+    return st;
+}
+
+static void test_float_sub_scalar_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub_scalar_empty, ins, 1, 625602u);
 }
 
 static void test_float_sub_scalar_guard(void **state)
@@ -1024,8 +1309,23 @@ static void test_float_div_scalar_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div_scalar, ins, 1, 3347582657u);
+}
+
+static td_status fwd_float_div_scalar_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_div_scalar(ins[0], 2.0f, out);
+    return st;
+}
+
+static void test_float_div_scalar_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div_scalar_empty, ins, 1, 633521u);
 }
 
 static void test_float_div_scalar_guard(void **state)
@@ -1055,8 +1355,23 @@ static void test_float_clamp_min_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_min, ins, 1, 727660295u);
+}
+
+static td_status fwd_float_clamp_min_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_clamp_min(ins[0], -1.0f, out);
+    return st;
+}
+
+static void test_float_clamp_min_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_min_empty, ins, 1, 641440u);
 }
 
 static void test_float_clamp_min_guard(void **state)
@@ -1086,8 +1401,23 @@ static void test_float_clamp_max_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_max, ins, 1, 426943081u);
+}
+
+static td_status fwd_float_clamp_max_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_clamp_max(ins[0], 1.0f, out);
+    return st;
+}
+
+static void test_float_clamp_max_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_max_empty, ins, 1, 649359u);
 }
 
 static void test_float_clamp_max_guard(void **state)
@@ -1251,7 +1581,7 @@ static void test_float_gather_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gather, ins, 1, 2754486054u);
 }
 
@@ -1319,7 +1649,7 @@ static void test_float_scatter_add_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_add, ins, 2, 267140637u);
 }
 
@@ -1398,7 +1728,7 @@ static void test_float_select_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select, ins, 1, 1799093553u);
 }
 
@@ -1466,7 +1796,7 @@ static void test_float_select_add_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(2) };
     static const int64_t s2[] = { INT64_C(3), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_add, ins, 2, 3791061009u);
 }
 
@@ -1546,7 +1876,7 @@ static void test_float_scatter_assign_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_assign, ins, 2, 4153059143u);
 }
 
@@ -1620,8 +1950,24 @@ static void test_float_reshape_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 513998689u);
+}
+
+static td_status fwd_float_reshape_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t shape[] = { INT64_C(0), INT64_C(6) };
+    td_status st = td_float_reshape(ins[0], shape, 2, out);
+    return st;
+}
+
+static void test_float_reshape_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape_empty, ins, 1, 1211608u);
 }
 
 static void test_float_reshape_guard(void **state)
@@ -1652,8 +1998,23 @@ static void test_float_swap_dims_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 3573191924u);
+}
+
+static td_status fwd_float_swap_dims_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_swap_dims(ins[0], INT64_C(0), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_swap_dims_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims_empty, ins, 1, 1219527u);
 }
 
 static void test_float_swap_dims_guard(void **state)
@@ -1684,8 +2045,24 @@ static void test_float_permute_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3), INT64_C(4) };
-    const tdt_input ins[] = { { s1, 3, false } };
+    const tdt_input ins[] = { { s1, 3, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 3866541393u);
+}
+
+static td_status fwd_float_permute_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t perm[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    td_status st = td_float_permute(ins[0], perm, 3, out);
+    return st;
+}
+
+static void test_float_permute_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute_empty, ins, 1, 1227446u);
 }
 
 static void test_float_permute_guard(void **state)
@@ -1717,8 +2094,24 @@ static void test_float_expand_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(1) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 1651353421u);
+}
+
+static td_status fwd_float_expand_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(0) };
+    td_status st = td_float_expand(ins[0], shape, 2, out);
+    return st;
+}
+
+static void test_float_expand_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand_empty, ins, 1, 1235365u);
 }
 
 static void test_float_expand_guard(void **state)
@@ -1751,8 +2144,25 @@ static void test_float_slice_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 3752611597u);
+}
+
+static td_status fwd_float_slice_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t starts[] = { INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(1) };
+    td_status st = td_float_slice(ins[0], starts, 1, ends, 1, out);
+    return st;
+}
+
+static void test_float_slice_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_empty, ins, 1, 1243284u);
 }
 
 static void test_float_slice_guard(void **state)
@@ -1785,7 +2195,7 @@ static void test_float_flip_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_flip, ins, 1, 3353629162u);
 }
 
@@ -1817,7 +2227,7 @@ static void test_float_repeat_dim_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_repeat_dim, ins, 1, 2532147139u);
 }
 
@@ -1848,7 +2258,7 @@ static void test_float_transpose_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_transpose, ins, 1, 3791313948u);
 }
 
@@ -1879,7 +2289,7 @@ static void test_float_narrow_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_narrow, ins, 1, 3962336358u);
 }
 
@@ -1911,7 +2321,7 @@ static void test_float_pad_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_pad, ins, 1, 1417121854u);
 }
 
@@ -1943,8 +2353,23 @@ static void test_float_mean_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean, ins, 1, 705525040u);
+}
+
+static td_status fwd_float_mean_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_mean(ins[0], out);
+    return st;
+}
+
+static void test_float_mean_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1536287u);
 }
 
 static void test_float_mean_guard(void **state)
@@ -1974,7 +2399,7 @@ static void test_float_max_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max, ins, 1, 1938803101u);
 }
 
@@ -2005,7 +2430,7 @@ static void test_float_min_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min, ins, 1, 2105299363u);
 }
 
@@ -2036,7 +2461,7 @@ static void test_float_max_abs_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs, ins, 1, 3269575778u);
 }
 
@@ -2067,8 +2492,23 @@ static void test_float_max_abs_dim_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim, ins, 1, 1011387079u);
+}
+
+static td_status fwd_float_max_abs_dim_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_max_abs_dim(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_max_abs_dim_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1583801u);
 }
 
 static void test_float_max_abs_dim_guard(void **state)
@@ -2162,7 +2602,7 @@ static void test_float_cumsum_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum, ins, 1, 636703207u);
 }
 
@@ -2193,7 +2633,7 @@ static void test_float_cummax_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax, ins, 1, 3326827746u);
 }
 
@@ -2224,7 +2664,7 @@ static void test_float_cummin_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin, ins, 1, 3493324008u);
 }
 
@@ -2255,8 +2695,23 @@ static void test_float_neg_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 2624763365u);
+}
+
+static td_status fwd_float_neg_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_neg(ins[0], out);
+    return st;
+}
+
+static void test_float_neg_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 1876804u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -2286,8 +2741,23 @@ static void test_float_abs_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 762000231u);
+}
+
+static td_status fwd_float_abs_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_abs(ins[0], out);
+    return st;
+}
+
+static void test_float_abs_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 1884723u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -2317,8 +2787,23 @@ static void test_float_exp_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 3470454540u);
+}
+
+static td_status fwd_float_exp_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_exp(ins[0], out);
+    return st;
+}
+
+static void test_float_exp_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 1892642u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -2348,8 +2833,23 @@ static void test_float_log_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, true } };
+    const tdt_input ins[] = { { s1, 1, true, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 3780097909u);
+}
+
+static td_status fwd_float_log_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log(ins[0], out);
+    return st;
+}
+
+static void test_float_log_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, true, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 1900561u);
 }
 
 static void test_float_log_guard(void **state)
@@ -2379,8 +2879,23 @@ static void test_float_sqrt_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, true } };
+    const tdt_input ins[] = { { s1, 2, true, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 1339673019u);
+}
+
+static td_status fwd_float_sqrt_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sqrt(ins[0], out);
+    return st;
+}
+
+static void test_float_sqrt_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, true, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 1908480u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -2410,8 +2925,23 @@ static void test_float_sin_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 3140226321u);
+}
+
+static td_status fwd_float_sin_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sin(ins[0], out);
+    return st;
+}
+
+static void test_float_sin_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 1916399u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -2441,8 +2971,23 @@ static void test_float_cos_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 4000632944u);
+}
+
+static td_status fwd_float_cos_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cos(ins[0], out);
+    return st;
+}
+
+static void test_float_cos_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 1924318u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -2472,8 +3017,23 @@ static void test_float_tanh_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 1834394132u);
+}
+
+static td_status fwd_float_tanh_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_tanh(ins[0], out);
+    return st;
+}
+
+static void test_float_tanh_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 1932237u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -2503,8 +3063,23 @@ static void test_float_sigmoid_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 3358718359u);
+}
+
+static td_status fwd_float_sigmoid_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sigmoid(ins[0], out);
+    return st;
+}
+
+static void test_float_sigmoid_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 1940156u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -2534,8 +3109,23 @@ static void test_float_relu_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 3427619151u);
+}
+
+static td_status fwd_float_relu_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_relu(ins[0], out);
+    return st;
+}
+
+static void test_float_relu_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 1948075u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -2565,8 +3155,23 @@ static void test_float_gelu_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 882789474u);
+}
+
+static td_status fwd_float_gelu_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_gelu(ins[0], out);
+    return st;
+}
+
+static void test_float_gelu_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 1955994u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -2596,8 +3201,23 @@ static void test_float_powf_scalar_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
-    const tdt_input ins[] = { { s1, 1, true } };
+    const tdt_input ins[] = { { s1, 1, true, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 1436855174u);
+}
+
+static td_status fwd_float_powf_scalar_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_powf_scalar(ins[0], 0.5f, out);
+    return st;
+}
+
+static void test_float_powf_scalar_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, true, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 1963913u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -2627,8 +3247,23 @@ static void test_float_clamp_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 949232680u);
+}
+
+static td_status fwd_float_clamp_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_clamp(ins[0], -1.0f, 1.0f, out);
+    return st;
+}
+
+static void test_float_clamp_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 1971832u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -2658,8 +3293,23 @@ static void test_float_add_scalar_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 3009014821u);
+}
+
+static td_status fwd_float_add_scalar_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_add_scalar(ins[0], 0.5f, out);
+    return st;
+}
+
+static void test_float_add_scalar_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 1979751u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -2689,8 +3339,23 @@ static void test_float_mul_scalar_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 1389389702u);
+}
+
+static td_status fwd_float_mul_scalar_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_mul_scalar(ins[0], -2.0f, out);
+    return st;
+}
+
+static void test_float_mul_scalar_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 1987670u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -2726,8 +3391,29 @@ static void test_float_mask_fill_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 1874589507u);
+}
+
+static td_status fwd_float_mask_fill_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t mask_shape[] = { INT64_C(0) };
+    static const bool mask_data[] = { false };
+    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    td_status st = td_float_mask_fill(ins[0], mask, -1.5f, out);
+    td_tensor_release(mask);
+    return st;
+}
+
+static void test_float_mask_fill_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 1995589u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -2787,8 +3473,23 @@ static void test_float_sum_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 3093144868u);
+}
+
+static td_status fwd_float_sum_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sum(ins[0], out);
+    return st;
+}
+
+static void test_float_sum_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2003508u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -2818,8 +3519,23 @@ static void test_float_sum_dim_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 3680367741u);
+}
+
+static td_status fwd_float_sum_dim_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sum_dim(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_sum_dim_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2011427u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -2849,8 +3565,23 @@ static void test_float_mean_dim_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 1794229249u);
+}
+
+static td_status fwd_float_mean_dim_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_mean_dim(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_mean_dim_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2019346u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -2880,8 +3611,23 @@ static void test_float_max_dim_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 3016912528u);
+}
+
+static td_status fwd_float_max_dim_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_max_dim(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_max_dim_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2027265u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -2911,8 +3657,23 @@ static void test_float_min_dim_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 2518826498u);
+}
+
+static td_status fwd_float_min_dim_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_min_dim(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_min_dim_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2035184u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -3551,8 +4312,24 @@ static void test_float_prelu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(1) };
-    const tdt_input ins[] = { { s1, 3, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 3, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prelu, ins, 2, 1235392357u);
+}
+
+static td_status fwd_float_prelu_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_prelu(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_prelu_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prelu_empty, ins, 2, 47515u);
 }
 
 static void test_float_prelu_guard(void **state)
@@ -3616,7 +4393,7 @@ static void test_float_cross_entropy_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_entropy, ins, 1, 701473945u);
 }
 
@@ -3678,8 +4455,24 @@ static void test_float_add_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add, ins, 2, 644851088u);
+}
+
+static td_status fwd_float_add_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_add(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_add_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_empty, ins, 2, 166300u);
 }
 
 static void test_float_add_guard(void **state)
@@ -3738,8 +4531,24 @@ static void test_float_sub_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(1) };
-    const tdt_input ins[] = { { s1, 1, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 1, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub, ins, 2, 2942146297u);
+}
+
+static td_status fwd_float_sub_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sub(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_sub_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub_empty, ins, 2, 174219u);
 }
 
 static void test_float_sub_guard(void **state)
@@ -3798,8 +4607,24 @@ static void test_float_mul_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     static const int64_t s2[] = { 0 };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 0, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 0, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul, ins, 2, 2142106005u);
+}
+
+static td_status fwd_float_mul_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_mul(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_mul_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_empty, ins, 2, 182138u);
 }
 
 static void test_float_mul_guard(void **state)
@@ -3858,8 +4683,24 @@ static void test_float_div_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div, ins, 2, 1234640836u);
+}
+
+static td_status fwd_float_div_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_div(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_div_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div_empty, ins, 2, 190057u);
 }
 
 static void test_float_div_guard(void **state)
@@ -3918,8 +4759,24 @@ static void test_float_powf_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 1, true }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 1, true, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf, ins, 2, 3031399829u);
+}
+
+static td_status fwd_float_powf_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_powf(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_powf_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, true, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_empty, ins, 2, 197976u);
 }
 
 static void test_float_powf_guard(void **state)
@@ -3978,8 +4835,24 @@ static void test_float_maximum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_maximum, ins, 2, 2785702493u);
+}
+
+static td_status fwd_float_maximum_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_maximum(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_maximum_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_maximum_empty, ins, 2, 205895u);
 }
 
 static void test_float_maximum_guard(void **state)
@@ -4038,8 +4911,24 @@ static void test_float_minimum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_minimum, ins, 2, 3354329467u);
+}
+
+static td_status fwd_float_minimum_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_minimum(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_minimum_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_minimum_empty, ins, 2, 213814u);
 }
 
 static void test_float_minimum_guard(void **state)
@@ -4324,8 +5213,30 @@ static void test_float_mask_where_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_where, ins, 2, 1024249477u);
+}
+
+static td_status fwd_float_mask_where_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t mask_shape[] = { INT64_C(0) };
+    static const bool mask_data[] = { false };
+    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    td_status st = td_float_mask_where(ins[0], mask, ins[1], out);
+    td_tensor_release(mask);
+    return st;
+}
+
+static void test_float_mask_where_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_where_empty, ins, 2, 261328u);
 }
 
 static void test_float_mask_where_guard(void **state)
@@ -4398,8 +5309,24 @@ static void test_float_matmul_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul, ins, 2, 4169688581u);
+}
+
+static td_status fwd_float_matmul_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_matmul(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_matmul_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul_empty, ins, 2, 269247u);
 }
 
 static void test_float_matmul_guard(void **state)
@@ -4458,8 +5385,24 @@ static void test_float_atan2_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
     static const int64_t s2[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan2, ins, 2, 2953249667u);
+}
+
+static td_status fwd_float_atan2_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atan2(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_atan2_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan2_empty, ins, 2, 467222u);
 }
 
 static void test_float_atan2_guard(void **state)
@@ -4518,8 +5461,24 @@ static void test_float_hypot_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
     static const int64_t s2[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hypot, ins, 2, 90370129u);
+}
+
+static td_status fwd_float_hypot_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_hypot(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_hypot_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hypot_empty, ins, 2, 586007u);
 }
 
 static void test_float_hypot_guard(void **state)
@@ -4583,8 +5542,29 @@ static void test_float_powi_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
-    const tdt_input ins[] = { { s1, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi, ins, 1, 3048177448u);
+}
+
+static td_status fwd_float_powi_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t b_shape[] = { INT64_C(0) };
+    static const int32_t b_data[] = { 0 };
+    td_tensor *b = tdt_make(d, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    td_status st = td_float_powi(ins[0], b, out);
+    td_tensor_release(b);
+    return st;
+}
+
+static void test_float_powi_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi_empty, ins, 1, 593926u);
 }
 
 static void test_float_powi_guard(void **state)
@@ -4645,8 +5625,24 @@ static void test_float_remainder_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2) };
     static const int64_t s2[] = { INT64_C(2) };
-    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder, ins, 2, 162425660u);
+}
+
+static td_status fwd_float_remainder_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_remainder(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_remainder_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder_empty, ins, 2, 609764u);
 }
 
 static void test_float_remainder_guard(void **state)
@@ -4751,8 +5747,26 @@ static void test_float_slice_assign_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 3236133919u);
+}
+
+static td_status fwd_float_slice_assign_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t starts[] = { INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(1) };
+    td_status st = td_float_slice_assign(ins[0], ins[1], starts, 1, ends, 1, out);
+    return st;
+}
+
+static void test_float_slice_assign_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
+    static const int64_t s2[] = { INT64_C(0), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign_empty, ins, 2, 1251203u);
 }
 
 static void test_float_slice_assign_guard(void **state)
@@ -4815,7 +5829,7 @@ static void test_float_cross_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
-    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross, ins, 2, 727072143u);
 }
 
@@ -4876,8 +5890,26 @@ static void test_float_cat_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(1) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 26706075u);
+}
+
+static td_status fwd_float_cat_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    const td_tensor *xs[] = { ins[0], ins[1], ins[2] };
+    td_status st = td_float_cat(xs, 3, INT64_C(0), out);
+    return st;
+}
+
+static void test_float_cat_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(0) };
+    static const int64_t s3[] = { INT64_C(1), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat_empty, ins, 3, 1259122u);
 }
 
 static void test_float_cat_guard(void **state)
@@ -4915,7 +5947,7 @@ static void test_float_stack_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2) };
     static const int64_t s2[] = { INT64_C(2) };
-    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    const tdt_input ins[] = { { s1, 1, false, false }, { s2, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_stack, ins, 2, 1395824835u);
 }
 
@@ -4952,8 +5984,23 @@ static void test_float_to_device_gradcheck(void **state)
 {
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
-    const tdt_input ins[] = { { s1, 2, false } };
+    const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 2671099027u);
+}
+
+static td_status fwd_float_to_device_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_to_device(ins[0], d, out);
+    return st;
+}
+
+static void test_float_to_device_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 1789695u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -5006,30 +6053,43 @@ int main(void)
         TDT_TEST(test_float_softmin_gradcheck),
         TDT_TEST(test_float_softmin_guard),
         TDT_TEST(test_float_log_sigmoid_gradcheck),
+        TDT_TEST(test_float_log_sigmoid_gradcheck_empty),
         TDT_TEST(test_float_log_sigmoid_guard),
         TDT_TEST(test_float_leaky_relu_gradcheck),
+        TDT_TEST(test_float_leaky_relu_gradcheck_empty),
         TDT_TEST(test_float_leaky_relu_guard),
         TDT_TEST(test_float_hard_sigmoid_gradcheck),
+        TDT_TEST(test_float_hard_sigmoid_gradcheck_empty),
         TDT_TEST(test_float_hard_sigmoid_guard),
         TDT_TEST(test_float_silu_gradcheck),
+        TDT_TEST(test_float_silu_gradcheck_empty),
         TDT_TEST(test_float_silu_guard),
         TDT_TEST(test_float_acos_gradcheck),
+        TDT_TEST(test_float_acos_gradcheck_empty),
         TDT_TEST(test_float_acos_guard),
         TDT_TEST(test_float_asin_gradcheck),
+        TDT_TEST(test_float_asin_gradcheck_empty),
         TDT_TEST(test_float_asin_guard),
         TDT_TEST(test_float_atan_gradcheck),
+        TDT_TEST(test_float_atan_gradcheck_empty),
         TDT_TEST(test_float_atan_guard),
         TDT_TEST(test_float_cosh_gradcheck),
+        TDT_TEST(test_float_cosh_gradcheck_empty),
         TDT_TEST(test_float_cosh_guard),
         TDT_TEST(test_float_sinh_gradcheck),
+        TDT_TEST(test_float_sinh_gradcheck_empty),
         TDT_TEST(test_float_sinh_guard),
         TDT_TEST(test_float_tan_gradcheck),
+        TDT_TEST(test_float_tan_gradcheck_empty),
         TDT_TEST(test_float_tan_guard),
         TDT_TEST(test_float_asinh_gradcheck),
+        TDT_TEST(test_float_asinh_gradcheck_empty),
         TDT_TEST(test_float_asinh_guard),
         TDT_TEST(test_float_acosh_gradcheck),
+        TDT_TEST(test_float_acosh_gradcheck_empty),
         TDT_TEST(test_float_acosh_guard),
         TDT_TEST(test_float_atanh_gradcheck),
+        TDT_TEST(test_float_atanh_gradcheck_empty),
         TDT_TEST(test_float_atanh_guard),
         TDT_TEST(test_float_ceil_guard),
         TDT_TEST(test_float_floor_guard),
@@ -5037,22 +6097,31 @@ int main(void)
         TDT_TEST(test_float_trunc_guard),
         TDT_TEST(test_float_sign_guard),
         TDT_TEST(test_float_erf_gradcheck),
+        TDT_TEST(test_float_erf_gradcheck_empty),
         TDT_TEST(test_float_erf_guard),
         TDT_TEST(test_float_log1p_gradcheck),
+        TDT_TEST(test_float_log1p_gradcheck_empty),
         TDT_TEST(test_float_log1p_guard),
         TDT_TEST(test_float_recip_gradcheck),
+        TDT_TEST(test_float_recip_gradcheck_empty),
         TDT_TEST(test_float_recip_guard),
         TDT_TEST(test_float_powi_scalar_gradcheck),
+        TDT_TEST(test_float_powi_scalar_gradcheck_empty),
         TDT_TEST(test_float_powi_scalar_guard),
         TDT_TEST(test_float_remainder_scalar_gradcheck),
+        TDT_TEST(test_float_remainder_scalar_gradcheck_empty),
         TDT_TEST(test_float_remainder_scalar_guard),
         TDT_TEST(test_float_sub_scalar_gradcheck),
+        TDT_TEST(test_float_sub_scalar_gradcheck_empty),
         TDT_TEST(test_float_sub_scalar_guard),
         TDT_TEST(test_float_div_scalar_gradcheck),
+        TDT_TEST(test_float_div_scalar_gradcheck_empty),
         TDT_TEST(test_float_div_scalar_guard),
         TDT_TEST(test_float_clamp_min_gradcheck),
+        TDT_TEST(test_float_clamp_min_gradcheck_empty),
         TDT_TEST(test_float_clamp_min_guard),
         TDT_TEST(test_float_clamp_max_gradcheck),
+        TDT_TEST(test_float_clamp_max_gradcheck_empty),
         TDT_TEST(test_float_clamp_max_guard),
         TDT_TEST(test_float_is_nan_guard),
         TDT_TEST(test_float_is_inf_guard),
@@ -5078,14 +6147,19 @@ int main(void)
         TDT_TEST(test_float_scatter_assign_guard),
         TDT_TEST(test_float_scatter_assign_merge_disabled_enabled),
         TDT_TEST(test_float_reshape_gradcheck),
+        TDT_TEST(test_float_reshape_gradcheck_empty),
         TDT_TEST(test_float_reshape_guard),
         TDT_TEST(test_float_swap_dims_gradcheck),
+        TDT_TEST(test_float_swap_dims_gradcheck_empty),
         TDT_TEST(test_float_swap_dims_guard),
         TDT_TEST(test_float_permute_gradcheck),
+        TDT_TEST(test_float_permute_gradcheck_empty),
         TDT_TEST(test_float_permute_guard),
         TDT_TEST(test_float_expand_gradcheck),
+        TDT_TEST(test_float_expand_gradcheck_empty),
         TDT_TEST(test_float_expand_guard),
         TDT_TEST(test_float_slice_gradcheck),
+        TDT_TEST(test_float_slice_gradcheck_empty),
         TDT_TEST(test_float_slice_guard),
         TDT_TEST(test_float_flip_gradcheck),
         TDT_TEST(test_float_flip_guard),
@@ -5098,6 +6172,7 @@ int main(void)
         TDT_TEST(test_float_pad_gradcheck),
         TDT_TEST(test_float_pad_guard),
         TDT_TEST(test_float_mean_gradcheck),
+        TDT_TEST(test_float_mean_gradcheck_empty),
         TDT_TEST(test_float_mean_guard),
         TDT_TEST(test_float_max_gradcheck),
         TDT_TEST(test_float_max_guard),
@@ -5106,6 +6181,7 @@ int main(void)
         TDT_TEST(test_float_max_abs_gradcheck),
         TDT_TEST(test_float_max_abs_guard),
         TDT_TEST(test_float_max_abs_dim_gradcheck),
+        TDT_TEST(test_float_max_abs_dim_gradcheck_empty),
         TDT_TEST(test_float_max_abs_dim_guard),
         TDT_TEST(test_float_any_guard),
         TDT_TEST(test_float_any_dim_guard),
@@ -5118,47 +6194,68 @@ int main(void)
         TDT_TEST(test_float_cummin_gradcheck),
         TDT_TEST(test_float_cummin_guard),
         TDT_TEST(test_float_neg_gradcheck),
+        TDT_TEST(test_float_neg_gradcheck_empty),
         TDT_TEST(test_float_neg_guard),
         TDT_TEST(test_float_abs_gradcheck),
+        TDT_TEST(test_float_abs_gradcheck_empty),
         TDT_TEST(test_float_abs_guard),
         TDT_TEST(test_float_exp_gradcheck),
+        TDT_TEST(test_float_exp_gradcheck_empty),
         TDT_TEST(test_float_exp_guard),
         TDT_TEST(test_float_log_gradcheck),
+        TDT_TEST(test_float_log_gradcheck_empty),
         TDT_TEST(test_float_log_guard),
         TDT_TEST(test_float_sqrt_gradcheck),
+        TDT_TEST(test_float_sqrt_gradcheck_empty),
         TDT_TEST(test_float_sqrt_guard),
         TDT_TEST(test_float_sin_gradcheck),
+        TDT_TEST(test_float_sin_gradcheck_empty),
         TDT_TEST(test_float_sin_guard),
         TDT_TEST(test_float_cos_gradcheck),
+        TDT_TEST(test_float_cos_gradcheck_empty),
         TDT_TEST(test_float_cos_guard),
         TDT_TEST(test_float_tanh_gradcheck),
+        TDT_TEST(test_float_tanh_gradcheck_empty),
         TDT_TEST(test_float_tanh_guard),
         TDT_TEST(test_float_sigmoid_gradcheck),
+        TDT_TEST(test_float_sigmoid_gradcheck_empty),
         TDT_TEST(test_float_sigmoid_guard),
         TDT_TEST(test_float_relu_gradcheck),
+        TDT_TEST(test_float_relu_gradcheck_empty),
         TDT_TEST(test_float_relu_guard),
         TDT_TEST(test_float_gelu_gradcheck),
+        TDT_TEST(test_float_gelu_gradcheck_empty),
         TDT_TEST(test_float_gelu_guard),
         TDT_TEST(test_float_powf_scalar_gradcheck),
+        TDT_TEST(test_float_powf_scalar_gradcheck_empty),
         TDT_TEST(test_float_powf_scalar_guard),
         TDT_TEST(test_float_clamp_gradcheck),
+        TDT_TEST(test_float_clamp_gradcheck_empty),
         TDT_TEST(test_float_clamp_guard),
         TDT_TEST(test_float_add_scalar_gradcheck),
+        TDT_TEST(test_float_add_scalar_gradcheck_empty),
         TDT_TEST(test_float_add_scalar_guard),
         TDT_TEST(test_float_mul_scalar_gradcheck),
+        TDT_TEST(test_float_mul_scalar_gradcheck_empty),
         TDT_TEST(test_float_mul_scalar_guard),
         TDT_TEST(test_float_mask_fill_gradcheck),
+        TDT_TEST(test_float_mask_fill_gradcheck_empty),
         TDT_TEST(test_float_mask_fill_guard),
         TDT_TEST(test_float_mask_fill_merge_disabled_enabled),
         TDT_TEST(test_float_sum_gradcheck),
+        TDT_TEST(test_float_sum_gradcheck_empty),
         TDT_TEST(test_float_sum_guard),
         TDT_TEST(test_float_sum_dim_gradcheck),
+        TDT_TEST(test_float_sum_dim_gradcheck_empty),
         TDT_TEST(test_float_sum_dim_guard),
         TDT_TEST(test_float_mean_dim_gradcheck),
+        TDT_TEST(test_float_mean_dim_gradcheck_empty),
         TDT_TEST(test_float_mean_dim_guard),
         TDT_TEST(test_float_max_dim_gradcheck),
+        TDT_TEST(test_float_max_dim_gradcheck_empty),
         TDT_TEST(test_float_max_dim_guard),
         TDT_TEST(test_float_min_dim_gradcheck),
+        TDT_TEST(test_float_min_dim_gradcheck_empty),
         TDT_TEST(test_float_min_dim_guard),
         TDT_TEST(test_float_argmax_guard),
         TDT_TEST(test_float_argmin_guard),
@@ -5187,30 +6284,38 @@ int main(void)
         TDT_TEST(test_int_slice_assign_merge_disabled_enabled),
         TDT_TEST(test_bool_slice_assign_merge_disabled_enabled),
         TDT_TEST(test_float_prelu_gradcheck),
+        TDT_TEST(test_float_prelu_gradcheck_empty),
         TDT_TEST(test_float_prelu_guard),
         TDT_TEST(test_float_prelu_merge_none_balanced),
         TDT_TEST(test_float_cross_entropy_gradcheck),
         TDT_TEST(test_float_cross_entropy_guard),
         TDT_TEST(test_float_cross_entropy_merge_disabled_enabled),
         TDT_TEST(test_float_add_gradcheck),
+        TDT_TEST(test_float_add_gradcheck_empty),
         TDT_TEST(test_float_add_guard),
         TDT_TEST(test_float_add_merge_none_balanced),
         TDT_TEST(test_float_sub_gradcheck),
+        TDT_TEST(test_float_sub_gradcheck_empty),
         TDT_TEST(test_float_sub_guard),
         TDT_TEST(test_float_sub_merge_none_balanced),
         TDT_TEST(test_float_mul_gradcheck),
+        TDT_TEST(test_float_mul_gradcheck_empty),
         TDT_TEST(test_float_mul_guard),
         TDT_TEST(test_float_mul_merge_none_balanced),
         TDT_TEST(test_float_div_gradcheck),
+        TDT_TEST(test_float_div_gradcheck_empty),
         TDT_TEST(test_float_div_guard),
         TDT_TEST(test_float_div_merge_none_balanced),
         TDT_TEST(test_float_powf_gradcheck),
+        TDT_TEST(test_float_powf_gradcheck_empty),
         TDT_TEST(test_float_powf_guard),
         TDT_TEST(test_float_powf_merge_none_balanced),
         TDT_TEST(test_float_maximum_gradcheck),
+        TDT_TEST(test_float_maximum_gradcheck_empty),
         TDT_TEST(test_float_maximum_guard),
         TDT_TEST(test_float_maximum_merge_none_balanced),
         TDT_TEST(test_float_minimum_gradcheck),
+        TDT_TEST(test_float_minimum_gradcheck_empty),
         TDT_TEST(test_float_minimum_guard),
         TDT_TEST(test_float_minimum_merge_none_balanced),
         TDT_TEST(test_float_equal_guard),
@@ -5224,36 +6329,45 @@ int main(void)
         TDT_TEST(test_float_lower_equal_guard),
         TDT_TEST(test_float_lower_equal_merge_none_balanced),
         TDT_TEST(test_float_mask_where_gradcheck),
+        TDT_TEST(test_float_mask_where_gradcheck_empty),
         TDT_TEST(test_float_mask_where_guard),
         TDT_TEST(test_float_mask_where_merge_disabled_enabled),
         TDT_TEST(test_float_matmul_gradcheck),
+        TDT_TEST(test_float_matmul_gradcheck_empty),
         TDT_TEST(test_float_matmul_guard),
         TDT_TEST(test_float_matmul_merge_none_balanced),
         TDT_TEST(test_float_atan2_gradcheck),
+        TDT_TEST(test_float_atan2_gradcheck_empty),
         TDT_TEST(test_float_atan2_guard),
         TDT_TEST(test_float_atan2_merge_none_balanced),
         TDT_TEST(test_float_hypot_gradcheck),
+        TDT_TEST(test_float_hypot_gradcheck_empty),
         TDT_TEST(test_float_hypot_guard),
         TDT_TEST(test_float_hypot_merge_none_balanced),
         TDT_TEST(test_float_powi_gradcheck),
+        TDT_TEST(test_float_powi_gradcheck_empty),
         TDT_TEST(test_float_powi_guard),
         TDT_TEST(test_float_powi_merge_disabled_enabled),
         TDT_TEST(test_float_remainder_gradcheck),
+        TDT_TEST(test_float_remainder_gradcheck_empty),
         TDT_TEST(test_float_remainder_guard),
         TDT_TEST(test_float_remainder_merge_none_balanced),
         TDT_TEST(test_float_not_equal_guard),
         TDT_TEST(test_float_not_equal_merge_none_balanced),
         TDT_TEST(test_float_slice_assign_gradcheck),
+        TDT_TEST(test_float_slice_assign_gradcheck_empty),
         TDT_TEST(test_float_slice_assign_guard),
         TDT_TEST(test_float_slice_assign_merge_none_balanced),
         TDT_TEST(test_float_cross_gradcheck),
         TDT_TEST(test_float_cross_guard),
         TDT_TEST(test_float_cross_merge_none_balanced),
         TDT_TEST(test_float_cat_gradcheck),
+        TDT_TEST(test_float_cat_gradcheck_empty),
         TDT_TEST(test_float_cat_guard),
         TDT_TEST(test_float_stack_gradcheck),
         TDT_TEST(test_float_stack_guard),
         TDT_TEST(test_float_to_device_gradcheck),
+        TDT_TEST(test_float_to_device_gradcheck_empty),
         TDT_TEST(test_float_to_device_guard),
     };
     return cmocka_run_group_tests_name("autodiff_vulkan", tests, group_setup, group_teardown);

@@ -41,6 +41,19 @@ static void test_float_from_data_example_2(void **state)
     td_tensor_release(out);
 }
 
+static void test_float_from_data_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const float data[] = { 0.0f };
+    static const int64_t shape[] = { INT64_C(2), INT64_C(0) };
+    tdt_check(td_float_from_data(dev, data, shape, 2, &out), "float_from_data");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+}
+
 static void test_float_from_data_null(void **state)
 {
     (void)state;
@@ -49,6 +62,35 @@ static void test_float_from_data_null(void **state)
     static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
     tdt_expect_error(td_float_from_data(NULL, data, shape, 2, &out), TD_E_NULL, "float_from_data");
     assert_null(out);
+}
+
+static td_status cmp_float_from_data(const tdt_call *c)
+{
+    return td_float_from_data(c->dev, c->host_in, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_from_data[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .hn = 0, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .hn = 0, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_from_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_from_data",
+        .run = cmp_float_from_data,
+        .host_in = true, .host_dtype = TD_F32,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 375873239u,
+    };
+    const int n = (int)(sizeof empty_float_from_data / sizeof empty_float_from_data[0]);
+    tdt_compare(dev, dev, &desc, empty_float_from_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_from_data, n);
 }
 
 static void test_int_from_data_example_1(void **state)
@@ -86,6 +128,35 @@ static void test_int_from_data_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_int_from_data(const tdt_call *c)
+{
+    return td_int_from_data(c->dev, c->host_in, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_from_data[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .hn = 0, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .hn = 0, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_from_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_from_data",
+        .run = cmp_int_from_data,
+        .host_in = true, .host_dtype = TD_I32,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 178621496u,
+    };
+    const int n = (int)(sizeof empty_int_from_data / sizeof empty_int_from_data[0]);
+    tdt_compare(dev, dev, &desc, empty_int_from_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_from_data, n);
+}
+
 static void test_bool_from_data_example_1(void **state)
 {
     (void)state;
@@ -107,6 +178,35 @@ static void test_bool_from_data_null(void **state)
     static const int64_t shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
     tdt_expect_error(td_bool_from_data(NULL, data, shape, 3, &out), TD_E_NULL, "bool_from_data");
     assert_null(out);
+}
+
+static td_status cmp_bool_from_data(const tdt_call *c)
+{
+    return td_bool_from_data(c->dev, c->host_in, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_bool_from_data[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .hn = 0, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .hn = 0, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_bool_from_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_from_data",
+        .run = cmp_bool_from_data,
+        .host_in = true, .host_dtype = TD_BOOL,
+        .out_dtype = TD_BOOL,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 2004584175u,
+    };
+    const int n = (int)(sizeof empty_bool_from_data / sizeof empty_bool_from_data[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_from_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_from_data, n);
 }
 
 static void test_float_zeros_example_1(void **state)
@@ -132,6 +232,18 @@ static void test_float_zeros_example_2(void **state)
     td_tensor_release(out);
 }
 
+static void test_float_zeros_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(0), INT64_C(3) };
+    tdt_check(td_float_zeros(dev, shape, 2, &out), "float_zeros");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+}
+
 static void test_float_zeros_null(void **state)
 {
     (void)state;
@@ -139,6 +251,34 @@ static void test_float_zeros_null(void **state)
     static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
     tdt_expect_error(td_float_zeros(NULL, shape, 2, &out), TD_E_NULL, "float_zeros");
     assert_null(out);
+}
+
+static td_status cmp_float_zeros(const tdt_call *c)
+{
+    return td_float_zeros(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_zeros[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_zeros_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_zeros",
+        .run = cmp_float_zeros,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 2444277261u,
+    };
+    const int n = (int)(sizeof empty_float_zeros / sizeof empty_float_zeros[0]);
+    tdt_compare(dev, dev, &desc, empty_float_zeros, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_zeros, n);
 }
 
 static void test_int_zeros_example_1(void **state)
@@ -160,6 +300,34 @@ static void test_int_zeros_null(void **state)
     static const int64_t shape[] = { INT64_C(3), INT64_C(1) };
     tdt_expect_error(td_int_zeros(NULL, shape, 2, &out), TD_E_NULL, "int_zeros");
     assert_null(out);
+}
+
+static td_status cmp_int_zeros(const tdt_call *c)
+{
+    return td_int_zeros(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_zeros[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_zeros_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_zeros",
+        .run = cmp_int_zeros,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 922405538u,
+    };
+    const int n = (int)(sizeof empty_int_zeros / sizeof empty_int_zeros[0]);
+    tdt_compare(dev, dev, &desc, empty_int_zeros, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_zeros, n);
 }
 
 static void test_float_ones_example_1(void **state)
@@ -194,6 +362,34 @@ static void test_float_ones_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_float_ones(const tdt_call *c)
+{
+    return td_float_ones(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_ones[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_ones_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ones",
+        .run = cmp_float_ones,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 1344774511u,
+    };
+    const int n = (int)(sizeof empty_float_ones / sizeof empty_float_ones[0]);
+    tdt_compare(dev, dev, &desc, empty_float_ones, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_ones, n);
+}
+
 static void test_int_ones_example_1(void **state)
 {
     (void)state;
@@ -213,6 +409,34 @@ static void test_int_ones_null(void **state)
     static const int64_t shape[] = { INT64_C(1), INT64_C(3) };
     tdt_expect_error(td_int_ones(NULL, shape, 2, &out), TD_E_NULL, "int_ones");
     assert_null(out);
+}
+
+static td_status cmp_int_ones(const tdt_call *c)
+{
+    return td_int_ones(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_ones[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_ones_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_ones",
+        .run = cmp_int_ones,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 1126242886u,
+    };
+    const int n = (int)(sizeof empty_int_ones / sizeof empty_int_ones[0]);
+    tdt_compare(dev, dev, &desc, empty_int_ones, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_ones, n);
 }
 
 static void test_float_full_example_1(void **state)
@@ -247,6 +471,35 @@ static void test_float_full_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_float_full(const tdt_call *c)
+{
+    return td_float_full(c->dev, c->cs->a[0], c->cs->alen[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_full[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .f = { -2.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .f = { 7.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .f = { -2.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .f = { 7.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_full_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_full",
+        .run = cmp_float_full,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1783190903u,
+    };
+    const int n = (int)(sizeof empty_float_full / sizeof empty_float_full[0]);
+    tdt_compare(dev, dev, &desc, empty_float_full, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_full, n);
+}
+
 static void test_int_full_example_1(void **state)
 {
     (void)state;
@@ -271,6 +524,18 @@ static void test_int_full_example_2(void **state)
     td_tensor_release(out);
 }
 
+static void test_int_full_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    tdt_check(td_int_full(dev, shape, 3, (int32_t)5, &out), "int_full");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 0, 1e-05f);
+    td_tensor_release(out);
+}
+
 static void test_int_full_null(void **state)
 {
     (void)state;
@@ -280,6 +545,35 @@ static void test_int_full_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_int_full(const tdt_call *c)
+{
+    return td_int_full(c->dev, c->cs->a[0], c->cs->alen[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_full[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(-4) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .i = { INT64_C(-4) }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_full_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_full",
+        .run = cmp_int_full,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1230340926u,
+    };
+    const int n = (int)(sizeof empty_int_full / sizeof empty_int_full[0]);
+    tdt_compare(dev, dev, &desc, empty_int_full, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_full, n);
+}
+
 static void test_float_random_null(void **state)
 {
     (void)state;
@@ -287,6 +581,34 @@ static void test_float_random_null(void **state)
     static const int64_t shape[] = { INT64_C(2), INT64_C(2) };
     tdt_expect_error(td_float_random(NULL, shape, 2, TD_UNIFORM, 1.0f, 1.0f, UINT64_C(1), &out), TD_E_NULL, "float_random");
     assert_null(out);
+}
+
+static td_status cmp_float_random(const tdt_call *c)
+{
+    return td_float_random(c->dev, c->cs->a[0], c->cs->alen[0], (td_distribution)c->cs->i[0], c->cs->f[0], c->cs->f[1], (uint64_t)c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_random[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { TD_UNIFORM, INT64_C(8919) }, .f = { -1.0f, 3.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { TD_NORMAL, INT64_C(16838) }, .f = { 0.0f, 1.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+};
+
+static void test_float_random_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_random",
+        .run = cmp_float_random,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .int_names = { "dist", "seed" },
+        .float_names = { "p0", "p1" },
+        .nmse = 1e-07,
+        .seed = 1085079065u,
+    };
+    const int n = (int)(sizeof empty_float_random / sizeof empty_float_random[0]);
+    tdt_compare(dev, dev, &desc, empty_float_random, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_random, n);
 }
 
 static void test_int_arange_example_1(void **state)
@@ -322,12 +644,51 @@ static void test_int_arange_example_3(void **state)
     td_tensor_release(out);
 }
 
+static void test_int_arange_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_check(td_int_arange(dev, INT64_C(3), INT64_C(3), INT64_C(1), &out), "int_arange");
+    static const int64_t want_shape[] = { INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 0, 1e-05f);
+    td_tensor_release(out);
+}
+
 static void test_int_arange_null(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     tdt_expect_error(td_int_arange(NULL, INT64_C(0), INT64_C(5), INT64_C(1), &out), TD_E_NULL, "int_arange");
     assert_null(out);
+}
+
+static td_status cmp_int_arange(const tdt_call *c)
+{
+    return td_int_arange(c->dev, c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+}
+
+static const tdt_case empty_int_arange[] = {
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(3), INT64_C(3), INT64_C(1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(-2), INT64_C(-2), INT64_C(-5) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(0), INT64_C(0), INT64_C(7) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(5), INT64_C(2), INT64_C(1) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_arange_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_arange",
+        .run = cmp_int_arange,
+        .out_dtype = TD_I32,
+        .int_names = { "start", "end", "step" },
+        .nmse = 1e-07,
+        .seed = 3420578339u,
+    };
+    const int n = (int)(sizeof empty_int_arange / sizeof empty_int_arange[0]);
+    tdt_compare(dev, dev, &desc, empty_int_arange, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_arange, n);
 }
 
 static void test_int_random_example_1(void **state)
@@ -360,6 +721,12 @@ static void test_int_random_null(void **state)
     static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
     tdt_expect_error(td_int_random(NULL, shape, 2, (int32_t)7, (int32_t)8, UINT64_C(42), &out), TD_E_NULL, "int_random");
     assert_null(out);
+}
+
+static void test_int_random_empty(void **state)
+{
+    (void)state;
+    tdt_compare_skip("int_random", "the cases of the shape rule 'random_int' have no tensor of 1 dim or more to empty");
 }
 
 static void test_bool_tril_mask_example_1(void **state)
@@ -407,6 +774,12 @@ static void test_bool_tril_mask_null(void **state)
     assert_null(out);
 }
 
+static void test_bool_tril_mask_empty(void **state)
+{
+    (void)state;
+    tdt_compare_skip("bool_tril_mask", "the cases of the shape rule 'tri_mask' have no tensor of 1 dim or more to empty");
+}
+
 static void test_bool_triu_mask_example_1(void **state)
 {
     (void)state;
@@ -450,6 +823,12 @@ static void test_bool_triu_mask_null(void **state)
     static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
     tdt_expect_error(td_bool_triu_mask(NULL, shape, 2, INT64_C(0), &out), TD_E_NULL, "bool_triu_mask");
     assert_null(out);
+}
+
+static void test_bool_triu_mask_empty(void **state)
+{
+    (void)state;
+    tdt_compare_skip("bool_triu_mask", "the cases of the shape rule 'tri_mask' have no tensor of 1 dim or more to empty");
 }
 
 static void test_bool_mask_fill_example_1(void **state)
@@ -575,6 +954,11 @@ static void test_bool_mask_fill_backend_mismatch(void **state)
     td_tensor_release(mask);
 }
 
+static td_status cmp_bool_mask_fill(const tdt_call *c)
+{
+    return td_bool_mask_fill(c->ins[0], c->ins[1], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_bool_mask_fill(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -583,12 +967,8 @@ static td_status cmpc_bool_mask_fill(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_bool_mask_fill(const tdt_call *c)
-{
-    return td_bool_mask_fill(c->ins[0], c->ins[1], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_bool_mask_fill[] = {
+static const tdt_case ccases_bool_mask_fill[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } }, .i = { INT64_C(1) } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(-7) } },
@@ -620,7 +1000,34 @@ static void test_bool_mask_fill_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3596625674u,
     };
-    tdt_compare(dev, dev, &desc, cases_bool_mask_fill, (int)(sizeof cases_bool_mask_fill / sizeof cases_bool_mask_fill[0]));
+    tdt_compare(dev, dev, &desc, ccases_bool_mask_fill, (int)(sizeof ccases_bool_mask_fill / sizeof ccases_bool_mask_fill[0]));
+}
+
+static const tdt_case empty_bool_mask_fill[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 1, 4 } } }, .i = { INT64_C(-7) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 0, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_mask_fill_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_mask_fill",
+        .run = cmp_bool_mask_fill,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "mask" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3596625674u,
+    };
+    const int n = (int)(sizeof empty_bool_mask_fill / sizeof empty_bool_mask_fill[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_mask_fill, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_mask_fill, n);
 }
 
 static void test_int_gather_example_1(void **state)
@@ -721,6 +1128,36 @@ static void test_int_gather_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(indices);
+}
+
+static td_status cmp_int_gather(const tdt_call *c)
+{
+    return td_int_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_gather_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_gather",
+        .run = cmp_int_gather,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2568612976u,
+    };
+    const int n = (int)(sizeof empty_int_gather / sizeof empty_int_gather[0]);
+    tdt_compare(dev, dev, &desc, empty_int_gather, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_gather, n);
 }
 
 static void test_int_scatter_add_example_1(void **state)
@@ -853,6 +1290,36 @@ static void test_int_scatter_add_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_int_scatter_add(const tdt_call *c)
+{
+    return td_int_scatter_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case empty_int_scatter_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_scatter_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_scatter_add",
+        .run = cmp_int_scatter_add,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1413038571u,
+    };
+    const int n = (int)(sizeof empty_int_scatter_add / sizeof empty_int_scatter_add[0]);
+    tdt_compare(dev, dev, &desc, empty_int_scatter_add, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_scatter_add, n);
+}
+
 static void test_int_select_example_1(void **state)
 {
     (void)state;
@@ -951,6 +1418,36 @@ static void test_int_select_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(indices);
+}
+
+static td_status cmp_int_select(const tdt_call *c)
+{
+    return td_int_select(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_select_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_select",
+        .run = cmp_int_select,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2353430403u,
+    };
+    const int n = (int)(sizeof empty_int_select / sizeof empty_int_select[0]);
+    tdt_compare(dev, dev, &desc, empty_int_select, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_select, n);
 }
 
 static void test_int_select_add_example_1(void **state)
@@ -1054,6 +1551,36 @@ static void test_int_select_add_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_int_select_add(const tdt_call *c)
+{
+    return td_int_select_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case empty_int_select_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_select_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_select_add",
+        .run = cmp_int_select_add,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3507351151u,
+    };
+    const int n = (int)(sizeof empty_int_select_add / sizeof empty_int_select_add[0]);
+    tdt_compare(dev, dev, &desc, empty_int_select_add, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_select_add, n);
+}
+
 static void test_bool_gather_example_1(void **state)
 {
     (void)state;
@@ -1131,6 +1658,36 @@ static void test_bool_gather_backend_mismatch(void **state)
     td_tensor_release(indices);
 }
 
+static td_status cmp_bool_gather(const tdt_call *c)
+{
+    return td_bool_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_bool_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_bool_gather_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_gather",
+        .run = cmp_bool_gather,
+        .dtype = { TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3895465725u,
+    };
+    const int n = (int)(sizeof empty_bool_gather / sizeof empty_bool_gather[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_gather, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_gather, n);
+}
+
 static void test_bool_select_example_1(void **state)
 {
     (void)state;
@@ -1206,6 +1763,36 @@ static void test_bool_select_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(indices);
+}
+
+static td_status cmp_bool_select(const tdt_call *c)
+{
+    return td_bool_select(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_bool_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_bool_select_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_select",
+        .run = cmp_bool_select,
+        .dtype = { TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1063716638u,
+    };
+    const int n = (int)(sizeof empty_bool_select / sizeof empty_bool_select[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_select, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_select, n);
 }
 
 static void test_int_scatter_assign_example_1(void **state)
@@ -1309,6 +1896,36 @@ static void test_int_scatter_assign_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_int_scatter_assign(const tdt_call *c)
+{
+    return td_int_scatter_assign(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case empty_int_scatter_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_scatter_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_scatter_assign",
+        .run = cmp_int_scatter_assign,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 337858505u,
+    };
+    const int n = (int)(sizeof empty_int_scatter_assign / sizeof empty_int_scatter_assign[0]);
+    tdt_compare(dev, dev, &desc, empty_int_scatter_assign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_scatter_assign, n);
+}
+
 static void test_int_one_hot_example_1(void **state)
 {
     (void)state;
@@ -1382,6 +1999,36 @@ static void test_int_one_hot_wrong_kind(void **state)
     td_tensor_release(indices);
 }
 
+static td_status cmp_int_one_hot(const tdt_call *c)
+{
+    return td_int_one_hot(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_one_hot[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(9) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(9) }, .as_reference = true },
+};
+
+static void test_int_one_hot_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_one_hot",
+        .run = cmp_int_one_hot,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "indices" },
+        .int_names = { "num_classes" },
+        .nmse = 1e-07,
+        .seed = 3999921965u,
+    };
+    const int n = (int)(sizeof empty_int_one_hot / sizeof empty_int_one_hot[0]);
+    tdt_compare(dev, dev, &desc, empty_int_one_hot, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_one_hot, n);
+}
+
 static void test_int_neg_example_1(void **state)
 {
     (void)state;
@@ -1438,6 +2085,11 @@ static void test_int_neg_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_neg(const tdt_call *c)
+{
+    return td_int_neg(c->ins[0], c->out);
+}
+
 static td_status cmpc_int_neg(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -1446,12 +2098,8 @@ static td_status cmpc_int_neg(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_neg(const tdt_call *c)
-{
-    return td_int_neg(c->ins[0], c->out);
-}
 
-static const tdt_case cases_int_neg[] = {
+static const tdt_case ccases_int_neg[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -1494,7 +2142,32 @@ static void test_int_neg_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1255847987u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_neg, (int)(sizeof cases_int_neg / sizeof cases_int_neg[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_neg, (int)(sizeof ccases_int_neg / sizeof ccases_int_neg[0]));
+}
+
+static const tdt_case empty_int_neg[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_neg_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_neg",
+        .run = cmp_int_neg,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1255847987u,
+    };
+    const int n = (int)(sizeof empty_int_neg / sizeof empty_int_neg[0]);
+    tdt_compare(dev, dev, &desc, empty_int_neg, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_neg, n);
 }
 
 static void test_int_add_scalar_example_1(void **state)
@@ -1570,6 +2243,11 @@ static void test_int_add_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_add_scalar(const tdt_call *c)
+{
+    return td_int_add_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_add_scalar(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -1578,12 +2256,8 @@ static td_status cmpc_int_add_scalar(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_add_scalar(const tdt_call *c)
-{
-    return td_int_add_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_add_scalar[] = {
+static const tdt_case ccases_int_add_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(5) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1) } },
@@ -1627,7 +2301,33 @@ static void test_int_add_scalar_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3062015175u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_add_scalar, (int)(sizeof cases_int_add_scalar / sizeof cases_int_add_scalar[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_add_scalar, (int)(sizeof ccases_int_add_scalar / sizeof ccases_int_add_scalar[0]));
+}
+
+static const tdt_case empty_int_add_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_add_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_add_scalar",
+        .run = cmp_int_add_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3062015175u,
+    };
+    const int n = (int)(sizeof empty_int_add_scalar / sizeof empty_int_add_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_int_add_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_add_scalar, n);
 }
 
 static void test_int_sub_scalar_example_1(void **state)
@@ -1703,6 +2403,11 @@ static void test_int_sub_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_sub_scalar(const tdt_call *c)
+{
+    return td_int_sub_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_sub_scalar(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -1711,12 +2416,8 @@ static td_status cmpc_int_sub_scalar(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_sub_scalar(const tdt_call *c)
-{
-    return td_int_sub_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_sub_scalar[] = {
+static const tdt_case ccases_int_sub_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(5) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-2147483648) } },
@@ -1760,7 +2461,33 @@ static void test_int_sub_scalar_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 746672404u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_sub_scalar, (int)(sizeof cases_int_sub_scalar / sizeof cases_int_sub_scalar[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_sub_scalar, (int)(sizeof ccases_int_sub_scalar / sizeof ccases_int_sub_scalar[0]));
+}
+
+static const tdt_case empty_int_sub_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_sub_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sub_scalar",
+        .run = cmp_int_sub_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 746672404u,
+    };
+    const int n = (int)(sizeof empty_int_sub_scalar / sizeof empty_int_sub_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_int_sub_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_sub_scalar, n);
 }
 
 static void test_int_mul_scalar_example_1(void **state)
@@ -1836,6 +2563,11 @@ static void test_int_mul_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_mul_scalar(const tdt_call *c)
+{
+    return td_int_mul_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_mul_scalar(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -1844,12 +2576,8 @@ static td_status cmpc_int_mul_scalar(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_mul_scalar(const tdt_call *c)
-{
-    return td_int_mul_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_mul_scalar[] = {
+static const tdt_case ccases_int_mul_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-3) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(65536) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1) } },
@@ -1893,7 +2621,33 @@ static void test_int_mul_scalar_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2415889272u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_mul_scalar, (int)(sizeof cases_int_mul_scalar / sizeof cases_int_mul_scalar[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_mul_scalar, (int)(sizeof ccases_int_mul_scalar / sizeof ccases_int_mul_scalar[0]));
+}
+
+static const tdt_case empty_int_mul_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(65536) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-3) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_mul_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mul_scalar",
+        .run = cmp_int_mul_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2415889272u,
+    };
+    const int n = (int)(sizeof empty_int_mul_scalar / sizeof empty_int_mul_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_int_mul_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_mul_scalar, n);
 }
 
 static void test_int_div_scalar_example_1(void **state)
@@ -1986,6 +2740,11 @@ static void test_int_div_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_div_scalar(const tdt_call *c)
+{
+    return td_int_div_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_div_scalar(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -1994,12 +2753,8 @@ static td_status cmpc_int_div_scalar(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_div_scalar(const tdt_call *c)
-{
-    return td_int_div_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_div_scalar[] = {
+static const tdt_case ccases_int_div_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1) } },
@@ -2043,7 +2798,33 @@ static void test_int_div_scalar_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1738390071u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_div_scalar, (int)(sizeof cases_int_div_scalar / sizeof cases_int_div_scalar[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_div_scalar, (int)(sizeof ccases_int_div_scalar / sizeof ccases_int_div_scalar[0]));
+}
+
+static const tdt_case empty_int_div_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_div_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_div_scalar",
+        .run = cmp_int_div_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1738390071u,
+    };
+    const int n = (int)(sizeof empty_int_div_scalar / sizeof empty_int_div_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_int_div_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_div_scalar, n);
 }
 
 static void test_int_remainder_scalar_example_1(void **state)
@@ -2136,6 +2917,11 @@ static void test_int_remainder_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_remainder_scalar(const tdt_call *c)
+{
+    return td_int_remainder_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_remainder_scalar(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -2144,12 +2930,8 @@ static td_status cmpc_int_remainder_scalar(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_remainder_scalar(const tdt_call *c)
-{
-    return td_int_remainder_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_remainder_scalar[] = {
+static const tdt_case ccases_int_remainder_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(3) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-3) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(2147483647) } },
@@ -2193,7 +2975,33 @@ static void test_int_remainder_scalar_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 4116165039u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_remainder_scalar, (int)(sizeof cases_int_remainder_scalar / sizeof cases_int_remainder_scalar[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_remainder_scalar, (int)(sizeof ccases_int_remainder_scalar / sizeof ccases_int_remainder_scalar[0]));
+}
+
+static const tdt_case empty_int_remainder_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-3) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_remainder_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_remainder_scalar",
+        .run = cmp_int_remainder_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4116165039u,
+    };
+    const int n = (int)(sizeof empty_int_remainder_scalar / sizeof empty_int_remainder_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_int_remainder_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_remainder_scalar, n);
 }
 
 static void test_int_abs_example_1(void **state)
@@ -2235,6 +3043,11 @@ static void test_int_abs_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_abs(const tdt_call *c)
+{
+    return td_int_abs(c->ins[0], c->out);
+}
+
 static td_status cmpc_int_abs(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -2243,12 +3056,8 @@ static td_status cmpc_int_abs(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_abs(const tdt_call *c)
-{
-    return td_int_abs(c->ins[0], c->out);
-}
 
-static const tdt_case cases_int_abs[] = {
+static const tdt_case ccases_int_abs[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -2291,7 +3100,32 @@ static void test_int_abs_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3227033117u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_abs, (int)(sizeof cases_int_abs / sizeof cases_int_abs[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_abs, (int)(sizeof ccases_int_abs / sizeof ccases_int_abs[0]));
+}
+
+static const tdt_case empty_int_abs[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_abs_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_abs",
+        .run = cmp_int_abs,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3227033117u,
+    };
+    const int n = (int)(sizeof empty_int_abs / sizeof empty_int_abs[0]);
+    tdt_compare(dev, dev, &desc, empty_int_abs, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_abs, n);
 }
 
 static void test_int_sign_example_1(void **state)
@@ -2333,6 +3167,11 @@ static void test_int_sign_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_sign(const tdt_call *c)
+{
+    return td_int_sign(c->ins[0], c->out);
+}
+
 static td_status cmpc_int_sign(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -2341,12 +3180,8 @@ static td_status cmpc_int_sign(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_sign(const tdt_call *c)
-{
-    return td_int_sign(c->ins[0], c->out);
-}
 
-static const tdt_case cases_int_sign[] = {
+static const tdt_case ccases_int_sign[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -2389,7 +3224,32 @@ static void test_int_sign_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 650769982u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_sign, (int)(sizeof cases_int_sign / sizeof cases_int_sign[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_sign, (int)(sizeof ccases_int_sign / sizeof ccases_int_sign[0]));
+}
+
+static const tdt_case empty_int_sign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_sign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sign",
+        .run = cmp_int_sign,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 650769982u,
+    };
+    const int n = (int)(sizeof empty_int_sign / sizeof empty_int_sign[0]);
+    tdt_compare(dev, dev, &desc, empty_int_sign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_sign, n);
 }
 
 static void test_int_powi_scalar_example_1(void **state)
@@ -2482,6 +3342,37 @@ static void test_int_powi_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_powi_scalar(const tdt_call *c)
+{
+    return td_int_powi_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_powi_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_powi_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_powi_scalar",
+        .run = cmp_int_powi_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 555226427u,
+    };
+    const int n = (int)(sizeof empty_int_powi_scalar / sizeof empty_int_powi_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_int_powi_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_powi_scalar, n);
+}
+
 static void test_int_clamp_example_1(void **state)
 {
     (void)state;
@@ -2538,6 +3429,11 @@ static void test_int_clamp_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_clamp(const tdt_call *c)
+{
+    return td_int_clamp(c->ins[0], (int32_t)c->cs->i[0], (int32_t)c->cs->i[1], c->out);
+}
+
 static td_status cmpc_int_clamp(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -2546,12 +3442,8 @@ static td_status cmpc_int_clamp(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_clamp(const tdt_call *c)
-{
-    return td_int_clamp(c->ins[0], (int32_t)c->cs->i[0], (int32_t)c->cs->i[1], c->out);
-}
 
-static const tdt_case cases_int_clamp[] = {
+static const tdt_case ccases_int_clamp[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(5), INT64_C(2) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
@@ -2595,7 +3487,33 @@ static void test_int_clamp_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1032108162u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_clamp, (int)(sizeof cases_int_clamp / sizeof cases_int_clamp[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_clamp, (int)(sizeof ccases_int_clamp / sizeof ccases_int_clamp[0]));
+}
+
+static const tdt_case empty_int_clamp[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(5), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1), INT64_C(3) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(5), INT64_C(2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_clamp_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_clamp",
+        .run = cmp_int_clamp,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "min", "max" },
+        .nmse = 1e-07,
+        .seed = 1032108162u,
+    };
+    const int n = (int)(sizeof empty_int_clamp / sizeof empty_int_clamp[0]);
+    tdt_compare(dev, dev, &desc, empty_int_clamp, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_clamp, n);
 }
 
 static void test_int_clamp_min_example_1(void **state)
@@ -2637,6 +3555,11 @@ static void test_int_clamp_min_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_clamp_min(const tdt_call *c)
+{
+    return td_int_clamp_min(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_clamp_min(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -2645,12 +3568,8 @@ static td_status cmpc_int_clamp_min(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_clamp_min(const tdt_call *c)
-{
-    return td_int_clamp_min(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_clamp_min[] = {
+static const tdt_case ccases_int_clamp_min[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -2694,7 +3613,33 @@ static void test_int_clamp_min_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 397995521u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_clamp_min, (int)(sizeof cases_int_clamp_min / sizeof cases_int_clamp_min[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_clamp_min, (int)(sizeof ccases_int_clamp_min / sizeof ccases_int_clamp_min[0]));
+}
+
+static const tdt_case empty_int_clamp_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_clamp_min_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_clamp_min",
+        .run = cmp_int_clamp_min,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "min" },
+        .nmse = 1e-07,
+        .seed = 397995521u,
+    };
+    const int n = (int)(sizeof empty_int_clamp_min / sizeof empty_int_clamp_min[0]);
+    tdt_compare(dev, dev, &desc, empty_int_clamp_min, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_clamp_min, n);
 }
 
 static void test_int_clamp_max_example_1(void **state)
@@ -2736,6 +3681,11 @@ static void test_int_clamp_max_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_clamp_max(const tdt_call *c)
+{
+    return td_int_clamp_max(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_clamp_max(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -2744,12 +3694,8 @@ static td_status cmpc_int_clamp_max(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_clamp_max(const tdt_call *c)
-{
-    return td_int_clamp_max(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_clamp_max[] = {
+static const tdt_case ccases_int_clamp_max[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -2793,7 +3739,33 @@ static void test_int_clamp_max_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 164491951u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_clamp_max, (int)(sizeof cases_int_clamp_max / sizeof cases_int_clamp_max[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_clamp_max, (int)(sizeof ccases_int_clamp_max / sizeof ccases_int_clamp_max[0]));
+}
+
+static const tdt_case empty_int_clamp_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_clamp_max_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_clamp_max",
+        .run = cmp_int_clamp_max,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "max" },
+        .nmse = 1e-07,
+        .seed = 164491951u,
+    };
+    const int n = (int)(sizeof empty_int_clamp_max / sizeof empty_int_clamp_max[0]);
+    tdt_compare(dev, dev, &desc, empty_int_clamp_max, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_clamp_max, n);
 }
 
 static void test_int_equal_elem_example_1(void **state)
@@ -2852,6 +3824,11 @@ static void test_int_equal_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_equal_elem(const tdt_call *c)
+{
+    return td_int_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_equal_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -2860,12 +3837,8 @@ static td_status cmpc_int_equal_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_equal_elem(const tdt_call *c)
-{
-    return td_int_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_equal_elem[] = {
+static const tdt_case ccases_int_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2147483648) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-2) } },
@@ -2909,7 +3882,33 @@ static void test_int_equal_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1703357205u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_equal_elem, (int)(sizeof cases_int_equal_elem / sizeof cases_int_equal_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_equal_elem, (int)(sizeof ccases_int_equal_elem / sizeof ccases_int_equal_elem[0]));
+}
+
+static const tdt_case empty_int_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_equal_elem",
+        .run = cmp_int_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1703357205u,
+    };
+    const int n = (int)(sizeof empty_int_equal_elem / sizeof empty_int_equal_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_int_equal_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_equal_elem, n);
 }
 
 static void test_int_not_equal_elem_example_1(void **state)
@@ -2968,6 +3967,11 @@ static void test_int_not_equal_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_not_equal_elem(const tdt_call *c)
+{
+    return td_int_not_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_not_equal_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -2976,12 +3980,8 @@ static td_status cmpc_int_not_equal_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_not_equal_elem(const tdt_call *c)
-{
-    return td_int_not_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_not_equal_elem[] = {
+static const tdt_case ccases_int_not_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2147483647) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-2) } },
@@ -3025,7 +4025,33 @@ static void test_int_not_equal_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1149631767u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_not_equal_elem, (int)(sizeof cases_int_not_equal_elem / sizeof cases_int_not_equal_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_not_equal_elem, (int)(sizeof ccases_int_not_equal_elem / sizeof ccases_int_not_equal_elem[0]));
+}
+
+static const tdt_case empty_int_not_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_not_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_not_equal_elem",
+        .run = cmp_int_not_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1149631767u,
+    };
+    const int n = (int)(sizeof empty_int_not_equal_elem / sizeof empty_int_not_equal_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_int_not_equal_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_not_equal_elem, n);
 }
 
 static void test_int_greater_elem_example_1(void **state)
@@ -3084,6 +4110,11 @@ static void test_int_greater_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_greater_elem(const tdt_call *c)
+{
+    return td_int_greater_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_greater_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -3092,12 +4123,8 @@ static td_status cmpc_int_greater_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_greater_elem(const tdt_call *c)
-{
-    return td_int_greater_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_greater_elem[] = {
+static const tdt_case ccases_int_greater_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2147483647) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -3141,7 +4168,33 @@ static void test_int_greater_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3636205283u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_greater_elem, (int)(sizeof cases_int_greater_elem / sizeof cases_int_greater_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_greater_elem, (int)(sizeof ccases_int_greater_elem / sizeof ccases_int_greater_elem[0]));
+}
+
+static const tdt_case empty_int_greater_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_greater_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater_elem",
+        .run = cmp_int_greater_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3636205283u,
+    };
+    const int n = (int)(sizeof empty_int_greater_elem / sizeof empty_int_greater_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_int_greater_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_greater_elem, n);
 }
 
 static void test_int_greater_equal_elem_example_1(void **state)
@@ -3200,6 +4253,11 @@ static void test_int_greater_equal_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_greater_equal_elem(const tdt_call *c)
+{
+    return td_int_greater_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_greater_equal_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -3208,12 +4266,8 @@ static td_status cmpc_int_greater_equal_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_greater_equal_elem(const tdt_call *c)
-{
-    return td_int_greater_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_greater_equal_elem[] = {
+static const tdt_case ccases_int_greater_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2147483648) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -3257,7 +4311,33 @@ static void test_int_greater_equal_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2012584562u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_greater_equal_elem, (int)(sizeof cases_int_greater_equal_elem / sizeof cases_int_greater_equal_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_greater_equal_elem, (int)(sizeof ccases_int_greater_equal_elem / sizeof ccases_int_greater_equal_elem[0]));
+}
+
+static const tdt_case empty_int_greater_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_greater_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater_equal_elem",
+        .run = cmp_int_greater_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2012584562u,
+    };
+    const int n = (int)(sizeof empty_int_greater_equal_elem / sizeof empty_int_greater_equal_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_int_greater_equal_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_greater_equal_elem, n);
 }
 
 static void test_int_lower_elem_example_1(void **state)
@@ -3316,6 +4396,11 @@ static void test_int_lower_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_lower_elem(const tdt_call *c)
+{
+    return td_int_lower_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_lower_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -3324,12 +4409,8 @@ static td_status cmpc_int_lower_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_lower_elem(const tdt_call *c)
-{
-    return td_int_lower_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_lower_elem[] = {
+static const tdt_case ccases_int_lower_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2147483648) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -3373,7 +4454,33 @@ static void test_int_lower_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1394498850u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_lower_elem, (int)(sizeof cases_int_lower_elem / sizeof cases_int_lower_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_lower_elem, (int)(sizeof ccases_int_lower_elem / sizeof ccases_int_lower_elem[0]));
+}
+
+static const tdt_case empty_int_lower_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_lower_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower_elem",
+        .run = cmp_int_lower_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1394498850u,
+    };
+    const int n = (int)(sizeof empty_int_lower_elem / sizeof empty_int_lower_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_int_lower_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_lower_elem, n);
 }
 
 static void test_int_lower_equal_elem_example_1(void **state)
@@ -3432,6 +4539,11 @@ static void test_int_lower_equal_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_lower_equal_elem(const tdt_call *c)
+{
+    return td_int_lower_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_lower_equal_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -3440,12 +4552,8 @@ static td_status cmpc_int_lower_equal_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_lower_equal_elem(const tdt_call *c)
-{
-    return td_int_lower_equal_elem(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_lower_equal_elem[] = {
+static const tdt_case ccases_int_lower_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2147483647) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -3489,7 +4597,33 @@ static void test_int_lower_equal_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1363314723u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_lower_equal_elem, (int)(sizeof cases_int_lower_equal_elem / sizeof cases_int_lower_equal_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_lower_equal_elem, (int)(sizeof ccases_int_lower_equal_elem / sizeof ccases_int_lower_equal_elem[0]));
+}
+
+static const tdt_case empty_int_lower_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_lower_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower_equal_elem",
+        .run = cmp_int_lower_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1363314723u,
+    };
+    const int n = (int)(sizeof empty_int_lower_equal_elem / sizeof empty_int_lower_equal_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_int_lower_equal_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_lower_equal_elem, n);
 }
 
 static void test_int_sum_dim_example_1(void **state)
@@ -3582,6 +4716,38 @@ static void test_int_sum_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_sum_dim(const tdt_call *c)
+{
+    return td_int_sum_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_sum_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_int_sum_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sum_dim",
+        .run = cmp_int_sum_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1925206259u,
+    };
+    const int n = (int)(sizeof empty_int_sum_dim / sizeof empty_int_sum_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_int_sum_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_sum_dim, n);
+}
+
 static void test_int_mean_dim_example_1(void **state)
 {
     (void)state;
@@ -3653,6 +4819,38 @@ static void test_int_mean_dim_wrong_kind(void **state)
     tdt_expect_error(td_int_mean_dim(a, INT64_C(1), &out), TD_E_KIND, "int_mean_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_mean_dim(const tdt_call *c)
+{
+    return td_int_mean_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_mean_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mean_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mean_dim",
+        .run = cmp_int_mean_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2126520507u,
+    };
+    const int n = (int)(sizeof empty_int_mean_dim / sizeof empty_int_mean_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_int_mean_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_mean_dim, n);
 }
 
 static void test_int_prod_example_1(void **state)
@@ -3745,6 +4943,36 @@ static void test_int_prod_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_prod(const tdt_call *c)
+{
+    return td_int_prod(c->ins[0], c->out);
+}
+
+static const tdt_case empty_int_prod[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_int_prod_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_prod",
+        .run = cmp_int_prod,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2118300474u,
+    };
+    const int n = (int)(sizeof empty_int_prod / sizeof empty_int_prod[0]);
+    tdt_compare(dev, dev, &desc, empty_int_prod, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_prod, n);
+}
+
 static void test_int_prod_dim_example_1(void **state)
 {
     (void)state;
@@ -3816,6 +5044,38 @@ static void test_int_prod_dim_wrong_kind(void **state)
     tdt_expect_error(td_int_prod_dim(a, INT64_C(1), &out), TD_E_KIND, "int_prod_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_prod_dim(const tdt_call *c)
+{
+    return td_int_prod_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_prod_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_int_prod_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_prod_dim",
+        .run = cmp_int_prod_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 131148111u,
+    };
+    const int n = (int)(sizeof empty_int_prod_dim / sizeof empty_int_prod_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_int_prod_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_prod_dim, n);
 }
 
 static void test_int_max_example_1(void **state)
@@ -3891,6 +5151,11 @@ static void test_int_max_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_max(const tdt_call *c)
+{
+    return td_int_max(c->ins[0], c->out);
+}
+
 static td_status cmpc_int_max(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -3899,12 +5164,8 @@ static td_status cmpc_int_max(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_max(const tdt_call *c)
-{
-    return td_int_max(c->ins[0], c->out);
-}
 
-static const tdt_case cases_int_max[] = {
+static const tdt_case ccases_int_max[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -3947,7 +5208,32 @@ static void test_int_max_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3402582363u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_max, (int)(sizeof cases_int_max / sizeof cases_int_max[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_max, (int)(sizeof ccases_int_max / sizeof ccases_int_max[0]));
+}
+
+static const tdt_case empty_int_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_max_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_max",
+        .run = cmp_int_max,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3402582363u,
+    };
+    const int n = (int)(sizeof empty_int_max / sizeof empty_int_max[0]);
+    tdt_compare(dev, dev, &desc, empty_int_max, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_max, n);
 }
 
 static void test_int_min_example_1(void **state)
@@ -4023,6 +5309,11 @@ static void test_int_min_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_min(const tdt_call *c)
+{
+    return td_int_min(c->ins[0], c->out);
+}
+
 static td_status cmpc_int_min(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -4031,12 +5322,8 @@ static td_status cmpc_int_min(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_min(const tdt_call *c)
-{
-    return td_int_min(c->ins[0], c->out);
-}
 
-static const tdt_case cases_int_min[] = {
+static const tdt_case ccases_int_min[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -4079,7 +5366,32 @@ static void test_int_min_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3233526245u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_min, (int)(sizeof cases_int_min / sizeof cases_int_min[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_min, (int)(sizeof ccases_int_min / sizeof ccases_int_min[0]));
+}
+
+static const tdt_case empty_int_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_min_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_min",
+        .run = cmp_int_min,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3233526245u,
+    };
+    const int n = (int)(sizeof empty_int_min / sizeof empty_int_min[0]);
+    tdt_compare(dev, dev, &desc, empty_int_min, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_min, n);
 }
 
 static void test_int_max_dim_example_1(void **state)
@@ -4155,6 +5467,11 @@ static void test_int_max_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_max_dim(const tdt_call *c)
+{
+    return td_int_max_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_max_dim(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -4163,12 +5480,8 @@ static td_status cmpc_int_max_dim(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_max_dim(const tdt_call *c)
-{
-    return td_int_max_dim(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_max_dim[] = {
+static const tdt_case ccases_int_max_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -4240,7 +5553,34 @@ static void test_int_max_dim_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 251346282u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_max_dim, (int)(sizeof cases_int_max_dim / sizeof cases_int_max_dim[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_max_dim, (int)(sizeof ccases_int_max_dim / sizeof ccases_int_max_dim[0]));
+}
+
+static const tdt_case empty_int_max_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_max_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_max_dim",
+        .run = cmp_int_max_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 251346282u,
+    };
+    const int n = (int)(sizeof empty_int_max_dim / sizeof empty_int_max_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_int_max_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_max_dim, n);
 }
 
 static void test_int_min_dim_example_1(void **state)
@@ -4316,6 +5656,11 @@ static void test_int_min_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_min_dim(const tdt_call *c)
+{
+    return td_int_min_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_min_dim(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -4324,12 +5669,8 @@ static td_status cmpc_int_min_dim(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_min_dim(const tdt_call *c)
-{
-    return td_int_min_dim(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_min_dim[] = {
+static const tdt_case ccases_int_min_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -4401,7 +5742,34 @@ static void test_int_min_dim_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3935747496u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_min_dim, (int)(sizeof cases_int_min_dim / sizeof cases_int_min_dim[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_min_dim, (int)(sizeof ccases_int_min_dim / sizeof ccases_int_min_dim[0]));
+}
+
+static const tdt_case empty_int_min_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_min_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_min_dim",
+        .run = cmp_int_min_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3935747496u,
+    };
+    const int n = (int)(sizeof empty_int_min_dim / sizeof empty_int_min_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_int_min_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_min_dim, n);
 }
 
 static void test_int_argmax_example_1(void **state)
@@ -4477,6 +5845,11 @@ static void test_int_argmax_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_argmax(const tdt_call *c)
+{
+    return td_int_argmax(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_argmax(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -4485,12 +5858,8 @@ static td_status cmpc_int_argmax(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_argmax(const tdt_call *c)
-{
-    return td_int_argmax(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_argmax[] = {
+static const tdt_case ccases_int_argmax[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -4562,7 +5931,34 @@ static void test_int_argmax_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1706268341u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_argmax, (int)(sizeof cases_int_argmax / sizeof cases_int_argmax[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_argmax, (int)(sizeof ccases_int_argmax / sizeof ccases_int_argmax[0]));
+}
+
+static const tdt_case empty_int_argmax[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_argmax_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_argmax",
+        .run = cmp_int_argmax,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1706268341u,
+    };
+    const int n = (int)(sizeof empty_int_argmax / sizeof empty_int_argmax[0]);
+    tdt_compare(dev, dev, &desc, empty_int_argmax, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_argmax, n);
 }
 
 static void test_int_argmin_example_1(void **state)
@@ -4638,6 +6034,11 @@ static void test_int_argmin_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_argmin(const tdt_call *c)
+{
+    return td_int_argmin(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_argmin(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -4646,12 +6047,8 @@ static td_status cmpc_int_argmin(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_argmin(const tdt_call *c)
-{
-    return td_int_argmin(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_argmin[] = {
+static const tdt_case ccases_int_argmin[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -4723,7 +6120,34 @@ static void test_int_argmin_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1338543819u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_argmin, (int)(sizeof cases_int_argmin / sizeof cases_int_argmin[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_argmin, (int)(sizeof ccases_int_argmin / sizeof ccases_int_argmin[0]));
+}
+
+static const tdt_case empty_int_argmin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_argmin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_argmin",
+        .run = cmp_int_argmin,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1338543819u,
+    };
+    const int n = (int)(sizeof empty_int_argmin / sizeof empty_int_argmin[0]);
+    tdt_compare(dev, dev, &desc, empty_int_argmin, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_argmin, n);
 }
 
 static void test_int_mean_example_1(void **state)
@@ -4799,6 +6223,36 @@ static void test_int_mean_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_mean(const tdt_call *c)
+{
+    return td_int_mean(c->ins[0], c->out);
+}
+
+static const tdt_case empty_int_mean[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mean_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mean",
+        .run = cmp_int_mean,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 199934846u,
+    };
+    const int n = (int)(sizeof empty_int_mean / sizeof empty_int_mean[0]);
+    tdt_compare(dev, dev, &desc, empty_int_mean, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_mean, n);
+}
+
 static void test_int_bitwise_not_example_1(void **state)
 {
     (void)state;
@@ -4838,6 +6292,11 @@ static void test_int_bitwise_not_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_bitwise_not(const tdt_call *c)
+{
+    return td_int_bitwise_not(c->ins[0], c->out);
+}
+
 static td_status cmpc_int_bitwise_not(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -4846,12 +6305,8 @@ static td_status cmpc_int_bitwise_not(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_bitwise_not(const tdt_call *c)
-{
-    return td_int_bitwise_not(c->ins[0], c->out);
-}
 
-static const tdt_case cases_int_bitwise_not[] = {
+static const tdt_case ccases_int_bitwise_not[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -4894,7 +6349,32 @@ static void test_int_bitwise_not_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1126292708u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_bitwise_not, (int)(sizeof cases_int_bitwise_not / sizeof cases_int_bitwise_not[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_bitwise_not, (int)(sizeof ccases_int_bitwise_not / sizeof ccases_int_bitwise_not[0]));
+}
+
+static const tdt_case empty_int_bitwise_not[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_not_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_not",
+        .run = cmp_int_bitwise_not,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1126292708u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_not / sizeof empty_int_bitwise_not[0]);
+    tdt_compare(dev, dev, &desc, empty_int_bitwise_not, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_bitwise_not, n);
 }
 
 static void test_int_bitwise_and_scalar_example_1(void **state)
@@ -4953,6 +6433,37 @@ static void test_int_bitwise_and_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_bitwise_and_scalar(const tdt_call *c)
+{
+    return td_int_bitwise_and_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_bitwise_and_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_and_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_and_scalar",
+        .run = cmp_int_bitwise_and_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3386379201u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_and_scalar / sizeof empty_int_bitwise_and_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_int_bitwise_and_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_bitwise_and_scalar, n);
+}
+
 static void test_int_bitwise_or_scalar_example_1(void **state)
 {
     (void)state;
@@ -5009,6 +6520,37 @@ static void test_int_bitwise_or_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_bitwise_or_scalar(const tdt_call *c)
+{
+    return td_int_bitwise_or_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_bitwise_or_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_or_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_or_scalar",
+        .run = cmp_int_bitwise_or_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3400620347u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_or_scalar / sizeof empty_int_bitwise_or_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_int_bitwise_or_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_bitwise_or_scalar, n);
+}
+
 static void test_int_bitwise_xor_scalar_example_1(void **state)
 {
     (void)state;
@@ -5063,6 +6605,37 @@ static void test_int_bitwise_xor_scalar_wrong_kind(void **state)
     tdt_expect_error(td_int_bitwise_xor_scalar(a, (int32_t)10, &out), TD_E_KIND, "int_bitwise_xor_scalar");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_bitwise_xor_scalar(const tdt_call *c)
+{
+    return td_int_bitwise_xor_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_bitwise_xor_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_xor_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_xor_scalar",
+        .run = cmp_int_bitwise_xor_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2523990557u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_xor_scalar / sizeof empty_int_bitwise_xor_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_int_bitwise_xor_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_bitwise_xor_scalar, n);
 }
 
 static void test_int_bitwise_left_shift_scalar_example_1(void **state)
@@ -5155,6 +6728,37 @@ static void test_int_bitwise_left_shift_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_bitwise_left_shift_scalar(const tdt_call *c)
+{
+    return td_int_bitwise_left_shift_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_bitwise_left_shift_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(31) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(33) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_left_shift_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_left_shift_scalar",
+        .run = cmp_int_bitwise_left_shift_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3713646294u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_left_shift_scalar / sizeof empty_int_bitwise_left_shift_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_int_bitwise_left_shift_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_bitwise_left_shift_scalar, n);
+}
+
 static void test_int_bitwise_right_shift_scalar_example_1(void **state)
 {
     (void)state;
@@ -5226,6 +6830,37 @@ static void test_int_bitwise_right_shift_scalar_wrong_kind(void **state)
     tdt_expect_error(td_int_bitwise_right_shift_scalar(a, (int32_t)2, &out), TD_E_KIND, "int_bitwise_right_shift_scalar");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_bitwise_right_shift_scalar(const tdt_call *c)
+{
+    return td_int_bitwise_right_shift_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_bitwise_right_shift_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(32) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_right_shift_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_right_shift_scalar",
+        .run = cmp_int_bitwise_right_shift_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 678878041u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_right_shift_scalar / sizeof empty_int_bitwise_right_shift_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_int_bitwise_right_shift_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_bitwise_right_shift_scalar, n);
 }
 
 static void test_int_reshape_example_1(void **state)
@@ -5323,6 +6958,39 @@ static void test_int_reshape_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_reshape(const tdt_call *c)
+{
+    return td_int_reshape(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_reshape[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { 0, 6 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { -1, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 3 }, .a = { { 5, 0, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 5, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .alen = { 3 }, .a = { { 4, -1, 0 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_reshape_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_reshape",
+        .run = cmp_int_reshape,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 147259775u,
+    };
+    const int n = (int)(sizeof empty_int_reshape / sizeof empty_int_reshape[0]);
+    tdt_compare(dev, dev, &desc, empty_int_reshape, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_reshape, n);
+}
+
 static void test_int_swap_dims_example_1(void **state)
 {
     (void)state;
@@ -5413,6 +7081,36 @@ static void test_int_swap_dims_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_swap_dims(const tdt_call *c)
+{
+    return td_int_swap_dims(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 1, 0 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 1, 3 } },
+};
+
+static void test_int_swap_dims_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_swap_dims",
+        .run = cmp_int_swap_dims,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim0", "dim1" },
+        .nmse = 1e-07,
+        .seed = 893601738u,
+    };
+    const int n = (int)(sizeof empty_int_swap_dims / sizeof empty_int_swap_dims[0]);
+    tdt_compare(dev, dev, &desc, empty_int_swap_dims, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_swap_dims, n);
+}
+
 static void test_int_permute_example_1(void **state)
 {
     (void)state;
@@ -5489,6 +7187,36 @@ static void test_int_permute_wrong_kind(void **state)
     tdt_expect_error(td_int_permute(a, perm, 3, &out), TD_E_KIND, "int_permute");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_permute(const tdt_call *c)
+{
+    return td_int_permute(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_permute[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 2, 0, 1 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 3, 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 1, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+};
+
+static void test_int_permute_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_permute",
+        .run = cmp_int_permute,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "perm" },
+        .nmse = 1e-07,
+        .seed = 3951508771u,
+    };
+    const int n = (int)(sizeof empty_int_permute / sizeof empty_int_permute[0]);
+    tdt_compare(dev, dev, &desc, empty_int_permute, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_permute, n);
 }
 
 static void test_int_expand_example_1(void **state)
@@ -5569,6 +7297,39 @@ static void test_int_expand_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_expand(const tdt_call *c)
+{
+    return td_int_expand(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_expand[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 2, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 3 } } }, .alen = { 2 }, .a = { { 0, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 0, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 1 } } }, .alen = { 3 }, .a = { { -1, -1, 5 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 3 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_expand_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_expand",
+        .run = cmp_int_expand,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 3534246587u,
+    };
+    const int n = (int)(sizeof empty_int_expand / sizeof empty_int_expand[0]);
+    tdt_compare(dev, dev, &desc, empty_int_expand, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_expand, n);
+}
+
 static void test_int_slice_example_1(void **state)
 {
     (void)state;
@@ -5645,6 +7406,25 @@ static void test_int_slice_example_4(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_slice_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(0), INT64_C(3) };
+    static const int64_t ends[] = { INT64_C(2), INT64_C(3) };
+    tdt_check(td_int_slice(a, starts, 2, ends, 2, &out), "int_slice");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_slice_null(void **state)
 {
     (void)state;
@@ -5669,6 +7449,39 @@ static void test_int_slice_wrong_kind(void **state)
     tdt_expect_error(td_int_slice(a, starts, 2, ends, 2, &out), TD_E_KIND, "int_slice");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_slice(const tdt_call *c)
+{
+    return td_int_slice(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_int_slice[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 3 } } }, .alen = { 1, 1 }, .a = { { 2 }, { 1 } }, .want_status = TD_E_RANGE },
+};
+
+static void test_int_slice_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_slice",
+        .run = cmp_int_slice,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 1898558747u,
+    };
+    const int n = (int)(sizeof empty_int_slice / sizeof empty_int_slice[0]);
+    tdt_compare(dev, dev, &desc, empty_int_slice, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_slice, n);
 }
 
 static void test_bool_reshape_example_1(void **state)
@@ -5729,6 +7542,39 @@ static void test_bool_reshape_wrong_kind(void **state)
     tdt_expect_error(td_bool_reshape(a, shape, 2, &out), TD_E_KIND, "bool_reshape");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_reshape(const tdt_call *c)
+{
+    return td_bool_reshape(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_bool_reshape[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { 0, 6 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { -1, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 3 }, .a = { { 5, 0, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 5, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .alen = { 3 }, .a = { { 4, -1, 0 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_reshape_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_reshape",
+        .run = cmp_bool_reshape,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 2888766820u,
+    };
+    const int n = (int)(sizeof empty_bool_reshape / sizeof empty_bool_reshape[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_reshape, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_reshape, n);
 }
 
 static void test_bool_swap_dims_example_1(void **state)
@@ -5821,6 +7667,36 @@ static void test_bool_swap_dims_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_swap_dims(const tdt_call *c)
+{
+    return td_bool_swap_dims(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_bool_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 1, 0 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 1, 3 } },
+};
+
+static void test_bool_swap_dims_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_swap_dims",
+        .run = cmp_bool_swap_dims,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim0", "dim1" },
+        .nmse = 1e-07,
+        .seed = 745426637u,
+    };
+    const int n = (int)(sizeof empty_bool_swap_dims / sizeof empty_bool_swap_dims[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_swap_dims, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_swap_dims, n);
+}
+
 static void test_bool_permute_example_1(void **state)
 {
     (void)state;
@@ -5899,6 +7775,36 @@ static void test_bool_permute_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_permute(const tdt_call *c)
+{
+    return td_bool_permute(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_bool_permute[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 2, 0, 1 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 3, 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 1, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+};
+
+static void test_bool_permute_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_permute",
+        .run = cmp_bool_permute,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "perm" },
+        .nmse = 1e-07,
+        .seed = 3758705668u,
+    };
+    const int n = (int)(sizeof empty_bool_permute / sizeof empty_bool_permute[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_permute, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_permute, n);
+}
+
 static void test_bool_expand_example_1(void **state)
 {
     (void)state;
@@ -5953,6 +7859,24 @@ static void test_bool_expand_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_bool_expand_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t shape[] = { INT64_C(0), INT64_C(2) };
+    tdt_check(td_bool_expand(a, shape, 2, &out), "bool_expand");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_bool_expand_null(void **state)
 {
     (void)state;
@@ -5975,6 +7899,39 @@ static void test_bool_expand_wrong_kind(void **state)
     tdt_expect_error(td_bool_expand(a, shape, 3, &out), TD_E_KIND, "bool_expand");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_expand(const tdt_call *c)
+{
+    return td_bool_expand(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_bool_expand[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 2, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 3 } } }, .alen = { 2 }, .a = { { 0, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 0, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 1 } } }, .alen = { 3 }, .a = { { -1, -1, 5 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 3 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_expand_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_expand",
+        .run = cmp_bool_expand,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 4114123394u,
+    };
+    const int n = (int)(sizeof empty_bool_expand / sizeof empty_bool_expand[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_expand, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_expand, n);
 }
 
 static void test_bool_slice_example_1(void **state)
@@ -6034,6 +7991,25 @@ static void test_bool_slice_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_bool_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(0), INT64_C(2) };
+    static const int64_t ends[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_bool_slice(a, starts, 2, ends, 2, &out), "bool_slice");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_bool_slice_null(void **state)
 {
     (void)state;
@@ -6058,6 +8034,39 @@ static void test_bool_slice_wrong_kind(void **state)
     tdt_expect_error(td_bool_slice(a, starts, 2, ends, 2, &out), TD_E_KIND, "bool_slice");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_slice(const tdt_call *c)
+{
+    return td_bool_slice(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_bool_slice[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 3 } } }, .alen = { 1, 1 }, .a = { { 2 }, { 1 } }, .want_status = TD_E_RANGE },
+};
+
+static void test_bool_slice_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_slice",
+        .run = cmp_bool_slice,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2101185636u,
+    };
+    const int n = (int)(sizeof empty_bool_slice / sizeof empty_bool_slice[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_slice, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_slice, n);
 }
 
 static void test_int_flip_example_1(void **state)
@@ -6120,6 +8129,36 @@ static void test_int_flip_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_flip(const tdt_call *c)
+{
+    return td_int_flip(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_int_flip[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+};
+
+static void test_int_flip_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_flip",
+        .run = cmp_int_flip,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 2137410624u,
+    };
+    const int n = (int)(sizeof empty_int_flip / sizeof empty_int_flip[0]);
+    tdt_compare(dev, dev, &desc, empty_int_flip, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_flip, n);
+}
+
 static void test_bool_flip_example_1(void **state)
 {
     (void)state;
@@ -6160,6 +8199,36 @@ static void test_bool_flip_wrong_kind(void **state)
     tdt_expect_error(td_bool_flip(a, axes, 1, &out), TD_E_KIND, "bool_flip");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_flip(const tdt_call *c)
+{
+    return td_bool_flip(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_bool_flip[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+};
+
+static void test_bool_flip_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_flip",
+        .run = cmp_bool_flip,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 1483570309u,
+    };
+    const int n = (int)(sizeof empty_bool_flip / sizeof empty_bool_flip[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_flip, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_flip, n);
 }
 
 static void test_int_repeat_dim_example_1(void **state)
@@ -6218,6 +8287,36 @@ static void test_int_repeat_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_repeat_dim(const tdt_call *c)
+{
+    return td_int_repeat_dim(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_repeat_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+};
+
+static void test_int_repeat_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_repeat_dim",
+        .run = cmp_int_repeat_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 946889917u,
+    };
+    const int n = (int)(sizeof empty_int_repeat_dim / sizeof empty_int_repeat_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_int_repeat_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_repeat_dim, n);
+}
+
 static void test_bool_repeat_dim_example_1(void **state)
 {
     (void)state;
@@ -6255,6 +8354,36 @@ static void test_bool_repeat_dim_wrong_kind(void **state)
     tdt_expect_error(td_bool_repeat_dim(a, INT64_C(1), INT64_C(2), &out), TD_E_KIND, "bool_repeat_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_repeat_dim(const tdt_call *c)
+{
+    return td_bool_repeat_dim(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_bool_repeat_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+};
+
+static void test_bool_repeat_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_repeat_dim",
+        .run = cmp_bool_repeat_dim,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 3764626628u,
+    };
+    const int n = (int)(sizeof empty_bool_repeat_dim / sizeof empty_bool_repeat_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_repeat_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_repeat_dim, n);
 }
 
 static void test_int_transpose_example_1(void **state)
@@ -6296,6 +8425,11 @@ static void test_int_transpose_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_transpose(const tdt_call *c)
+{
+    return td_int_transpose(c->ins[0], c->out);
+}
+
 static td_status cmpc_int_transpose(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -6304,12 +8438,8 @@ static td_status cmpc_int_transpose(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_transpose(const tdt_call *c)
-{
-    return td_int_transpose(c->ins[0], c->out);
-}
 
-static const tdt_case cases_int_transpose[] = {
+static const tdt_case ccases_int_transpose[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
@@ -6341,7 +8471,31 @@ static void test_int_transpose_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2853698318u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_transpose, (int)(sizeof cases_int_transpose / sizeof cases_int_transpose[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_transpose, (int)(sizeof ccases_int_transpose / sizeof ccases_int_transpose[0]));
+}
+
+static const tdt_case empty_int_transpose[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+};
+
+static void test_int_transpose_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_transpose",
+        .run = cmp_int_transpose,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2853698318u,
+    };
+    const int n = (int)(sizeof empty_int_transpose / sizeof empty_int_transpose[0]);
+    tdt_compare(dev, dev, &desc, empty_int_transpose, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_transpose, n);
 }
 
 static void test_bool_transpose_example_1(void **state)
@@ -6383,6 +8537,11 @@ static void test_bool_transpose_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_transpose(const tdt_call *c)
+{
+    return td_bool_transpose(c->ins[0], c->out);
+}
+
 static td_status cmpc_bool_transpose(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -6391,12 +8550,8 @@ static td_status cmpc_bool_transpose(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_bool_transpose(const tdt_call *c)
-{
-    return td_bool_transpose(c->ins[0], c->out);
-}
 
-static const tdt_case cases_bool_transpose[] = {
+static const tdt_case ccases_bool_transpose[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
@@ -6428,7 +8583,31 @@ static void test_bool_transpose_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 478184117u,
     };
-    tdt_compare(dev, dev, &desc, cases_bool_transpose, (int)(sizeof cases_bool_transpose / sizeof cases_bool_transpose[0]));
+    tdt_compare(dev, dev, &desc, ccases_bool_transpose, (int)(sizeof ccases_bool_transpose / sizeof ccases_bool_transpose[0]));
+}
+
+static const tdt_case empty_bool_transpose[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+};
+
+static void test_bool_transpose_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_transpose",
+        .run = cmp_bool_transpose,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 478184117u,
+    };
+    const int n = (int)(sizeof empty_bool_transpose / sizeof empty_bool_transpose[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_transpose, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_transpose, n);
 }
 
 static void test_int_narrow_example_1(void **state)
@@ -6470,6 +8649,36 @@ static void test_int_narrow_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_narrow(const tdt_call *c)
+{
+    return td_int_narrow(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+}
+
+static const tdt_case empty_int_narrow[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+};
+
+static void test_int_narrow_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_narrow",
+        .run = cmp_int_narrow,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 1063100068u,
+    };
+    const int n = (int)(sizeof empty_int_narrow / sizeof empty_int_narrow[0]);
+    tdt_compare(dev, dev, &desc, empty_int_narrow, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_narrow, n);
+}
+
 static void test_bool_narrow_example_1(void **state)
 {
     (void)state;
@@ -6507,6 +8716,36 @@ static void test_bool_narrow_wrong_kind(void **state)
     tdt_expect_error(td_bool_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_KIND, "bool_narrow");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_narrow(const tdt_call *c)
+{
+    return td_bool_narrow(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+}
+
+static const tdt_case empty_bool_narrow[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+};
+
+static void test_bool_narrow_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_narrow",
+        .run = cmp_bool_narrow,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 1765655889u,
+    };
+    const int n = (int)(sizeof empty_bool_narrow / sizeof empty_bool_narrow[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_narrow, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_narrow, n);
 }
 
 static void test_int_cumsum_example_1(void **state)
@@ -6582,6 +8821,36 @@ static void test_int_cumsum_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_cumsum(const tdt_call *c)
+{
+    return td_int_cumsum(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_cumsum[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_cumsum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_cumsum",
+        .run = cmp_int_cumsum,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3473285161u,
+    };
+    const int n = (int)(sizeof empty_int_cumsum / sizeof empty_int_cumsum[0]);
+    tdt_compare(dev, dev, &desc, empty_int_cumsum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_cumsum, n);
+}
+
 static void test_int_cumprod_example_1(void **state)
 {
     (void)state;
@@ -6653,6 +8922,36 @@ static void test_int_cumprod_wrong_kind(void **state)
     tdt_expect_error(td_int_cumprod(a, INT64_C(1), &out), TD_E_KIND, "int_cumprod");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_cumprod(const tdt_call *c)
+{
+    return td_int_cumprod(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_cumprod[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_cumprod_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_cumprod",
+        .run = cmp_int_cumprod,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 30123963u,
+    };
+    const int n = (int)(sizeof empty_int_cumprod / sizeof empty_int_cumprod[0]);
+    tdt_compare(dev, dev, &desc, empty_int_cumprod, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_cumprod, n);
 }
 
 static void test_int_sort_example_1(void **state)
@@ -6728,6 +9027,36 @@ static void test_int_sort_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_sort(const tdt_call *c)
+{
+    return td_int_sort(c->ins[0], c->cs->i[0], (int32_t)c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_sort[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_sort_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sort",
+        .run = cmp_int_sort,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 3433787179u,
+    };
+    const int n = (int)(sizeof empty_int_sort / sizeof empty_int_sort[0]);
+    tdt_compare(dev, dev, &desc, empty_int_sort, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_sort, n);
+}
+
 static void test_int_argsort_example_1(void **state)
 {
     (void)state;
@@ -6782,6 +9111,36 @@ static void test_int_argsort_wrong_kind(void **state)
     tdt_expect_error(td_int_argsort(a, INT64_C(0), (int32_t)0, &out), TD_E_KIND, "int_argsort");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_argsort(const tdt_call *c)
+{
+    return td_int_argsort(c->ins[0], c->cs->i[0], (int32_t)c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_argsort[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_argsort_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_argsort",
+        .run = cmp_int_argsort,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 2812609085u,
+    };
+    const int n = (int)(sizeof empty_int_argsort / sizeof empty_int_argsort[0]);
+    tdt_compare(dev, dev, &desc, empty_int_argsort, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_argsort, n);
 }
 
 static void test_int_topk_example_1(void **state)
@@ -6840,6 +9199,36 @@ static void test_int_topk_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_topk(const tdt_call *c)
+{
+    return td_int_topk(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_topk[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7), INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_topk_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_topk",
+        .run = cmp_int_topk,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 2268846131u,
+    };
+    const int n = (int)(sizeof empty_int_topk / sizeof empty_int_topk[0]);
+    tdt_compare(dev, dev, &desc, empty_int_topk, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_topk, n);
+}
+
 static void test_int_any_example_1(void **state)
 {
     (void)state;
@@ -6896,6 +9285,11 @@ static void test_int_any_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_any(const tdt_call *c)
+{
+    return td_int_any(c->ins[0], c->out);
+}
+
 static td_status cmpc_int_any(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -6904,12 +9298,8 @@ static td_status cmpc_int_any(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_any(const tdt_call *c)
-{
-    return td_int_any(c->ins[0], c->out);
-}
 
-static const tdt_case cases_int_any[] = {
+static const tdt_case ccases_int_any[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -6952,7 +9342,32 @@ static void test_int_any_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2925727523u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_any, (int)(sizeof cases_int_any / sizeof cases_int_any[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_any, (int)(sizeof ccases_int_any / sizeof ccases_int_any[0]));
+}
+
+static const tdt_case empty_int_any[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_int_any_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_any",
+        .run = cmp_int_any,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2925727523u,
+    };
+    const int n = (int)(sizeof empty_int_any / sizeof empty_int_any[0]);
+    tdt_compare(dev, dev, &desc, empty_int_any, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_any, n);
 }
 
 static void test_int_any_dim_example_1(void **state)
@@ -7011,6 +9426,11 @@ static void test_int_any_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_any_dim(const tdt_call *c)
+{
+    return td_int_any_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_any_dim(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -7019,12 +9439,8 @@ static td_status cmpc_int_any_dim(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_any_dim(const tdt_call *c)
-{
-    return td_int_any_dim(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_any_dim[] = {
+static const tdt_case ccases_int_any_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -7096,7 +9512,34 @@ static void test_int_any_dim_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 806835074u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_any_dim, (int)(sizeof cases_int_any_dim / sizeof cases_int_any_dim[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_any_dim, (int)(sizeof ccases_int_any_dim / sizeof ccases_int_any_dim[0]));
+}
+
+static const tdt_case empty_int_any_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_int_any_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_any_dim",
+        .run = cmp_int_any_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 806835074u,
+    };
+    const int n = (int)(sizeof empty_int_any_dim / sizeof empty_int_any_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_int_any_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_any_dim, n);
 }
 
 static void test_int_all_example_1(void **state)
@@ -7155,6 +9598,11 @@ static void test_int_all_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_all(const tdt_call *c)
+{
+    return td_int_all(c->ins[0], c->out);
+}
+
 static td_status cmpc_int_all(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -7163,12 +9611,8 @@ static td_status cmpc_int_all(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_all(const tdt_call *c)
-{
-    return td_int_all(c->ins[0], c->out);
-}
 
-static const tdt_case cases_int_all[] = {
+static const tdt_case ccases_int_all[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -7211,7 +9655,32 @@ static void test_int_all_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2775023142u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_all, (int)(sizeof cases_int_all / sizeof cases_int_all[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_all, (int)(sizeof ccases_int_all / sizeof ccases_int_all[0]));
+}
+
+static const tdt_case empty_int_all[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_int_all_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_all",
+        .run = cmp_int_all,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2775023142u,
+    };
+    const int n = (int)(sizeof empty_int_all / sizeof empty_int_all[0]);
+    tdt_compare(dev, dev, &desc, empty_int_all, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_all, n);
 }
 
 static void test_int_all_dim_example_1(void **state)
@@ -7270,6 +9739,11 @@ static void test_int_all_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_all_dim(const tdt_call *c)
+{
+    return td_int_all_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_int_all_dim(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -7278,12 +9752,8 @@ static td_status cmpc_int_all_dim(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_all_dim(const tdt_call *c)
-{
-    return td_int_all_dim(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_int_all_dim[] = {
+static const tdt_case ccases_int_all_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -7355,7 +9825,34 @@ static void test_int_all_dim_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1685931091u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_all_dim, (int)(sizeof cases_int_all_dim / sizeof cases_int_all_dim[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_all_dim, (int)(sizeof ccases_int_all_dim / sizeof ccases_int_all_dim[0]));
+}
+
+static const tdt_case empty_int_all_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_int_all_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_all_dim",
+        .run = cmp_int_all_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1685931091u,
+    };
+    const int n = (int)(sizeof empty_int_all_dim / sizeof empty_int_all_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_int_all_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_all_dim, n);
 }
 
 static void test_bool_any_example_1(void **state)
@@ -7414,6 +9911,11 @@ static void test_bool_any_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_any(const tdt_call *c)
+{
+    return td_bool_any(c->ins[0], c->out);
+}
+
 static td_status cmpc_bool_any(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -7422,12 +9924,8 @@ static td_status cmpc_bool_any(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_bool_any(const tdt_call *c)
-{
-    return td_bool_any(c->ins[0], c->out);
-}
 
-static const tdt_case cases_bool_any[] = {
+static const tdt_case ccases_bool_any[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -7470,7 +9968,32 @@ static void test_bool_any_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 195693048u,
     };
-    tdt_compare(dev, dev, &desc, cases_bool_any, (int)(sizeof cases_bool_any / sizeof cases_bool_any[0]));
+    tdt_compare(dev, dev, &desc, ccases_bool_any, (int)(sizeof ccases_bool_any / sizeof ccases_bool_any[0]));
+}
+
+static const tdt_case empty_bool_any[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_bool_any_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_any",
+        .run = cmp_bool_any,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 195693048u,
+    };
+    const int n = (int)(sizeof empty_bool_any / sizeof empty_bool_any[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_any, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_any, n);
 }
 
 static void test_bool_any_dim_example_1(void **state)
@@ -7529,6 +10052,11 @@ static void test_bool_any_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_any_dim(const tdt_call *c)
+{
+    return td_bool_any_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_bool_any_dim(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -7537,12 +10065,8 @@ static td_status cmpc_bool_any_dim(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_bool_any_dim(const tdt_call *c)
-{
-    return td_bool_any_dim(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_bool_any_dim[] = {
+static const tdt_case ccases_bool_any_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -7614,7 +10138,34 @@ static void test_bool_any_dim_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2235595225u,
     };
-    tdt_compare(dev, dev, &desc, cases_bool_any_dim, (int)(sizeof cases_bool_any_dim / sizeof cases_bool_any_dim[0]));
+    tdt_compare(dev, dev, &desc, ccases_bool_any_dim, (int)(sizeof ccases_bool_any_dim / sizeof ccases_bool_any_dim[0]));
+}
+
+static const tdt_case empty_bool_any_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_bool_any_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_any_dim",
+        .run = cmp_bool_any_dim,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2235595225u,
+    };
+    const int n = (int)(sizeof empty_bool_any_dim / sizeof empty_bool_any_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_any_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_any_dim, n);
 }
 
 static void test_bool_all_example_1(void **state)
@@ -7673,6 +10224,11 @@ static void test_bool_all_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_all(const tdt_call *c)
+{
+    return td_bool_all(c->ins[0], c->out);
+}
+
 static td_status cmpc_bool_all(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -7681,12 +10237,8 @@ static td_status cmpc_bool_all(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_bool_all(const tdt_call *c)
-{
-    return td_bool_all(c->ins[0], c->out);
-}
 
-static const tdt_case cases_bool_all[] = {
+static const tdt_case ccases_bool_all[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -7729,7 +10281,32 @@ static void test_bool_all_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 77955525u,
     };
-    tdt_compare(dev, dev, &desc, cases_bool_all, (int)(sizeof cases_bool_all / sizeof cases_bool_all[0]));
+    tdt_compare(dev, dev, &desc, ccases_bool_all, (int)(sizeof ccases_bool_all / sizeof ccases_bool_all[0]));
+}
+
+static const tdt_case empty_bool_all[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_bool_all_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_all",
+        .run = cmp_bool_all,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 77955525u,
+    };
+    const int n = (int)(sizeof empty_bool_all / sizeof empty_bool_all[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_all, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_all, n);
 }
 
 static void test_bool_all_dim_example_1(void **state)
@@ -7788,6 +10365,11 @@ static void test_bool_all_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_all_dim(const tdt_call *c)
+{
+    return td_bool_all_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_bool_all_dim(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -7796,12 +10378,8 @@ static td_status cmpc_bool_all_dim(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_bool_all_dim(const tdt_call *c)
-{
-    return td_bool_all_dim(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_bool_all_dim[] = {
+static const tdt_case ccases_bool_all_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -7873,7 +10451,34 @@ static void test_bool_all_dim_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 930732488u,
     };
-    tdt_compare(dev, dev, &desc, cases_bool_all_dim, (int)(sizeof cases_bool_all_dim / sizeof cases_bool_all_dim[0]));
+    tdt_compare(dev, dev, &desc, ccases_bool_all_dim, (int)(sizeof ccases_bool_all_dim / sizeof ccases_bool_all_dim[0]));
+}
+
+static const tdt_case empty_bool_all_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_bool_all_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_all_dim",
+        .run = cmp_bool_all_dim,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 930732488u,
+    };
+    const int n = (int)(sizeof empty_bool_all_dim / sizeof empty_bool_all_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_all_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_all_dim, n);
 }
 
 static void test_int_mask_fill_example_1(void **state)
@@ -7976,6 +10581,38 @@ static void test_int_mask_fill_backend_mismatch(void **state)
     td_tensor_release(mask);
 }
 
+static td_status cmp_int_mask_fill(const tdt_call *c)
+{
+    return td_int_mask_fill(c->ins[0], c->ins[1], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_mask_fill[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .i = { INT64_C(-7) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 1, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 0, { 0 } } }, .i = { INT64_C(-7) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mask_fill_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mask_fill",
+        .run = cmp_int_mask_fill,
+        .dtype = { TD_I32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "mask" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 201355097u,
+    };
+    const int n = (int)(sizeof empty_int_mask_fill / sizeof empty_int_mask_fill[0]);
+    tdt_compare(dev, dev, &desc, empty_int_mask_fill, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_mask_fill, n);
+}
+
 static void test_int_sum_example_1(void **state)
 {
     (void)state;
@@ -8010,6 +10647,23 @@ static void test_int_sum_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_sum_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sum(a, &out), "int_sum");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_sum_null(void **state)
 {
     (void)state;
@@ -8030,6 +10684,36 @@ static void test_int_sum_wrong_kind(void **state)
     tdt_expect_error(td_int_sum(a, &out), TD_E_KIND, "int_sum");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_int_sum(const tdt_call *c)
+{
+    return td_int_sum(c->ins[0], c->out);
+}
+
+static const tdt_case empty_int_sum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_int_sum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sum",
+        .run = cmp_int_sum,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4288060294u,
+    };
+    const int n = (int)(sizeof empty_int_sum / sizeof empty_int_sum[0]);
+    tdt_compare(dev, dev, &desc, empty_int_sum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_sum, n);
 }
 
 static void test_int_into_float_example_1(void **state)
@@ -8088,6 +10772,36 @@ static void test_int_into_float_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_into_float(const tdt_call *c)
+{
+    return td_int_into_float(c->ins[0], c->out);
+}
+
+static const tdt_case empty_int_into_float[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_into_float_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_into_float",
+        .run = cmp_int_into_float,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 102271008u,
+    };
+    const int n = (int)(sizeof empty_int_into_float / sizeof empty_int_into_float[0]);
+    tdt_compare(dev, dev, &desc, empty_int_into_float, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_into_float, n);
+}
+
 static void test_bool_into_float_example_1(void **state)
 {
     (void)state;
@@ -8125,6 +10839,36 @@ static void test_bool_into_float_wrong_kind(void **state)
     tdt_expect_error(td_bool_into_float(a, &out), TD_E_KIND, "bool_into_float");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_into_float(const tdt_call *c)
+{
+    return td_bool_into_float(c->ins[0], c->out);
+}
+
+static const tdt_case empty_bool_into_float[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_into_float_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_into_float",
+        .run = cmp_bool_into_float,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3991965509u,
+    };
+    const int n = (int)(sizeof empty_bool_into_float / sizeof empty_bool_into_float[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_into_float, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_into_float, n);
 }
 
 static void test_bool_into_int_example_1(void **state)
@@ -8166,6 +10910,36 @@ static void test_bool_into_int_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_into_int(const tdt_call *c)
+{
+    return td_bool_into_int(c->ins[0], c->out);
+}
+
+static const tdt_case empty_bool_into_int[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_into_int_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_into_int",
+        .run = cmp_bool_into_int,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2137294110u,
+    };
+    const int n = (int)(sizeof empty_bool_into_int / sizeof empty_bool_into_int[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_into_int, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_into_int, n);
+}
+
 static void test_bool_not_example_1(void **state)
 {
     (void)state;
@@ -8179,6 +10953,23 @@ static void test_bool_not_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const bool want[] = { false, true, true, false };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_not_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(0) };
+    static const bool a_data[] = { false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_not(a, &out), "bool_not");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(0) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -8203,6 +10994,36 @@ static void test_bool_not_wrong_kind(void **state)
     tdt_expect_error(td_bool_not(a, &out), TD_E_KIND, "bool_not");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_not(const tdt_call *c)
+{
+    return td_bool_not(c->ins[0], c->out);
+}
+
+static const tdt_case empty_bool_not[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_not_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_not",
+        .run = cmp_bool_not,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1971304403u,
+    };
+    const int n = (int)(sizeof empty_bool_not / sizeof empty_bool_not[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_not, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_not, n);
 }
 
 static void test_int_into_data_example_1(void **state)
@@ -8259,6 +11080,36 @@ static void test_int_into_data_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_into_data(const tdt_call *c)
+{
+    return td_int_into_data(c->ins[0], c->host_out, c->host_out_len);
+}
+
+static const tdt_case empty_int_into_data[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_into_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_into_data",
+        .run = cmp_int_into_data,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32, .out_host = true,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1593000850u,
+    };
+    const int n = (int)(sizeof empty_int_into_data / sizeof empty_int_into_data[0]);
+    tdt_compare(dev, dev, &desc, empty_int_into_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_into_data, n);
+}
+
 static void test_bool_into_data_example_1(void **state)
 {
     (void)state;
@@ -8295,6 +11146,36 @@ static void test_bool_into_data_wrong_kind(void **state)
     memset(dst, 0, sizeof dst);
     tdt_expect_error(td_bool_into_data(a, dst, 3), TD_E_KIND, "bool_into_data");
     td_tensor_release(a);
+}
+
+static td_status cmp_bool_into_data(const tdt_call *c)
+{
+    return td_bool_into_data(c->ins[0], c->host_out, c->host_out_len);
+}
+
+static const tdt_case empty_bool_into_data[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_into_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_into_data",
+        .run = cmp_bool_into_data,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL, .out_host = true,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2811765349u,
+    };
+    const int n = (int)(sizeof empty_bool_into_data / sizeof empty_bool_into_data[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_into_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_into_data, n);
 }
 
 static void test_float_softmax_example_1(void **state)
@@ -8370,6 +11251,11 @@ static void test_float_softmax_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_softmax(const tdt_call *c)
+{
+    return td_float_softmax(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_float_softmax(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -8378,12 +11264,8 @@ static td_status cmpc_float_softmax(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_softmax(const tdt_call *c)
-{
-    return td_float_softmax(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_float_softmax[] = {
+static const tdt_case ccases_float_softmax[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -8455,7 +11337,32 @@ static void test_float_softmax_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3863107836u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_softmax, (int)(sizeof cases_float_softmax / sizeof cases_float_softmax[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_softmax, (int)(sizeof ccases_float_softmax / sizeof ccases_float_softmax[0]));
+}
+
+static const tdt_case empty_float_softmax[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_softmax_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmax",
+        .run = cmp_float_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3863107836u,
+    };
+    const int n = (int)(sizeof empty_float_softmax / sizeof empty_float_softmax[0]);
+    tdt_compare(dev, dev, &desc, empty_float_softmax, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_softmax, n);
 }
 
 static void test_float_log_softmax_example_1(void **state)
@@ -8531,6 +11438,11 @@ static void test_float_log_softmax_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_log_softmax(const tdt_call *c)
+{
+    return td_float_log_softmax(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_float_log_softmax(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -8539,12 +11451,8 @@ static td_status cmpc_float_log_softmax(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_log_softmax(const tdt_call *c)
-{
-    return td_float_log_softmax(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_float_log_softmax[] = {
+static const tdt_case ccases_float_log_softmax[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -8616,7 +11524,32 @@ static void test_float_log_softmax_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2313303997u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_log_softmax, (int)(sizeof cases_float_log_softmax / sizeof cases_float_log_softmax[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_log_softmax, (int)(sizeof ccases_float_log_softmax / sizeof ccases_float_log_softmax[0]));
+}
+
+static const tdt_case empty_float_log_softmax[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_log_softmax_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_softmax",
+        .run = cmp_float_log_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2313303997u,
+    };
+    const int n = (int)(sizeof empty_float_log_softmax / sizeof empty_float_log_softmax[0]);
+    tdt_compare(dev, dev, &desc, empty_float_log_softmax, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_log_softmax, n);
 }
 
 static void test_float_softmin_example_1(void **state)
@@ -8675,6 +11608,11 @@ static void test_float_softmin_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_softmin(const tdt_call *c)
+{
+    return td_float_softmin(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_float_softmin(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -8683,12 +11621,8 @@ static td_status cmpc_float_softmin(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_softmin(const tdt_call *c)
-{
-    return td_float_softmin(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_float_softmin[] = {
+static const tdt_case ccases_float_softmin[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -8760,7 +11694,32 @@ static void test_float_softmin_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3562493790u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_softmin, (int)(sizeof cases_float_softmin / sizeof cases_float_softmin[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_softmin, (int)(sizeof ccases_float_softmin / sizeof ccases_float_softmin[0]));
+}
+
+static const tdt_case empty_float_softmin[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_softmin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmin",
+        .run = cmp_float_softmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3562493790u,
+    };
+    const int n = (int)(sizeof empty_float_softmin / sizeof empty_float_softmin[0]);
+    tdt_compare(dev, dev, &desc, empty_float_softmin, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_softmin, n);
 }
 
 static void test_float_log_sigmoid_example_1(void **state)
@@ -8819,6 +11778,11 @@ static void test_float_log_sigmoid_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_log_sigmoid(const tdt_call *c)
+{
+    return td_float_log_sigmoid(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_log_sigmoid(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -8827,12 +11791,8 @@ static td_status cmpc_float_log_sigmoid(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_log_sigmoid(const tdt_call *c)
-{
-    return td_float_log_sigmoid(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_log_sigmoid[] = {
+static const tdt_case ccases_float_log_sigmoid[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -8875,7 +11835,32 @@ static void test_float_log_sigmoid_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2548686655u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_log_sigmoid, (int)(sizeof cases_float_log_sigmoid / sizeof cases_float_log_sigmoid[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_log_sigmoid, (int)(sizeof ccases_float_log_sigmoid / sizeof ccases_float_log_sigmoid[0]));
+}
+
+static const tdt_case empty_float_log_sigmoid[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_log_sigmoid_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_sigmoid",
+        .run = cmp_float_log_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2548686655u,
+    };
+    const int n = (int)(sizeof empty_float_log_sigmoid / sizeof empty_float_log_sigmoid[0]);
+    tdt_compare(dev, dev, &desc, empty_float_log_sigmoid, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_log_sigmoid, n);
 }
 
 static void test_float_leaky_relu_example_1(void **state)
@@ -8934,6 +11919,11 @@ static void test_float_leaky_relu_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_leaky_relu(const tdt_call *c)
+{
+    return td_float_leaky_relu(c->ins[0], c->cs->f[0], c->out);
+}
+
 static td_status cmpc_float_leaky_relu(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -8942,12 +11932,8 @@ static td_status cmpc_float_leaky_relu(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_leaky_relu(const tdt_call *c)
-{
-    return td_float_leaky_relu(c->ins[0], c->cs->f[0], c->out);
-}
 
-static const tdt_case cases_float_leaky_relu[] = {
+static const tdt_case ccases_float_leaky_relu[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.01f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.2f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 0.01f } },
@@ -8991,7 +11977,33 @@ static void test_float_leaky_relu_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2268516331u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_leaky_relu, (int)(sizeof cases_float_leaky_relu / sizeof cases_float_leaky_relu[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_leaky_relu, (int)(sizeof ccases_float_leaky_relu / sizeof ccases_float_leaky_relu[0]));
+}
+
+static const tdt_case empty_float_leaky_relu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.01f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.2f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 0.01f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.2f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_leaky_relu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_leaky_relu",
+        .run = cmp_float_leaky_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "negative_slope" },
+        .nmse = 1e-07,
+        .seed = 2268516331u,
+    };
+    const int n = (int)(sizeof empty_float_leaky_relu / sizeof empty_float_leaky_relu[0]);
+    tdt_compare(dev, dev, &desc, empty_float_leaky_relu, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_leaky_relu, n);
 }
 
 static void test_float_hard_sigmoid_example_1(void **state)
@@ -9050,6 +12062,11 @@ static void test_float_hard_sigmoid_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_hard_sigmoid(const tdt_call *c)
+{
+    return td_float_hard_sigmoid(c->ins[0], c->cs->f[0], c->cs->f[1], c->out);
+}
+
 static td_status cmpc_float_hard_sigmoid(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -9058,12 +12075,8 @@ static td_status cmpc_float_hard_sigmoid(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_hard_sigmoid(const tdt_call *c)
-{
-    return td_float_hard_sigmoid(c->ins[0], c->cs->f[0], c->cs->f[1], c->out);
-}
 
-static const tdt_case cases_float_hard_sigmoid[] = {
+static const tdt_case ccases_float_hard_sigmoid[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.2f, 0.5f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.16666667f, 0.5f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 0.2f, 0.5f } },
@@ -9107,7 +12120,33 @@ static void test_float_hard_sigmoid_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 4147407664u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_hard_sigmoid, (int)(sizeof cases_float_hard_sigmoid / sizeof cases_float_hard_sigmoid[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_hard_sigmoid, (int)(sizeof ccases_float_hard_sigmoid / sizeof ccases_float_hard_sigmoid[0]));
+}
+
+static const tdt_case empty_float_hard_sigmoid[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.2f, 0.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.16666667f, 0.5f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 0.2f, 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.16666667f, 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_hard_sigmoid_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hard_sigmoid",
+        .run = cmp_float_hard_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "alpha", "beta" },
+        .nmse = 1e-07,
+        .seed = 4147407664u,
+    };
+    const int n = (int)(sizeof empty_float_hard_sigmoid / sizeof empty_float_hard_sigmoid[0]);
+    tdt_compare(dev, dev, &desc, empty_float_hard_sigmoid, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_hard_sigmoid, n);
 }
 
 static void test_float_silu_example_1(void **state)
@@ -9166,6 +12205,11 @@ static void test_float_silu_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_silu(const tdt_call *c)
+{
+    return td_float_silu(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_silu(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -9174,12 +12218,8 @@ static td_status cmpc_float_silu(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_silu(const tdt_call *c)
-{
-    return td_float_silu(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_silu[] = {
+static const tdt_case ccases_float_silu[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -9222,7 +12262,32 @@ static void test_float_silu_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 715175333u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_silu, (int)(sizeof cases_float_silu / sizeof cases_float_silu[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_silu, (int)(sizeof ccases_float_silu / sizeof ccases_float_silu[0]));
+}
+
+static const tdt_case empty_float_silu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_silu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_silu",
+        .run = cmp_float_silu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715175333u,
+    };
+    const int n = (int)(sizeof empty_float_silu / sizeof empty_float_silu[0]);
+    tdt_compare(dev, dev, &desc, empty_float_silu, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_silu, n);
 }
 
 static void test_float_acos_example_1(void **state)
@@ -9264,6 +12329,36 @@ static void test_float_acos_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_acos(const tdt_call *c)
+{
+    return td_float_acos(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_acos[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_acos_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acos",
+        .run = cmp_float_acos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3128371284u,
+    };
+    const int n = (int)(sizeof empty_float_acos / sizeof empty_float_acos[0]);
+    tdt_compare(dev, dev, &desc, empty_float_acos, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_acos, n);
+}
+
 static void test_float_asin_example_1(void **state)
 {
     (void)state;
@@ -9301,6 +12396,36 @@ static void test_float_asin_wrong_kind(void **state)
     tdt_expect_error(td_float_asin(a, &out), TD_E_KIND, "float_asin");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_asin(const tdt_call *c)
+{
+    return td_float_asin(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_asin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_asin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asin",
+        .run = cmp_float_asin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4012578933u,
+    };
+    const int n = (int)(sizeof empty_float_asin / sizeof empty_float_asin[0]);
+    tdt_compare(dev, dev, &desc, empty_float_asin, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_asin, n);
 }
 
 static void test_float_atan_example_1(void **state)
@@ -9342,6 +12467,36 @@ static void test_float_atan_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_atan(const tdt_call *c)
+{
+    return td_float_atan(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_atan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_atan_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan",
+        .run = cmp_float_atan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3465792912u,
+    };
+    const int n = (int)(sizeof empty_float_atan / sizeof empty_float_atan[0]);
+    tdt_compare(dev, dev, &desc, empty_float_atan, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_atan, n);
+}
+
 static void test_float_cosh_example_1(void **state)
 {
     (void)state;
@@ -9381,6 +12536,11 @@ static void test_float_cosh_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_cosh(const tdt_call *c)
+{
+    return td_float_cosh(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_cosh(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -9389,12 +12549,8 @@ static td_status cmpc_float_cosh(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_cosh(const tdt_call *c)
-{
-    return td_float_cosh(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_cosh[] = {
+static const tdt_case ccases_float_cosh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -9437,7 +12593,32 @@ static void test_float_cosh_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1594289899u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_cosh, (int)(sizeof cases_float_cosh / sizeof cases_float_cosh[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_cosh, (int)(sizeof ccases_float_cosh / sizeof ccases_float_cosh[0]));
+}
+
+static const tdt_case empty_float_cosh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_cosh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cosh",
+        .run = cmp_float_cosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1594289899u,
+    };
+    const int n = (int)(sizeof empty_float_cosh / sizeof empty_float_cosh[0]);
+    tdt_compare(dev, dev, &desc, empty_float_cosh, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_cosh, n);
 }
 
 static void test_float_sinh_example_1(void **state)
@@ -9479,6 +12660,11 @@ static void test_float_sinh_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_sinh(const tdt_call *c)
+{
+    return td_float_sinh(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_sinh(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -9487,12 +12673,8 @@ static td_status cmpc_float_sinh(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_sinh(const tdt_call *c)
-{
-    return td_float_sinh(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_sinh[] = {
+static const tdt_case ccases_float_sinh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -9535,7 +12717,32 @@ static void test_float_sinh_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 563779404u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_sinh, (int)(sizeof cases_float_sinh / sizeof cases_float_sinh[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_sinh, (int)(sizeof ccases_float_sinh / sizeof ccases_float_sinh[0]));
+}
+
+static const tdt_case empty_float_sinh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sinh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sinh",
+        .run = cmp_float_sinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 563779404u,
+    };
+    const int n = (int)(sizeof empty_float_sinh / sizeof empty_float_sinh[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sinh, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sinh, n);
 }
 
 static void test_float_tan_example_1(void **state)
@@ -9577,6 +12784,11 @@ static void test_float_tan_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_tan(const tdt_call *c)
+{
+    return td_float_tan(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_tan(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -9585,12 +12797,8 @@ static td_status cmpc_float_tan(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_tan(const tdt_call *c)
-{
-    return td_float_tan(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_tan[] = {
+static const tdt_case ccases_float_tan[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -9633,7 +12841,32 @@ static void test_float_tan_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 865286089u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_tan, (int)(sizeof cases_float_tan / sizeof cases_float_tan[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_tan, (int)(sizeof ccases_float_tan / sizeof ccases_float_tan[0]));
+}
+
+static const tdt_case empty_float_tan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_tan_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tan",
+        .run = cmp_float_tan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 865286089u,
+    };
+    const int n = (int)(sizeof empty_float_tan / sizeof empty_float_tan[0]);
+    tdt_compare(dev, dev, &desc, empty_float_tan, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_tan, n);
 }
 
 static void test_float_asinh_example_1(void **state)
@@ -9675,6 +12908,11 @@ static void test_float_asinh_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_asinh(const tdt_call *c)
+{
+    return td_float_asinh(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_asinh(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -9683,12 +12921,8 @@ static td_status cmpc_float_asinh(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_asinh(const tdt_call *c)
-{
-    return td_float_asinh(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_asinh[] = {
+static const tdt_case ccases_float_asinh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -9731,7 +12965,32 @@ static void test_float_asinh_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2648110503u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_asinh, (int)(sizeof cases_float_asinh / sizeof cases_float_asinh[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_asinh, (int)(sizeof ccases_float_asinh / sizeof ccases_float_asinh[0]));
+}
+
+static const tdt_case empty_float_asinh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_asinh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asinh",
+        .run = cmp_float_asinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2648110503u,
+    };
+    const int n = (int)(sizeof empty_float_asinh / sizeof empty_float_asinh[0]);
+    tdt_compare(dev, dev, &desc, empty_float_asinh, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_asinh, n);
 }
 
 static void test_float_acosh_example_1(void **state)
@@ -9773,6 +13032,11 @@ static void test_float_acosh_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_acosh(const tdt_call *c)
+{
+    return td_float_acosh(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_acosh(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -9781,12 +13045,8 @@ static td_status cmpc_float_acosh(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_acosh(const tdt_call *c)
-{
-    return td_float_acosh(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_acosh[] = {
+static const tdt_case ccases_float_acosh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -9829,7 +13089,32 @@ static void test_float_acosh_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3314833012u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_acosh, (int)(sizeof cases_float_acosh / sizeof cases_float_acosh[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_acosh, (int)(sizeof ccases_float_acosh / sizeof ccases_float_acosh[0]));
+}
+
+static const tdt_case empty_float_acosh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_acosh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acosh",
+        .run = cmp_float_acosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3314833012u,
+    };
+    const int n = (int)(sizeof empty_float_acosh / sizeof empty_float_acosh[0]);
+    tdt_compare(dev, dev, &desc, empty_float_acosh, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_acosh, n);
 }
 
 static void test_float_atanh_example_1(void **state)
@@ -9871,6 +13156,11 @@ static void test_float_atanh_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_atanh(const tdt_call *c)
+{
+    return td_float_atanh(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_atanh(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -9879,12 +13169,8 @@ static td_status cmpc_float_atanh(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_atanh(const tdt_call *c)
-{
-    return td_float_atanh(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_atanh[] = {
+static const tdt_case ccases_float_atanh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -9927,7 +13213,32 @@ static void test_float_atanh_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 715996520u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_atanh, (int)(sizeof cases_float_atanh / sizeof cases_float_atanh[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_atanh, (int)(sizeof ccases_float_atanh / sizeof ccases_float_atanh[0]));
+}
+
+static const tdt_case empty_float_atanh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_atanh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atanh",
+        .run = cmp_float_atanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715996520u,
+    };
+    const int n = (int)(sizeof empty_float_atanh / sizeof empty_float_atanh[0]);
+    tdt_compare(dev, dev, &desc, empty_float_atanh, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_atanh, n);
 }
 
 static void test_float_ceil_example_1(void **state)
@@ -9969,6 +13280,36 @@ static void test_float_ceil_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_ceil(const tdt_call *c)
+{
+    return td_float_ceil(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_ceil[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_ceil_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ceil",
+        .run = cmp_float_ceil,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3582265875u,
+    };
+    const int n = (int)(sizeof empty_float_ceil / sizeof empty_float_ceil[0]);
+    tdt_compare(dev, dev, &desc, empty_float_ceil, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_ceil, n);
+}
+
 static void test_float_floor_example_1(void **state)
 {
     (void)state;
@@ -10006,6 +13347,36 @@ static void test_float_floor_wrong_kind(void **state)
     tdt_expect_error(td_float_floor(a, &out), TD_E_KIND, "float_floor");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_floor(const tdt_call *c)
+{
+    return td_float_floor(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_floor[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_floor_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_floor",
+        .run = cmp_float_floor,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3697887328u,
+    };
+    const int n = (int)(sizeof empty_float_floor / sizeof empty_float_floor[0]);
+    tdt_compare(dev, dev, &desc, empty_float_floor, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_floor, n);
 }
 
 static void test_float_round_example_1(void **state)
@@ -10047,6 +13418,36 @@ static void test_float_round_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_round(const tdt_call *c)
+{
+    return td_float_round(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_round[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_round_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_round",
+        .run = cmp_float_round,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2118157750u,
+    };
+    const int n = (int)(sizeof empty_float_round / sizeof empty_float_round[0]);
+    tdt_compare(dev, dev, &desc, empty_float_round, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_round, n);
+}
+
 static void test_float_trunc_example_1(void **state)
 {
     (void)state;
@@ -10084,6 +13485,36 @@ static void test_float_trunc_wrong_kind(void **state)
     tdt_expect_error(td_float_trunc(a, &out), TD_E_KIND, "float_trunc");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_trunc(const tdt_call *c)
+{
+    return td_float_trunc(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_trunc[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_trunc_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_trunc",
+        .run = cmp_float_trunc,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3386351628u,
+    };
+    const int n = (int)(sizeof empty_float_trunc / sizeof empty_float_trunc[0]);
+    tdt_compare(dev, dev, &desc, empty_float_trunc, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_trunc, n);
 }
 
 static void test_float_sign_example_1(void **state)
@@ -10125,6 +13556,11 @@ static void test_float_sign_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_sign(const tdt_call *c)
+{
+    return td_float_sign(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_sign(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -10133,12 +13569,8 @@ static td_status cmpc_float_sign(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_sign(const tdt_call *c)
-{
-    return td_float_sign(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_sign[] = {
+static const tdt_case ccases_float_sign[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -10181,7 +13613,32 @@ static void test_float_sign_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1102193403u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_sign, (int)(sizeof cases_float_sign / sizeof cases_float_sign[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_sign, (int)(sizeof ccases_float_sign / sizeof ccases_float_sign[0]));
+}
+
+static const tdt_case empty_float_sign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sign",
+        .run = cmp_float_sign,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1102193403u,
+    };
+    const int n = (int)(sizeof empty_float_sign / sizeof empty_float_sign[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sign, n);
 }
 
 static void test_float_erf_example_1(void **state)
@@ -10223,6 +13680,36 @@ static void test_float_erf_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_erf(const tdt_call *c)
+{
+    return td_float_erf(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_erf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_erf_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_erf",
+        .run = cmp_float_erf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3666361773u,
+    };
+    const int n = (int)(sizeof empty_float_erf / sizeof empty_float_erf[0]);
+    tdt_compare(dev, dev, &desc, empty_float_erf, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_erf, n);
+}
+
 static void test_float_log1p_example_1(void **state)
 {
     (void)state;
@@ -10260,6 +13747,36 @@ static void test_float_log1p_wrong_kind(void **state)
     tdt_expect_error(td_float_log1p(a, &out), TD_E_KIND, "float_log1p");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_log1p(const tdt_call *c)
+{
+    return td_float_log1p(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_log1p[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_log1p_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log1p",
+        .run = cmp_float_log1p,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 595980781u,
+    };
+    const int n = (int)(sizeof empty_float_log1p / sizeof empty_float_log1p[0]);
+    tdt_compare(dev, dev, &desc, empty_float_log1p, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_log1p, n);
 }
 
 static void test_float_recip_example_1(void **state)
@@ -10301,6 +13818,11 @@ static void test_float_recip_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_recip(const tdt_call *c)
+{
+    return td_float_recip(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_recip(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -10309,12 +13831,8 @@ static td_status cmpc_float_recip(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_recip(const tdt_call *c)
-{
-    return td_float_recip(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_recip[] = {
+static const tdt_case ccases_float_recip[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -10357,7 +13875,32 @@ static void test_float_recip_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1322968353u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_recip, (int)(sizeof cases_float_recip / sizeof cases_float_recip[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_recip, (int)(sizeof ccases_float_recip / sizeof ccases_float_recip[0]));
+}
+
+static const tdt_case empty_float_recip[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_recip_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_recip",
+        .run = cmp_float_recip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1322968353u,
+    };
+    const int n = (int)(sizeof empty_float_recip / sizeof empty_float_recip[0]);
+    tdt_compare(dev, dev, &desc, empty_float_recip, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_recip, n);
 }
 
 static void test_float_powi_scalar_example_1(void **state)
@@ -10433,6 +13976,11 @@ static void test_float_powi_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_powi_scalar(const tdt_call *c)
+{
+    return td_float_powi_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
 static td_status cmpc_float_powi_scalar(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -10441,12 +13989,8 @@ static td_status cmpc_float_powi_scalar(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_powi_scalar(const tdt_call *c)
-{
-    return td_float_powi_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_float_powi_scalar[] = {
+static const tdt_case ccases_float_powi_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(3) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -10490,7 +14034,33 @@ static void test_float_powi_scalar_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 4273381000u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_powi_scalar, (int)(sizeof cases_float_powi_scalar / sizeof cases_float_powi_scalar[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_powi_scalar, (int)(sizeof ccases_float_powi_scalar / sizeof ccases_float_powi_scalar[0]));
+}
+
+static const tdt_case empty_float_powi_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(3) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_powi_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi_scalar",
+        .run = cmp_float_powi_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 4273381000u,
+    };
+    const int n = (int)(sizeof empty_float_powi_scalar / sizeof empty_float_powi_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_float_powi_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_powi_scalar, n);
 }
 
 static void test_float_remainder_scalar_example_1(void **state)
@@ -10549,6 +14119,37 @@ static void test_float_remainder_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_remainder_scalar(const tdt_call *c)
+{
+    return td_float_remainder_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_remainder_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_remainder_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder_scalar",
+        .run = cmp_float_remainder_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1896631142u,
+    };
+    const int n = (int)(sizeof empty_float_remainder_scalar / sizeof empty_float_remainder_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_float_remainder_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_remainder_scalar, n);
+}
+
 static void test_float_sub_scalar_example_1(void **state)
 {
     (void)state;
@@ -10588,6 +14189,11 @@ static void test_float_sub_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_sub_scalar(const tdt_call *c)
+{
+    return td_float_sub_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
 static td_status cmpc_float_sub_scalar(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -10596,12 +14202,8 @@ static td_status cmpc_float_sub_scalar(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_sub_scalar(const tdt_call *c)
-{
-    return td_float_sub_scalar(c->ins[0], c->cs->f[0], c->out);
-}
 
-static const tdt_case cases_float_sub_scalar[] = {
+static const tdt_case ccases_float_sub_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.5f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.5f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 0.5f } },
@@ -10645,7 +14247,33 @@ static void test_float_sub_scalar_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 385343625u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_sub_scalar, (int)(sizeof cases_float_sub_scalar / sizeof cases_float_sub_scalar[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_sub_scalar, (int)(sizeof ccases_float_sub_scalar / sizeof ccases_float_sub_scalar[0]));
+}
+
+static const tdt_case empty_float_sub_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sub_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sub_scalar",
+        .run = cmp_float_sub_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 385343625u,
+    };
+    const int n = (int)(sizeof empty_float_sub_scalar / sizeof empty_float_sub_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sub_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sub_scalar, n);
 }
 
 static void test_float_div_scalar_example_1(void **state)
@@ -10704,6 +14332,11 @@ static void test_float_div_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_div_scalar(const tdt_call *c)
+{
+    return td_float_div_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
 static td_status cmpc_float_div_scalar(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -10712,12 +14345,8 @@ static td_status cmpc_float_div_scalar(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_div_scalar(const tdt_call *c)
-{
-    return td_float_div_scalar(c->ins[0], c->cs->f[0], c->out);
-}
 
-static const tdt_case cases_float_div_scalar[] = {
+static const tdt_case ccases_float_div_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 3.0f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
@@ -10761,7 +14390,33 @@ static void test_float_div_scalar_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3184346706u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_div_scalar, (int)(sizeof cases_float_div_scalar / sizeof cases_float_div_scalar[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_div_scalar, (int)(sizeof ccases_float_div_scalar / sizeof ccases_float_div_scalar[0]));
+}
+
+static const tdt_case empty_float_div_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_div_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div_scalar",
+        .run = cmp_float_div_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3184346706u,
+    };
+    const int n = (int)(sizeof empty_float_div_scalar / sizeof empty_float_div_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_float_div_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_div_scalar, n);
 }
 
 static void test_float_clamp_min_example_1(void **state)
@@ -10803,6 +14458,11 @@ static void test_float_clamp_min_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_clamp_min(const tdt_call *c)
+{
+    return td_float_clamp_min(c->ins[0], c->cs->f[0], c->out);
+}
+
 static td_status cmpc_float_clamp_min(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -10811,12 +14471,8 @@ static td_status cmpc_float_clamp_min(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_clamp_min(const tdt_call *c)
-{
-    return td_float_clamp_min(c->ins[0], c->cs->f[0], c->out);
-}
 
-static const tdt_case cases_float_clamp_min[] = {
+static const tdt_case ccases_float_clamp_min[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { -1.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { -1.0f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { -1.0f } },
@@ -10860,7 +14516,33 @@ static void test_float_clamp_min_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2059318650u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_clamp_min, (int)(sizeof cases_float_clamp_min / sizeof cases_float_clamp_min[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_clamp_min, (int)(sizeof ccases_float_clamp_min / sizeof ccases_float_clamp_min[0]));
+}
+
+static const tdt_case empty_float_clamp_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_clamp_min_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_min",
+        .run = cmp_float_clamp_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "min" },
+        .nmse = 1e-07,
+        .seed = 2059318650u,
+    };
+    const int n = (int)(sizeof empty_float_clamp_min / sizeof empty_float_clamp_min[0]);
+    tdt_compare(dev, dev, &desc, empty_float_clamp_min, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_clamp_min, n);
 }
 
 static void test_float_clamp_max_example_1(void **state)
@@ -10902,6 +14584,11 @@ static void test_float_clamp_max_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_clamp_max(const tdt_call *c)
+{
+    return td_float_clamp_max(c->ins[0], c->cs->f[0], c->out);
+}
+
 static td_status cmpc_float_clamp_max(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -10910,12 +14597,8 @@ static td_status cmpc_float_clamp_max(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_clamp_max(const tdt_call *c)
-{
-    return td_float_clamp_max(c->ins[0], c->cs->f[0], c->out);
-}
 
-static const tdt_case cases_float_clamp_max[] = {
+static const tdt_case ccases_float_clamp_max[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 1.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 1.0f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 1.0f } },
@@ -10959,7 +14642,33 @@ static void test_float_clamp_max_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1691490960u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_clamp_max, (int)(sizeof cases_float_clamp_max / sizeof cases_float_clamp_max[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_clamp_max, (int)(sizeof ccases_float_clamp_max / sizeof ccases_float_clamp_max[0]));
+}
+
+static const tdt_case empty_float_clamp_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 1.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 1.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_clamp_max_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_max",
+        .run = cmp_float_clamp_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "max" },
+        .nmse = 1e-07,
+        .seed = 1691490960u,
+    };
+    const int n = (int)(sizeof empty_float_clamp_max / sizeof empty_float_clamp_max[0]);
+    tdt_compare(dev, dev, &desc, empty_float_clamp_max, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_clamp_max, n);
 }
 
 static void test_float_is_nan_example_1(void **state)
@@ -11001,6 +14710,11 @@ static void test_float_is_nan_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_is_nan(const tdt_call *c)
+{
+    return td_float_is_nan(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_is_nan(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -11009,12 +14723,8 @@ static td_status cmpc_float_is_nan(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_is_nan(const tdt_call *c)
-{
-    return td_float_is_nan(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_is_nan[] = {
+static const tdt_case ccases_float_is_nan[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -11057,7 +14767,32 @@ static void test_float_is_nan_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2576161456u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_is_nan, (int)(sizeof cases_float_is_nan / sizeof cases_float_is_nan[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_is_nan, (int)(sizeof ccases_float_is_nan / sizeof ccases_float_is_nan[0]));
+}
+
+static const tdt_case empty_float_is_nan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_is_nan_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_nan",
+        .run = cmp_float_is_nan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2576161456u,
+    };
+    const int n = (int)(sizeof empty_float_is_nan / sizeof empty_float_is_nan[0]);
+    tdt_compare(dev, dev, &desc, empty_float_is_nan, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_is_nan, n);
 }
 
 static void test_float_is_inf_example_1(void **state)
@@ -11099,6 +14834,11 @@ static void test_float_is_inf_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_is_inf(const tdt_call *c)
+{
+    return td_float_is_inf(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_is_inf(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -11107,12 +14847,8 @@ static td_status cmpc_float_is_inf(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_is_inf(const tdt_call *c)
-{
-    return td_float_is_inf(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_is_inf[] = {
+static const tdt_case ccases_float_is_inf[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -11155,7 +14891,32 @@ static void test_float_is_inf_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2728453182u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_is_inf, (int)(sizeof cases_float_is_inf / sizeof cases_float_is_inf[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_is_inf, (int)(sizeof ccases_float_is_inf / sizeof ccases_float_is_inf[0]));
+}
+
+static const tdt_case empty_float_is_inf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_is_inf_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_inf",
+        .run = cmp_float_is_inf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2728453182u,
+    };
+    const int n = (int)(sizeof empty_float_is_inf / sizeof empty_float_is_inf[0]);
+    tdt_compare(dev, dev, &desc, empty_float_is_inf, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_is_inf, n);
 }
 
 static void test_float_equal_elem_example_1(void **state)
@@ -11214,6 +14975,11 @@ static void test_float_equal_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_equal_elem(const tdt_call *c)
+{
+    return td_float_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
 static td_status cmpc_float_equal_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -11222,12 +14988,8 @@ static td_status cmpc_float_equal_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_equal_elem(const tdt_call *c)
-{
-    return td_float_equal_elem(c->ins[0], c->cs->f[0], c->out);
-}
 
-static const tdt_case cases_float_equal_elem[] = {
+static const tdt_case ccases_float_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.0f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
@@ -11271,7 +15033,33 @@ static void test_float_equal_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3842648884u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_equal_elem, (int)(sizeof cases_float_equal_elem / sizeof cases_float_equal_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_equal_elem, (int)(sizeof ccases_float_equal_elem / sizeof ccases_float_equal_elem[0]));
+}
+
+static const tdt_case empty_float_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal_elem",
+        .run = cmp_float_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3842648884u,
+    };
+    const int n = (int)(sizeof empty_float_equal_elem / sizeof empty_float_equal_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_float_equal_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_equal_elem, n);
 }
 
 static void test_float_not_equal_elem_example_1(void **state)
@@ -11313,6 +15101,11 @@ static void test_float_not_equal_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_not_equal_elem(const tdt_call *c)
+{
+    return td_float_not_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
 static td_status cmpc_float_not_equal_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -11321,12 +15114,8 @@ static td_status cmpc_float_not_equal_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_not_equal_elem(const tdt_call *c)
-{
-    return td_float_not_equal_elem(c->ins[0], c->cs->f[0], c->out);
-}
 
-static const tdt_case cases_float_not_equal_elem[] = {
+static const tdt_case ccases_float_not_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
@@ -11370,7 +15159,33 @@ static void test_float_not_equal_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1421993286u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_not_equal_elem, (int)(sizeof cases_float_not_equal_elem / sizeof cases_float_not_equal_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_not_equal_elem, (int)(sizeof ccases_float_not_equal_elem / sizeof ccases_float_not_equal_elem[0]));
+}
+
+static const tdt_case empty_float_not_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_not_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal_elem",
+        .run = cmp_float_not_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1421993286u,
+    };
+    const int n = (int)(sizeof empty_float_not_equal_elem / sizeof empty_float_not_equal_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_float_not_equal_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_not_equal_elem, n);
 }
 
 static void test_float_greater_elem_example_1(void **state)
@@ -11412,6 +15227,11 @@ static void test_float_greater_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_greater_elem(const tdt_call *c)
+{
+    return td_float_greater_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
 static td_status cmpc_float_greater_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -11420,12 +15240,8 @@ static td_status cmpc_float_greater_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_greater_elem(const tdt_call *c)
-{
-    return td_float_greater_elem(c->ins[0], c->cs->f[0], c->out);
-}
 
-static const tdt_case cases_float_greater_elem[] = {
+static const tdt_case ccases_float_greater_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
@@ -11469,7 +15285,33 @@ static void test_float_greater_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2550030102u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_greater_elem, (int)(sizeof cases_float_greater_elem / sizeof cases_float_greater_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_greater_elem, (int)(sizeof ccases_float_greater_elem / sizeof ccases_float_greater_elem[0]));
+}
+
+static const tdt_case empty_float_greater_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_greater_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_elem",
+        .run = cmp_float_greater_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2550030102u,
+    };
+    const int n = (int)(sizeof empty_float_greater_elem / sizeof empty_float_greater_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_float_greater_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_greater_elem, n);
 }
 
 static void test_float_greater_equal_elem_example_1(void **state)
@@ -11511,6 +15353,11 @@ static void test_float_greater_equal_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_greater_equal_elem(const tdt_call *c)
+{
+    return td_float_greater_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
 static td_status cmpc_float_greater_equal_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -11519,12 +15366,8 @@ static td_status cmpc_float_greater_equal_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_greater_equal_elem(const tdt_call *c)
-{
-    return td_float_greater_equal_elem(c->ins[0], c->cs->f[0], c->out);
-}
 
-static const tdt_case cases_float_greater_equal_elem[] = {
+static const tdt_case ccases_float_greater_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
@@ -11568,7 +15411,33 @@ static void test_float_greater_equal_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2759539511u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_greater_equal_elem, (int)(sizeof cases_float_greater_equal_elem / sizeof cases_float_greater_equal_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_greater_equal_elem, (int)(sizeof ccases_float_greater_equal_elem / sizeof ccases_float_greater_equal_elem[0]));
+}
+
+static const tdt_case empty_float_greater_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_greater_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal_elem",
+        .run = cmp_float_greater_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2759539511u,
+    };
+    const int n = (int)(sizeof empty_float_greater_equal_elem / sizeof empty_float_greater_equal_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_float_greater_equal_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_greater_equal_elem, n);
 }
 
 static void test_float_lower_elem_example_1(void **state)
@@ -11610,6 +15479,11 @@ static void test_float_lower_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_lower_elem(const tdt_call *c)
+{
+    return td_float_lower_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
 static td_status cmpc_float_lower_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -11618,12 +15492,8 @@ static td_status cmpc_float_lower_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_lower_elem(const tdt_call *c)
-{
-    return td_float_lower_elem(c->ins[0], c->cs->f[0], c->out);
-}
 
-static const tdt_case cases_float_lower_elem[] = {
+static const tdt_case ccases_float_lower_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
@@ -11667,7 +15537,33 @@ static void test_float_lower_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2388812703u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_lower_elem, (int)(sizeof cases_float_lower_elem / sizeof cases_float_lower_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_lower_elem, (int)(sizeof ccases_float_lower_elem / sizeof ccases_float_lower_elem[0]));
+}
+
+static const tdt_case empty_float_lower_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_lower_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_elem",
+        .run = cmp_float_lower_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2388812703u,
+    };
+    const int n = (int)(sizeof empty_float_lower_elem / sizeof empty_float_lower_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_float_lower_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_lower_elem, n);
 }
 
 static void test_float_lower_equal_elem_example_1(void **state)
@@ -11709,6 +15605,11 @@ static void test_float_lower_equal_elem_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_lower_equal_elem(const tdt_call *c)
+{
+    return td_float_lower_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
 static td_status cmpc_float_lower_equal_elem(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -11717,12 +15618,8 @@ static td_status cmpc_float_lower_equal_elem(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_lower_equal_elem(const tdt_call *c)
-{
-    return td_float_lower_equal_elem(c->ins[0], c->cs->f[0], c->out);
-}
 
-static const tdt_case cases_float_lower_equal_elem[] = {
+static const tdt_case ccases_float_lower_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
@@ -11766,7 +15663,33 @@ static void test_float_lower_equal_elem_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2972579934u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_lower_equal_elem, (int)(sizeof cases_float_lower_equal_elem / sizeof cases_float_lower_equal_elem[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_lower_equal_elem, (int)(sizeof ccases_float_lower_equal_elem / sizeof ccases_float_lower_equal_elem[0]));
+}
+
+static const tdt_case empty_float_lower_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_lower_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal_elem",
+        .run = cmp_float_lower_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2972579934u,
+    };
+    const int n = (int)(sizeof empty_float_lower_equal_elem / sizeof empty_float_lower_equal_elem[0]);
+    tdt_compare(dev, dev, &desc, empty_float_lower_equal_elem, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_lower_equal_elem, n);
 }
 
 static void test_float_gather_example_1(void **state)
@@ -11890,6 +15813,36 @@ static void test_float_gather_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(indices);
+}
+
+static td_status cmp_float_gather(const tdt_call *c)
+{
+    return td_float_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_gather_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gather",
+        .run = cmp_float_gather,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 34147477u,
+    };
+    const int n = (int)(sizeof empty_float_gather / sizeof empty_float_gather[0]);
+    tdt_compare(dev, dev, &desc, empty_float_gather, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_gather, n);
 }
 
 static void test_float_scatter_add_example_1(void **state)
@@ -12051,6 +16004,36 @@ static void test_float_scatter_add_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_float_scatter_add(const tdt_call *c)
+{
+    return td_float_scatter_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case empty_float_scatter_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_scatter_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_add",
+        .run = cmp_float_scatter_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2718698480u,
+    };
+    const int n = (int)(sizeof empty_float_scatter_add / sizeof empty_float_scatter_add[0]);
+    tdt_compare(dev, dev, &desc, empty_float_scatter_add, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_scatter_add, n);
+}
+
 static void test_float_select_example_1(void **state)
 {
     (void)state;
@@ -12172,6 +16155,36 @@ static void test_float_select_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(indices);
+}
+
+static td_status cmp_float_select(const tdt_call *c)
+{
+    return td_float_select(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_select_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select",
+        .run = cmp_float_select,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1063214646u,
+    };
+    const int n = (int)(sizeof empty_float_select / sizeof empty_float_select[0]);
+    tdt_compare(dev, dev, &desc, empty_float_select, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_select, n);
 }
 
 static void test_float_select_add_example_1(void **state)
@@ -12304,6 +16317,36 @@ static void test_float_select_add_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_float_select_add(const tdt_call *c)
+{
+    return td_float_select_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case empty_float_select_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_select_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_add",
+        .run = cmp_float_select_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2697235934u,
+    };
+    const int n = (int)(sizeof empty_float_select_add / sizeof empty_float_select_add[0]);
+    tdt_compare(dev, dev, &desc, empty_float_select_add, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_select_add, n);
+}
+
 static void test_float_scatter_assign_example_1(void **state)
 {
     (void)state;
@@ -12434,6 +16477,36 @@ static void test_float_scatter_assign_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_float_scatter_assign(const tdt_call *c)
+{
+    return td_float_scatter_assign(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case empty_float_scatter_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_scatter_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_assign",
+        .run = cmp_float_scatter_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 955907936u,
+    };
+    const int n = (int)(sizeof empty_float_scatter_assign / sizeof empty_float_scatter_assign[0]);
+    tdt_compare(dev, dev, &desc, empty_float_scatter_assign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_scatter_assign, n);
+}
+
 static void test_float_reshape_example_1(void **state)
 {
     (void)state;
@@ -12505,6 +16578,24 @@ static void test_float_reshape_example_4(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_reshape_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t shape[] = { INT64_C(-1), INT64_C(3) };
+    tdt_check(td_float_reshape(a, shape, 2, &out), "float_reshape");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_reshape_null(void **state)
 {
     (void)state;
@@ -12527,6 +16618,39 @@ static void test_float_reshape_wrong_kind(void **state)
     tdt_expect_error(td_float_reshape(a, shape, 2, &out), TD_E_KIND, "float_reshape");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_reshape(const tdt_call *c)
+{
+    return td_float_reshape(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_reshape[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { 0, 6 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { -1, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 3 }, .a = { { 5, 0, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 5, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .alen = { 3 }, .a = { { 4, -1, 0 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_reshape_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_reshape",
+        .run = cmp_float_reshape,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 162253708u,
+    };
+    const int n = (int)(sizeof empty_float_reshape / sizeof empty_float_reshape[0]);
+    tdt_compare(dev, dev, &desc, empty_float_reshape, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_reshape, n);
 }
 
 static void test_float_swap_dims_example_1(void **state)
@@ -12619,6 +16743,36 @@ static void test_float_swap_dims_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_swap_dims(const tdt_call *c)
+{
+    return td_float_swap_dims(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 1, 0 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 1, 3 } },
+};
+
+static void test_float_swap_dims_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_swap_dims",
+        .run = cmp_float_swap_dims,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim0", "dim1" },
+        .nmse = 1e-07,
+        .seed = 1436709717u,
+    };
+    const int n = (int)(sizeof empty_float_swap_dims / sizeof empty_float_swap_dims[0]);
+    tdt_compare(dev, dev, &desc, empty_float_swap_dims, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_swap_dims, n);
+}
+
 static void test_float_permute_example_1(void **state)
 {
     (void)state;
@@ -12673,6 +16827,24 @@ static void test_float_permute_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_permute_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    tdt_check(td_float_permute(a, perm, 3, &out), "float_permute");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2), INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_permute_null(void **state)
 {
     (void)state;
@@ -12695,6 +16867,36 @@ static void test_float_permute_wrong_kind(void **state)
     tdt_expect_error(td_float_permute(a, perm, 3, &out), TD_E_KIND, "float_permute");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_permute(const tdt_call *c)
+{
+    return td_float_permute(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_permute[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 2, 0, 1 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 3, 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 1, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+};
+
+static void test_float_permute_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_permute",
+        .run = cmp_float_permute,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "perm" },
+        .nmse = 1e-07,
+        .seed = 2308556652u,
+    };
+    const int n = (int)(sizeof empty_float_permute / sizeof empty_float_permute[0]);
+    tdt_compare(dev, dev, &desc, empty_float_permute, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_permute, n);
 }
 
 static void test_float_expand_example_1(void **state)
@@ -12775,6 +16977,39 @@ static void test_float_expand_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_expand(const tdt_call *c)
+{
+    return td_float_expand(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_expand[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 2, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 3 } } }, .alen = { 2 }, .a = { { 0, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 0, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 1 } } }, .alen = { 3 }, .a = { { -1, -1, 5 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 3 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_expand_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_expand",
+        .run = cmp_float_expand,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 96800842u,
+    };
+    const int n = (int)(sizeof empty_float_expand / sizeof empty_float_expand[0]);
+    tdt_compare(dev, dev, &desc, empty_float_expand, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_expand, n);
+}
+
 static void test_float_slice_example_1(void **state)
 {
     (void)state;
@@ -12851,6 +17086,25 @@ static void test_float_slice_example_4(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_slice_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(1) };
+    tdt_check(td_float_slice(a, starts, 1, ends, 1, &out), "float_slice");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(4) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_slice_null(void **state)
 {
     (void)state;
@@ -12875,6 +17129,39 @@ static void test_float_slice_wrong_kind(void **state)
     tdt_expect_error(td_float_slice(a, starts, 2, ends, 2, &out), TD_E_KIND, "float_slice");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_slice(const tdt_call *c)
+{
+    return td_float_slice(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_float_slice[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 3 } } }, .alen = { 1, 1 }, .a = { { 2 }, { 1 } }, .want_status = TD_E_RANGE },
+};
+
+static void test_float_slice_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_slice",
+        .run = cmp_float_slice,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 109967260u,
+    };
+    const int n = (int)(sizeof empty_float_slice / sizeof empty_float_slice[0]);
+    tdt_compare(dev, dev, &desc, empty_float_slice, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_slice, n);
 }
 
 static void test_float_flip_example_1(void **state)
@@ -12972,6 +17259,36 @@ static void test_float_flip_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_flip(const tdt_call *c)
+{
+    return td_float_flip(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case empty_float_flip[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+};
+
+static void test_float_flip_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_flip",
+        .run = cmp_float_flip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 2222784589u,
+    };
+    const int n = (int)(sizeof empty_float_flip / sizeof empty_float_flip[0]);
+    tdt_compare(dev, dev, &desc, empty_float_flip, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_flip, n);
+}
+
 static void test_float_repeat_dim_example_1(void **state)
 {
     (void)state;
@@ -13043,6 +17360,36 @@ static void test_float_repeat_dim_wrong_kind(void **state)
     tdt_expect_error(td_float_repeat_dim(a, INT64_C(0), INT64_C(2), &out), TD_E_KIND, "float_repeat_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_repeat_dim(const tdt_call *c)
+{
+    return td_float_repeat_dim(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_repeat_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+};
+
+static void test_float_repeat_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_repeat_dim",
+        .run = cmp_float_repeat_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 2766273372u,
+    };
+    const int n = (int)(sizeof empty_float_repeat_dim / sizeof empty_float_repeat_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_repeat_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_repeat_dim, n);
 }
 
 static void test_float_transpose_example_1(void **state)
@@ -13118,6 +17465,11 @@ static void test_float_transpose_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_transpose(const tdt_call *c)
+{
+    return td_float_transpose(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_transpose(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -13126,12 +17478,8 @@ static td_status cmpc_float_transpose(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_transpose(const tdt_call *c)
-{
-    return td_float_transpose(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_transpose[] = {
+static const tdt_case ccases_float_transpose[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
@@ -13163,7 +17511,31 @@ static void test_float_transpose_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3018234093u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_transpose, (int)(sizeof cases_float_transpose / sizeof cases_float_transpose[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_transpose, (int)(sizeof ccases_float_transpose / sizeof ccases_float_transpose[0]));
+}
+
+static const tdt_case empty_float_transpose[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+};
+
+static void test_float_transpose_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_transpose",
+        .run = cmp_float_transpose,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3018234093u,
+    };
+    const int n = (int)(sizeof empty_float_transpose / sizeof empty_float_transpose[0]);
+    tdt_compare(dev, dev, &desc, empty_float_transpose, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_transpose, n);
 }
 
 static void test_float_narrow_example_1(void **state)
@@ -13237,6 +17609,36 @@ static void test_float_narrow_wrong_kind(void **state)
     tdt_expect_error(td_float_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_KIND, "float_narrow");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_narrow(const tdt_call *c)
+{
+    return td_float_narrow(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+}
+
+static const tdt_case empty_float_narrow[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+};
+
+static void test_float_narrow_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_narrow",
+        .run = cmp_float_narrow,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 292156569u,
+    };
+    const int n = (int)(sizeof empty_float_narrow / sizeof empty_float_narrow[0]);
+    tdt_compare(dev, dev, &desc, empty_float_narrow, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_narrow, n);
 }
 
 static void test_float_unfold_example_1(void **state)
@@ -13327,6 +17729,36 @@ static void test_float_unfold_wrong_kind(void **state)
     tdt_expect_error(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_KIND, "float_unfold");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_unfold(const tdt_call *c)
+{
+    return td_float_unfold(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+}
+
+static const tdt_case empty_float_unfold[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) }, .as_reference = true },
+};
+
+static void test_float_unfold_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_unfold",
+        .run = cmp_float_unfold,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "size", "step" },
+        .nmse = 1e-07,
+        .seed = 1284355682u,
+    };
+    const int n = (int)(sizeof empty_float_unfold / sizeof empty_float_unfold[0]);
+    tdt_compare(dev, dev, &desc, empty_float_unfold, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_unfold, n);
 }
 
 static void test_float_pad_example_1(void **state)
@@ -13424,6 +17856,37 @@ static void test_float_pad_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_pad(const tdt_call *c)
+{
+    return td_float_pad(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_pad[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 0.0f }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 5.0f }, .as_reference = true },
+};
+
+static void test_float_pad_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_pad",
+        .run = cmp_float_pad,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "pads" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3153178623u,
+    };
+    const int n = (int)(sizeof empty_float_pad / sizeof empty_float_pad[0]);
+    tdt_compare(dev, dev, &desc, empty_float_pad, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_pad, n);
+}
+
 static void test_float_mean_example_1(void **state)
 {
     (void)state;
@@ -13514,6 +17977,11 @@ static void test_float_mean_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_mean(const tdt_call *c)
+{
+    return td_float_mean(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_mean(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -13522,12 +17990,8 @@ static td_status cmpc_float_mean(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_mean(const tdt_call *c)
-{
-    return td_float_mean(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_mean[] = {
+static const tdt_case ccases_float_mean[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -13570,7 +18034,32 @@ static void test_float_mean_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2241035091u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_mean, (int)(sizeof cases_float_mean / sizeof cases_float_mean[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_mean, (int)(sizeof ccases_float_mean / sizeof ccases_float_mean[0]));
+}
+
+static const tdt_case empty_float_mean[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_float_mean_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean",
+        .run = cmp_float_mean,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2241035091u,
+    };
+    const int n = (int)(sizeof empty_float_mean / sizeof empty_float_mean[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mean, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mean, n);
 }
 
 static void test_float_prod_example_1(void **state)
@@ -13644,6 +18133,36 @@ static void test_float_prod_wrong_kind(void **state)
     tdt_expect_error(td_float_prod(a, &out), TD_E_KIND, "float_prod");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_prod(const tdt_call *c)
+{
+    return td_float_prod(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_prod[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_float_prod_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prod",
+        .run = cmp_float_prod,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1330389795u,
+    };
+    const int n = (int)(sizeof empty_float_prod / sizeof empty_float_prod[0]);
+    tdt_compare(dev, dev, &desc, empty_float_prod, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_prod, n);
 }
 
 static void test_float_prod_dim_example_1(void **state)
@@ -13736,6 +18255,38 @@ static void test_float_prod_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_prod_dim(const tdt_call *c)
+{
+    return td_float_prod_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_prod_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_float_prod_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prod_dim",
+        .run = cmp_float_prod_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2877138818u,
+    };
+    const int n = (int)(sizeof empty_float_prod_dim / sizeof empty_float_prod_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_prod_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_prod_dim, n);
+}
+
 static void test_float_max_example_1(void **state)
 {
     (void)state;
@@ -13809,6 +18360,11 @@ static void test_float_max_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_max(const tdt_call *c)
+{
+    return td_float_max(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_max(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -13817,12 +18373,8 @@ static td_status cmpc_float_max(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_max(const tdt_call *c)
-{
-    return td_float_max(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_max[] = {
+static const tdt_case ccases_float_max[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -13865,7 +18417,32 @@ static void test_float_max_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1368854288u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_max, (int)(sizeof cases_float_max / sizeof cases_float_max[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_max, (int)(sizeof ccases_float_max / sizeof ccases_float_max[0]));
+}
+
+static const tdt_case empty_float_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max",
+        .run = cmp_float_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1368854288u,
+    };
+    const int n = (int)(sizeof empty_float_max / sizeof empty_float_max[0]);
+    tdt_compare(dev, dev, &desc, empty_float_max, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_max, n);
 }
 
 static void test_float_min_example_1(void **state)
@@ -13941,6 +18518,11 @@ static void test_float_min_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_min(const tdt_call *c)
+{
+    return td_float_min(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_min(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -13949,12 +18531,8 @@ static td_status cmpc_float_min(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_min(const tdt_call *c)
-{
-    return td_float_min(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_min[] = {
+static const tdt_case ccases_float_min[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -13997,7 +18575,32 @@ static void test_float_min_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1736681978u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_min, (int)(sizeof cases_float_min / sizeof cases_float_min[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_min, (int)(sizeof ccases_float_min / sizeof ccases_float_min[0]));
+}
+
+static const tdt_case empty_float_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_min_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min",
+        .run = cmp_float_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1736681978u,
+    };
+    const int n = (int)(sizeof empty_float_min / sizeof empty_float_min[0]);
+    tdt_compare(dev, dev, &desc, empty_float_min, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_min, n);
 }
 
 static void test_float_max_abs_example_1(void **state)
@@ -14073,6 +18676,11 @@ static void test_float_max_abs_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_max_abs(const tdt_call *c)
+{
+    return td_float_max_abs(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_max_abs(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -14081,12 +18689,8 @@ static td_status cmpc_float_max_abs(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_max_abs(const tdt_call *c)
-{
-    return td_float_max_abs(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_max_abs[] = {
+static const tdt_case ccases_float_max_abs[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -14129,7 +18733,32 @@ static void test_float_max_abs_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 129675267u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_max_abs, (int)(sizeof cases_float_max_abs / sizeof cases_float_max_abs[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_max_abs, (int)(sizeof ccases_float_max_abs / sizeof ccases_float_max_abs[0]));
+}
+
+static const tdt_case empty_float_max_abs[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_abs_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs",
+        .run = cmp_float_max_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 129675267u,
+    };
+    const int n = (int)(sizeof empty_float_max_abs / sizeof empty_float_max_abs[0]);
+    tdt_compare(dev, dev, &desc, empty_float_max_abs, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_max_abs, n);
 }
 
 static void test_float_max_abs_dim_example_1(void **state)
@@ -14205,6 +18834,11 @@ static void test_float_max_abs_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_max_abs_dim(const tdt_call *c)
+{
+    return td_float_max_abs_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_float_max_abs_dim(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -14213,12 +18847,8 @@ static td_status cmpc_float_max_abs_dim(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_max_abs_dim(const tdt_call *c)
-{
-    return td_float_max_abs_dim(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_float_max_abs_dim[] = {
+static const tdt_case ccases_float_max_abs_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -14290,7 +18920,34 @@ static void test_float_max_abs_dim_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3727604130u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_max_abs_dim, (int)(sizeof cases_float_max_abs_dim / sizeof cases_float_max_abs_dim[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_max_abs_dim, (int)(sizeof ccases_float_max_abs_dim / sizeof ccases_float_max_abs_dim[0]));
+}
+
+static const tdt_case empty_float_max_abs_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_abs_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs_dim",
+        .run = cmp_float_max_abs_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3727604130u,
+    };
+    const int n = (int)(sizeof empty_float_max_abs_dim / sizeof empty_float_max_abs_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_max_abs_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_max_abs_dim, n);
 }
 
 static void test_float_any_example_1(void **state)
@@ -14383,6 +19040,11 @@ static void test_float_any_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_any(const tdt_call *c)
+{
+    return td_float_any(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_any(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -14391,12 +19053,8 @@ static td_status cmpc_float_any(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_any(const tdt_call *c)
-{
-    return td_float_any(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_any[] = {
+static const tdt_case ccases_float_any[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -14439,7 +19097,32 @@ static void test_float_any_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1844429200u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_any, (int)(sizeof cases_float_any / sizeof cases_float_any[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_any, (int)(sizeof ccases_float_any / sizeof ccases_float_any[0]));
+}
+
+static const tdt_case empty_float_any[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_float_any_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any",
+        .run = cmp_float_any,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1844429200u,
+    };
+    const int n = (int)(sizeof empty_float_any / sizeof empty_float_any[0]);
+    tdt_compare(dev, dev, &desc, empty_float_any, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_any, n);
 }
 
 static void test_float_any_dim_example_1(void **state)
@@ -14498,6 +19181,11 @@ static void test_float_any_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_any_dim(const tdt_call *c)
+{
+    return td_float_any_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_float_any_dim(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -14506,12 +19194,8 @@ static td_status cmpc_float_any_dim(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_any_dim(const tdt_call *c)
-{
-    return td_float_any_dim(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_float_any_dim[] = {
+static const tdt_case ccases_float_any_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -14583,7 +19267,34 @@ static void test_float_any_dim_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1140471713u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_any_dim, (int)(sizeof cases_float_any_dim / sizeof cases_float_any_dim[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_any_dim, (int)(sizeof ccases_float_any_dim / sizeof ccases_float_any_dim[0]));
+}
+
+static const tdt_case empty_float_any_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_float_any_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any_dim",
+        .run = cmp_float_any_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1140471713u,
+    };
+    const int n = (int)(sizeof empty_float_any_dim / sizeof empty_float_any_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_any_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_any_dim, n);
 }
 
 static void test_float_all_example_1(void **state)
@@ -14676,6 +19387,11 @@ static void test_float_all_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_all(const tdt_call *c)
+{
+    return td_float_all(c->ins[0], c->out);
+}
+
 static td_status cmpc_float_all(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -14684,12 +19400,8 @@ static td_status cmpc_float_all(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_all(const tdt_call *c)
-{
-    return td_float_all(c->ins[0], c->out);
-}
 
-static const tdt_case cases_float_all[] = {
+static const tdt_case ccases_float_all[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
@@ -14732,7 +19444,32 @@ static void test_float_all_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1726691677u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_all, (int)(sizeof cases_float_all / sizeof cases_float_all[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_all, (int)(sizeof ccases_float_all / sizeof ccases_float_all[0]));
+}
+
+static const tdt_case empty_float_all[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_float_all_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all",
+        .run = cmp_float_all,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1726691677u,
+    };
+    const int n = (int)(sizeof empty_float_all / sizeof empty_float_all[0]);
+    tdt_compare(dev, dev, &desc, empty_float_all, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_all, n);
 }
 
 static void test_float_all_dim_example_1(void **state)
@@ -14791,6 +19528,11 @@ static void test_float_all_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_all_dim(const tdt_call *c)
+{
+    return td_float_all_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_float_all_dim(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -14799,12 +19541,8 @@ static td_status cmpc_float_all_dim(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_all_dim(const tdt_call *c)
-{
-    return td_float_all_dim(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_float_all_dim[] = {
+static const tdt_case ccases_float_all_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -14876,7 +19614,34 @@ static void test_float_all_dim_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1851968592u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_all_dim, (int)(sizeof cases_float_all_dim / sizeof cases_float_all_dim[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_all_dim, (int)(sizeof ccases_float_all_dim / sizeof ccases_float_all_dim[0]));
+}
+
+static const tdt_case empty_float_all_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_float_all_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all_dim",
+        .run = cmp_float_all_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1851968592u,
+    };
+    const int n = (int)(sizeof empty_float_all_dim / sizeof empty_float_all_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_all_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_all_dim, n);
 }
 
 static void test_float_cumsum_example_1(void **state)
@@ -14969,6 +19734,36 @@ static void test_float_cumsum_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_cumsum(const tdt_call *c)
+{
+    return td_float_cumsum(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_cumsum[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_cumsum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cumsum",
+        .run = cmp_float_cumsum,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2604061036u,
+    };
+    const int n = (int)(sizeof empty_float_cumsum / sizeof empty_float_cumsum[0]);
+    tdt_compare(dev, dev, &desc, empty_float_cumsum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_cumsum, n);
+}
+
 static void test_float_cumprod_example_1(void **state)
 {
     (void)state;
@@ -15040,6 +19835,36 @@ static void test_float_cumprod_wrong_kind(void **state)
     tdt_expect_error(td_float_cumprod(a, INT64_C(1), &out), TD_E_KIND, "float_cumprod");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_cumprod(const tdt_call *c)
+{
+    return td_float_cumprod(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_cumprod[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_cumprod_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cumprod",
+        .run = cmp_float_cumprod,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3628866928u,
+    };
+    const int n = (int)(sizeof empty_float_cumprod / sizeof empty_float_cumprod[0]);
+    tdt_compare(dev, dev, &desc, empty_float_cumprod, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_cumprod, n);
 }
 
 static void test_float_cummax_example_1(void **state)
@@ -15115,6 +19940,36 @@ static void test_float_cummax_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_cummax(const tdt_call *c)
+{
+    return td_float_cummax(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_cummax[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_cummax_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cummax",
+        .run = cmp_float_cummax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3249246165u,
+    };
+    const int n = (int)(sizeof empty_float_cummax / sizeof empty_float_cummax[0]);
+    tdt_compare(dev, dev, &desc, empty_float_cummax, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_cummax, n);
+}
+
 static void test_float_cummin_example_1(void **state)
 {
     (void)state;
@@ -15186,6 +20041,36 @@ static void test_float_cummin_wrong_kind(void **state)
     tdt_expect_error(td_float_cummin(a, INT64_C(1), &out), TD_E_KIND, "float_cummin");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_cummin(const tdt_call *c)
+{
+    return td_float_cummin(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_cummin[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_cummin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cummin",
+        .run = cmp_float_cummin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2881418475u,
+    };
+    const int n = (int)(sizeof empty_float_cummin / sizeof empty_float_cummin[0]);
+    tdt_compare(dev, dev, &desc, empty_float_cummin, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_cummin, n);
 }
 
 static void test_float_sort_example_1(void **state)
@@ -15295,6 +20180,36 @@ static void test_float_sort_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_sort(const tdt_call *c)
+{
+    return td_float_sort(c->ins[0], c->cs->i[0], (int32_t)c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_sort[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_sort_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sort",
+        .run = cmp_float_sort,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 2887705118u,
+    };
+    const int n = (int)(sizeof empty_float_sort / sizeof empty_float_sort[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sort, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sort, n);
+}
+
 static void test_float_argsort_example_1(void **state)
 {
     (void)state;
@@ -15385,6 +20300,36 @@ static void test_float_argsort_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_argsort(const tdt_call *c)
+{
+    return td_float_argsort(c->ins[0], c->cs->i[0], (int32_t)c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_argsort[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_argsort_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argsort",
+        .run = cmp_float_argsort,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 1776766302u,
+    };
+    const int n = (int)(sizeof empty_float_argsort / sizeof empty_float_argsort[0]);
+    tdt_compare(dev, dev, &desc, empty_float_argsort, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_argsort, n);
+}
+
 static void test_float_topk_example_1(void **state)
 {
     (void)state;
@@ -15458,6 +20403,36 @@ static void test_float_topk_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_topk(const tdt_call *c)
+{
+    return td_float_topk(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_topk[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7), INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_topk_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_topk",
+        .run = cmp_float_topk,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 4262768886u,
+    };
+    const int n = (int)(sizeof empty_float_topk / sizeof empty_float_topk[0]);
+    tdt_compare(dev, dev, &desc, empty_float_topk, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_topk, n);
+}
+
 static void test_float_argtopk_example_1(void **state)
 {
     (void)state;
@@ -15514,6 +20489,36 @@ static void test_float_argtopk_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_argtopk(const tdt_call *c)
+{
+    return td_float_argtopk(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_argtopk[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7), INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_argtopk_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argtopk",
+        .run = cmp_float_argtopk,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 3617761078u,
+    };
+    const int n = (int)(sizeof empty_float_argtopk / sizeof empty_float_argtopk[0]);
+    tdt_compare(dev, dev, &desc, empty_float_argtopk, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_argtopk, n);
+}
+
 static void test_float_neg_example_1(void **state)
 {
     (void)state;
@@ -15551,6 +20556,36 @@ static void test_float_neg_wrong_kind(void **state)
     tdt_expect_error(td_float_neg(a, &out), TD_E_KIND, "float_neg");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_neg(const tdt_call *c)
+{
+    return td_float_neg(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_neg[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_neg_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_neg",
+        .run = cmp_float_neg,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 714128136u,
+    };
+    const int n = (int)(sizeof empty_float_neg / sizeof empty_float_neg[0]);
+    tdt_compare(dev, dev, &desc, empty_float_neg, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_neg, n);
 }
 
 static void test_float_abs_example_1(void **state)
@@ -15592,6 +20627,36 @@ static void test_float_abs_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_abs(const tdt_call *c)
+{
+    return td_float_abs(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_abs[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_abs_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_abs",
+        .run = cmp_float_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2148397818u,
+    };
+    const int n = (int)(sizeof empty_float_abs / sizeof empty_float_abs[0]);
+    tdt_compare(dev, dev, &desc, empty_float_abs, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_abs, n);
+}
+
 static void test_float_exp_example_1(void **state)
 {
     (void)state;
@@ -15605,6 +20670,23 @@ static void test_float_exp_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
     static const float want[] = { 1.0f, 2.7182817f, 0.36787945f, 12.182494f, 4.539993e-05f, 22026.465f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_exp_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_exp(a, &out), "float_exp");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 0.0001f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -15629,6 +20711,36 @@ static void test_float_exp_wrong_kind(void **state)
     tdt_expect_error(td_float_exp(a, &out), TD_E_KIND, "float_exp");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_exp(const tdt_call *c)
+{
+    return td_float_exp(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_exp[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_exp_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_exp",
+        .run = cmp_float_exp,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3365350369u,
+    };
+    const int n = (int)(sizeof empty_float_exp / sizeof empty_float_exp[0]);
+    tdt_compare(dev, dev, &desc, empty_float_exp, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_exp, n);
 }
 
 static void test_float_log_example_1(void **state)
@@ -15687,6 +20799,36 @@ static void test_float_log_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_log(const tdt_call *c)
+{
+    return td_float_log(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_log[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_log_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log",
+        .run = cmp_float_log,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3820658468u,
+    };
+    const int n = (int)(sizeof empty_float_log / sizeof empty_float_log[0]);
+    tdt_compare(dev, dev, &desc, empty_float_log, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_log, n);
+}
+
 static void test_float_sqrt_example_1(void **state)
 {
     (void)state;
@@ -15743,6 +20885,36 @@ static void test_float_sqrt_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_sqrt(const tdt_call *c)
+{
+    return td_float_sqrt(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_sqrt[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sqrt_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sqrt",
+        .run = cmp_float_sqrt,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2355306828u,
+    };
+    const int n = (int)(sizeof empty_float_sqrt / sizeof empty_float_sqrt[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sqrt, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sqrt, n);
+}
+
 static void test_float_sin_example_1(void **state)
 {
     (void)state;
@@ -15780,6 +20952,36 @@ static void test_float_sin_wrong_kind(void **state)
     tdt_expect_error(td_float_sin(a, &out), TD_E_KIND, "float_sin");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_sin(const tdt_call *c)
+{
+    return td_float_sin(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_sin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sin",
+        .run = cmp_float_sin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-06,
+        .seed = 1461308268u,
+    };
+    const int n = (int)(sizeof empty_float_sin / sizeof empty_float_sin[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sin, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sin, n);
 }
 
 static void test_float_cos_example_1(void **state)
@@ -15821,6 +21023,36 @@ static void test_float_cos_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_cos(const tdt_call *c)
+{
+    return td_float_cos(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_cos[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_cos_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cos",
+        .run = cmp_float_cos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-06,
+        .seed = 2665288737u,
+    };
+    const int n = (int)(sizeof empty_float_cos / sizeof empty_float_cos[0]);
+    tdt_compare(dev, dev, &desc, empty_float_cos, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_cos, n);
+}
+
 static void test_float_tanh_example_1(void **state)
 {
     (void)state;
@@ -15860,6 +21092,36 @@ static void test_float_tanh_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_tanh(const tdt_call *c)
+{
+    return td_float_tanh(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_tanh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_tanh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tanh",
+        .run = cmp_float_tanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3519058547u,
+    };
+    const int n = (int)(sizeof empty_float_tanh / sizeof empty_float_tanh[0]);
+    tdt_compare(dev, dev, &desc, empty_float_tanh, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_tanh, n);
+}
+
 static void test_float_sigmoid_example_1(void **state)
 {
     (void)state;
@@ -15897,6 +21159,36 @@ static void test_float_sigmoid_wrong_kind(void **state)
     tdt_expect_error(td_float_sigmoid(a, &out), TD_E_KIND, "float_sigmoid");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_sigmoid(const tdt_call *c)
+{
+    return td_float_sigmoid(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_sigmoid[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sigmoid_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sigmoid",
+        .run = cmp_float_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2692805374u,
+    };
+    const int n = (int)(sizeof empty_float_sigmoid / sizeof empty_float_sigmoid[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sigmoid, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sigmoid, n);
 }
 
 static void test_float_relu_example_1(void **state)
@@ -15955,6 +21247,36 @@ static void test_float_relu_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_relu(const tdt_call *c)
+{
+    return td_float_relu(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_relu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_relu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_relu",
+        .run = cmp_float_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1957067640u,
+    };
+    const int n = (int)(sizeof empty_float_relu / sizeof empty_float_relu[0]);
+    tdt_compare(dev, dev, &desc, empty_float_relu, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_relu, n);
+}
+
 static void test_float_gelu_example_1(void **state)
 {
     (void)state;
@@ -15992,6 +21314,36 @@ static void test_float_gelu_wrong_kind(void **state)
     tdt_expect_error(td_float_gelu(a, &out), TD_E_KIND, "float_gelu");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_gelu(const tdt_call *c)
+{
+    return td_float_gelu(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_gelu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_gelu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gelu",
+        .run = cmp_float_gelu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3952147237u,
+    };
+    const int n = (int)(sizeof empty_float_gelu / sizeof empty_float_gelu[0]);
+    tdt_compare(dev, dev, &desc, empty_float_gelu, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_gelu, n);
 }
 
 static void test_float_powf_scalar_example_1(void **state)
@@ -16084,6 +21436,37 @@ static void test_float_powf_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_powf_scalar(const tdt_call *c)
+{
+    return td_float_powf_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_powf_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_powf_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powf_scalar",
+        .run = cmp_float_powf_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 1584008355u,
+    };
+    const int n = (int)(sizeof empty_float_powf_scalar / sizeof empty_float_powf_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_float_powf_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_powf_scalar, n);
+}
+
 static void test_float_clamp_example_1(void **state)
 {
     (void)state;
@@ -16140,6 +21523,37 @@ static void test_float_clamp_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_clamp(const tdt_call *c)
+{
+    return td_float_clamp(c->ins[0], c->cs->f[0], c->cs->f[1], c->out);
+}
+
+static const tdt_case empty_float_clamp[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { -1.0f, 1.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.0f, 5.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { -1.0f, 1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.0f, 5.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_clamp_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp",
+        .run = cmp_float_clamp,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "lo", "hi" },
+        .nmse = 1e-07,
+        .seed = 1658695941u,
+    };
+    const int n = (int)(sizeof empty_float_clamp / sizeof empty_float_clamp[0]);
+    tdt_compare(dev, dev, &desc, empty_float_clamp, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_clamp, n);
+}
+
 static void test_float_add_scalar_example_1(void **state)
 {
     (void)state;
@@ -16179,6 +21593,37 @@ static void test_float_add_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_add_scalar(const tdt_call *c)
+{
+    return td_float_add_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_add_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_add_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_add_scalar",
+        .run = cmp_float_add_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4245486926u,
+    };
+    const int n = (int)(sizeof empty_float_add_scalar / sizeof empty_float_add_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_float_add_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_add_scalar, n);
+}
+
 static void test_float_mul_scalar_example_1(void **state)
 {
     (void)state;
@@ -16216,6 +21661,37 @@ static void test_float_mul_scalar_wrong_kind(void **state)
     tdt_expect_error(td_float_mul_scalar(a, -2.0f, &out), TD_E_KIND, "float_mul_scalar");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_mul_scalar(const tdt_call *c)
+{
+    return td_float_mul_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_mul_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_mul_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mul_scalar",
+        .run = cmp_float_mul_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4138699485u,
+    };
+    const int n = (int)(sizeof empty_float_mul_scalar / sizeof empty_float_mul_scalar[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mul_scalar, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mul_scalar, n);
 }
 
 static void test_float_mask_fill_example_1(void **state)
@@ -16318,6 +21794,38 @@ static void test_float_mask_fill_backend_mismatch(void **state)
     td_tensor_release(mask);
 }
 
+static td_status cmp_float_mask_fill(const tdt_call *c)
+{
+    return td_float_mask_fill(c->ins[0], c->ins[1], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_mask_fill[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .f = { -1.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 1, 4 } } }, .f = { -1.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 0, { 0 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 0, 3 } } }, .f = { -1.5f }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_mask_fill_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_fill",
+        .run = cmp_float_mask_fill,
+        .dtype = { TD_F32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4191504706u,
+    };
+    const int n = (int)(sizeof empty_float_mask_fill / sizeof empty_float_mask_fill[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mask_fill, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mask_fill, n);
+}
+
 static void test_float_sum_example_1(void **state)
 {
     (void)state;
@@ -16369,6 +21877,23 @@ static void test_float_sum_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_sum_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum(a, &out), "float_sum");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_sum_null(void **state)
 {
     (void)state;
@@ -16389,6 +21914,36 @@ static void test_float_sum_wrong_kind(void **state)
     tdt_expect_error(td_float_sum(a, &out), TD_E_KIND, "float_sum");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_sum(const tdt_call *c)
+{
+    return td_float_sum(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_sum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_float_sum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sum",
+        .run = cmp_float_sum,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2049113313u,
+    };
+    const int n = (int)(sizeof empty_float_sum / sizeof empty_float_sum[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sum, n);
 }
 
 static void test_float_sum_dim_example_1(void **state)
@@ -16476,6 +22031,40 @@ static void test_float_sum_dim_example_5(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_sum_dim_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(1), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sum_dim_example_7(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(0), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_sum_dim_null(void **state)
 {
     (void)state;
@@ -16496,6 +22085,38 @@ static void test_float_sum_dim_wrong_kind(void **state)
     tdt_expect_error(td_float_sum_dim(a, INT64_C(0), &out), TD_E_KIND, "float_sum_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_sum_dim(const tdt_call *c)
+{
+    return td_float_sum_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_sum_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_float_sum_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sum_dim",
+        .run = cmp_float_sum_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 736801708u,
+    };
+    const int n = (int)(sizeof empty_float_sum_dim / sizeof empty_float_sum_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sum_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sum_dim, n);
 }
 
 static void test_float_mean_dim_example_1(void **state)
@@ -16566,6 +22187,23 @@ static void test_float_mean_dim_example_4(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_mean_dim_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_mean_dim(a, INT64_C(1), &out), "float_mean_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const float want[] = { NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_mean_dim_null(void **state)
 {
     (void)state;
@@ -16588,6 +22226,11 @@ static void test_float_mean_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_mean_dim(const tdt_call *c)
+{
+    return td_float_mean_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_float_mean_dim(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -16596,12 +22239,8 @@ static td_status cmpc_float_mean_dim(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_mean_dim(const tdt_call *c)
-{
-    return td_float_mean_dim(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_float_mean_dim[] = {
+static const tdt_case ccases_float_mean_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -16673,7 +22312,34 @@ static void test_float_mean_dim_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 4027126098u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_mean_dim, (int)(sizeof cases_float_mean_dim / sizeof cases_float_mean_dim[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_mean_dim, (int)(sizeof ccases_float_mean_dim / sizeof ccases_float_mean_dim[0]));
+}
+
+static const tdt_case empty_float_mean_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_float_mean_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean_dim",
+        .run = cmp_float_mean_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 4027126098u,
+    };
+    const int n = (int)(sizeof empty_float_mean_dim / sizeof empty_float_mean_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mean_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mean_dim, n);
 }
 
 static void test_float_max_dim_example_1(void **state)
@@ -16744,6 +22410,23 @@ static void test_float_max_dim_example_4(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_max_dim_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim(a, INT64_C(1), &out), "float_max_dim");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(1) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_max_dim_null(void **state)
 {
     (void)state;
@@ -16764,6 +22447,38 @@ static void test_float_max_dim_wrong_kind(void **state)
     tdt_expect_error(td_float_max_dim(a, INT64_C(1), &out), TD_E_KIND, "float_max_dim");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_max_dim(const tdt_call *c)
+{
+    return td_float_max_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_max_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_dim",
+        .run = cmp_float_max_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3760774433u,
+    };
+    const int n = (int)(sizeof empty_float_max_dim / sizeof empty_float_max_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_max_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_max_dim, n);
 }
 
 static void test_float_min_dim_example_1(void **state)
@@ -16834,6 +22549,23 @@ static void test_float_min_dim_example_4(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_min_dim_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_min_dim(a, INT64_C(1), &out), "float_min_dim");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(1) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_min_dim_null(void **state)
 {
     (void)state;
@@ -16856,6 +22588,11 @@ static void test_float_min_dim_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_min_dim(const tdt_call *c)
+{
+    return td_float_min_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_float_min_dim(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -16864,12 +22601,8 @@ static td_status cmpc_float_min_dim(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_min_dim(const tdt_call *c)
-{
-    return td_float_min_dim(c->ins[0], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_float_min_dim[] = {
+static const tdt_case ccases_float_min_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
@@ -16941,7 +22674,34 @@ static void test_float_min_dim_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3335973647u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_min_dim, (int)(sizeof cases_float_min_dim / sizeof cases_float_min_dim[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_min_dim, (int)(sizeof ccases_float_min_dim / sizeof ccases_float_min_dim[0]));
+}
+
+static const tdt_case empty_float_min_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_min_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min_dim",
+        .run = cmp_float_min_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3335973647u,
+    };
+    const int n = (int)(sizeof empty_float_min_dim / sizeof empty_float_min_dim[0]);
+    tdt_compare(dev, dev, &desc, empty_float_min_dim, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_min_dim, n);
 }
 
 static void test_float_argmax_example_1(void **state)
@@ -16995,6 +22755,23 @@ static void test_float_argmax_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_argmax_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmax(a, INT64_C(0), &out), "float_argmax");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_argmax_null(void **state)
 {
     (void)state;
@@ -17015,6 +22792,38 @@ static void test_float_argmax_wrong_kind(void **state)
     tdt_expect_error(td_float_argmax(a, INT64_C(1), &out), TD_E_KIND, "float_argmax");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_argmax(const tdt_call *c)
+{
+    return td_float_argmax(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_argmax[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_argmax_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmax",
+        .run = cmp_float_argmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 292458832u,
+    };
+    const int n = (int)(sizeof empty_float_argmax / sizeof empty_float_argmax[0]);
+    tdt_compare(dev, dev, &desc, empty_float_argmax, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_argmax, n);
 }
 
 static void test_float_argmin_example_1(void **state)
@@ -17068,6 +22877,23 @@ static void test_float_argmin_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_argmin_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmin(a, INT64_C(0), &out), "float_argmin");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_argmin_null(void **state)
 {
     (void)state;
@@ -17088,6 +22914,38 @@ static void test_float_argmin_wrong_kind(void **state)
     tdt_expect_error(td_float_argmin(a, INT64_C(1), &out), TD_E_KIND, "float_argmin");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_argmin(const tdt_call *c)
+{
+    return td_float_argmin(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_argmin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_argmin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmin",
+        .run = cmp_float_argmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 660183354u,
+    };
+    const int n = (int)(sizeof empty_float_argmin / sizeof empty_float_argmin[0]);
+    tdt_compare(dev, dev, &desc, empty_float_argmin, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_argmin, n);
 }
 
 static void test_float_into_int_example_1(void **state)
@@ -17146,6 +23004,36 @@ static void test_float_into_int_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_float_into_int(const tdt_call *c)
+{
+    return td_float_into_int(c->ins[0], c->out);
+}
+
+static const tdt_case empty_float_into_int[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_into_int_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_into_int",
+        .run = cmp_float_into_int,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1200871078u,
+    };
+    const int n = (int)(sizeof empty_float_into_int / sizeof empty_float_into_int[0]);
+    tdt_compare(dev, dev, &desc, empty_float_into_int, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_into_int, n);
+}
+
 static void test_float_into_data_example_1(void **state)
 {
     (void)state;
@@ -17178,6 +23066,22 @@ static void test_float_into_data_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_into_data_example_3(void **state)
+{
+    (void)state;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    float dst[1];
+    memset(dst, 0, sizeof dst);
+    tdt_check(td_float_into_data(a, dst, 1), "float_into_data");
+    static const float want[] = { 0.0f };
+    tdt_expect_host(TD_F32, dst, want, 0, 1e-05f);
+    td_tensor_release(a);
+}
+
 static void test_float_into_data_null(void **state)
 {
     (void)state;
@@ -17198,6 +23102,36 @@ static void test_float_into_data_wrong_kind(void **state)
     memset(dst, 0, sizeof dst);
     tdt_expect_error(td_float_into_data(a, dst, 4), TD_E_KIND, "float_into_data");
     td_tensor_release(a);
+}
+
+static td_status cmp_float_into_data(const tdt_call *c)
+{
+    return td_float_into_data(c->ins[0], c->host_out, c->host_out_len);
+}
+
+static const tdt_case empty_float_into_data[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_into_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_into_data",
+        .run = cmp_float_into_data,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32, .out_host = true,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1325182877u,
+    };
+    const int n = (int)(sizeof empty_float_into_data / sizeof empty_float_into_data[0]);
+    tdt_compare(dev, dev, &desc, empty_float_into_data, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_into_data, n);
 }
 
 static void test_int_add_example_1(void **state)
@@ -17269,6 +23203,29 @@ static void test_int_add_example_3(void **state)
     td_tensor_release(b);
 }
 
+static void test_int_add_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { 0 };
+    static const int32_t b_data[] = { 7 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 0);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_add(a, b, &out), "int_add");
+    static const int64_t want_shape[] = { INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_int_add_null(void **state)
 {
     (void)state;
@@ -17321,6 +23278,41 @@ static void test_int_add_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_int_add(const tdt_call *c)
+{
+    return td_int_add(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_add",
+        .run = cmp_int_add,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3176406070u,
+    };
+    const int n = (int)(sizeof empty_int_add / sizeof empty_int_add[0]);
+    tdt_compare(dev, dev, &desc, empty_int_add, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_add, n);
 }
 
 static void test_int_sub_example_1(void **state)
@@ -17446,6 +23438,41 @@ static void test_int_sub_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_sub(const tdt_call *c)
+{
+    return td_int_sub(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_sub[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_sub_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sub",
+        .run = cmp_int_sub,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 177646807u,
+    };
+    const int n = (int)(sizeof empty_int_sub / sizeof empty_int_sub[0]);
+    tdt_compare(dev, dev, &desc, empty_int_sub, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_sub, n);
+}
+
 static void test_int_mul_example_1(void **state)
 {
     (void)state;
@@ -17544,6 +23571,41 @@ static void test_int_mul_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_int_mul(const tdt_call *c)
+{
+    return td_int_mul(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_mul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mul_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mul",
+        .run = cmp_int_mul,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3736163267u,
+    };
+    const int n = (int)(sizeof empty_int_mul / sizeof empty_int_mul[0]);
+    tdt_compare(dev, dev, &desc, empty_int_mul, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_mul, n);
 }
 
 static void test_int_div_example_1(void **state)
@@ -17669,6 +23731,41 @@ static void test_int_div_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_div(const tdt_call *c)
+{
+    return td_int_div(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_div[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_div_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_div",
+        .run = cmp_int_div,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_NONZERO },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3431923366u,
+    };
+    const int n = (int)(sizeof empty_int_div / sizeof empty_int_div[0]);
+    tdt_compare(dev, dev, &desc, empty_int_div, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_div, n);
+}
+
 static void test_int_remainder_example_1(void **state)
 {
     (void)state;
@@ -17767,6 +23864,41 @@ static void test_int_remainder_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_int_remainder(const tdt_call *c)
+{
+    return td_int_remainder(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_remainder[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_remainder_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_remainder",
+        .run = cmp_int_remainder,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_NONZERO },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1364591150u,
+    };
+    const int n = (int)(sizeof empty_int_remainder / sizeof empty_int_remainder[0]);
+    tdt_compare(dev, dev, &desc, empty_int_remainder, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_remainder, n);
 }
 
 static void test_int_equal_example_1(void **state)
@@ -17869,6 +24001,41 @@ static void test_int_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_equal(const tdt_call *c)
+{
+    return td_int_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_equal",
+        .run = cmp_int_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2457506009u,
+    };
+    const int n = (int)(sizeof empty_int_equal / sizeof empty_int_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_int_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_equal, n);
+}
+
 static void test_int_greater_example_1(void **state)
 {
     (void)state;
@@ -17969,6 +24136,41 @@ static void test_int_greater_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_greater(const tdt_call *c)
+{
+    return td_int_greater(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_greater[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_greater_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater",
+        .run = cmp_int_greater,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2835865079u,
+    };
+    const int n = (int)(sizeof empty_int_greater / sizeof empty_int_greater[0]);
+    tdt_compare(dev, dev, &desc, empty_int_greater, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_greater, n);
+}
+
 static void test_int_lower_example_1(void **state)
 {
     (void)state;
@@ -18067,6 +24269,41 @@ static void test_int_lower_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_int_lower(const tdt_call *c)
+{
+    return td_int_lower(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_lower[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_lower_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower",
+        .run = cmp_int_lower,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3368902432u,
+    };
+    const int n = (int)(sizeof empty_int_lower / sizeof empty_int_lower[0]);
+    tdt_compare(dev, dev, &desc, empty_int_lower, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_lower, n);
 }
 
 static void test_int_mask_where_example_1(void **state)
@@ -18199,6 +24436,37 @@ static void test_int_mask_where_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_int_mask_where(const tdt_call *c)
+{
+    return td_int_mask_where(c->ins[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case empty_int_mask_where[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 2, { 1, 3 } }, { 0, { 0 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } }, { 1, { 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 3 } }, { 2, { 0, 1 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 3 } }, { 1, { 1 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mask_where_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mask_where",
+        .run = cmp_int_mask_where,
+        .dtype = { TD_I32, TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "mask", "value" },
+        .nmse = 1e-07,
+        .seed = 2068316995u,
+    };
+    const int n = (int)(sizeof empty_int_mask_where / sizeof empty_int_mask_where[0]);
+    tdt_compare(dev, dev, &desc, empty_int_mask_where, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_mask_where, n);
+}
+
 static void test_bool_and_example_1(void **state)
 {
     (void)state;
@@ -18297,6 +24565,41 @@ static void test_bool_and_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_bool_and(const tdt_call *c)
+{
+    return td_bool_and(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_bool_and[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_and_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_and",
+        .run = cmp_bool_and,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 413802095u,
+    };
+    const int n = (int)(sizeof empty_bool_and / sizeof empty_bool_and[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_and, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_and, n);
 }
 
 static void test_bool_or_example_1(void **state)
@@ -18399,6 +24702,11 @@ static void test_bool_or_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_bool_or(const tdt_call *c)
+{
+    return td_bool_or(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_bool_or(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -18407,12 +24715,8 @@ static td_status cmpc_bool_or(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_bool_or(const tdt_call *c)
-{
-    return td_bool_or(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_bool_or[] = {
+static const tdt_case ccases_bool_or[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -18456,7 +24760,37 @@ static void test_bool_or_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3116374267u,
     };
-    tdt_compare(dev, dev, &desc, cases_bool_or, (int)(sizeof cases_bool_or / sizeof cases_bool_or[0]));
+    tdt_compare(dev, dev, &desc, ccases_bool_or, (int)(sizeof ccases_bool_or / sizeof ccases_bool_or[0]));
+}
+
+static const tdt_case empty_bool_or[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_or_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_or",
+        .run = cmp_bool_or,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3116374267u,
+    };
+    const int n = (int)(sizeof empty_bool_or / sizeof empty_bool_or[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_or, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_or, n);
 }
 
 static void test_bool_xor_example_1(void **state)
@@ -18559,6 +24893,11 @@ static void test_bool_xor_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_bool_xor(const tdt_call *c)
+{
+    return td_bool_xor(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_bool_xor(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -18567,12 +24906,8 @@ static td_status cmpc_bool_xor(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_bool_xor(const tdt_call *c)
-{
-    return td_bool_xor(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_bool_xor[] = {
+static const tdt_case ccases_bool_xor[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -18616,7 +24951,37 @@ static void test_bool_xor_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3911531239u,
     };
-    tdt_compare(dev, dev, &desc, cases_bool_xor, (int)(sizeof cases_bool_xor / sizeof cases_bool_xor[0]));
+    tdt_compare(dev, dev, &desc, ccases_bool_xor, (int)(sizeof ccases_bool_xor / sizeof ccases_bool_xor[0]));
+}
+
+static const tdt_case empty_bool_xor[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_xor_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_xor",
+        .run = cmp_bool_xor,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3911531239u,
+    };
+    const int n = (int)(sizeof empty_bool_xor / sizeof empty_bool_xor[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_xor, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_xor, n);
 }
 
 static void test_bool_equal_example_1(void **state)
@@ -18719,6 +25084,11 @@ static void test_bool_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_bool_equal(const tdt_call *c)
+{
+    return td_bool_equal(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_bool_equal(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -18727,12 +25097,8 @@ static td_status cmpc_bool_equal(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_bool_equal(const tdt_call *c)
-{
-    return td_bool_equal(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_bool_equal[] = {
+static const tdt_case ccases_bool_equal[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -18776,7 +25142,37 @@ static void test_bool_equal_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 171082890u,
     };
-    tdt_compare(dev, dev, &desc, cases_bool_equal, (int)(sizeof cases_bool_equal / sizeof cases_bool_equal[0]));
+    tdt_compare(dev, dev, &desc, ccases_bool_equal, (int)(sizeof ccases_bool_equal / sizeof ccases_bool_equal[0]));
+}
+
+static const tdt_case empty_bool_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_equal",
+        .run = cmp_bool_equal,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 171082890u,
+    };
+    const int n = (int)(sizeof empty_bool_equal / sizeof empty_bool_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_equal, n);
 }
 
 static void test_bool_not_equal_example_1(void **state)
@@ -18879,6 +25275,11 @@ static void test_bool_not_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_bool_not_equal(const tdt_call *c)
+{
+    return td_bool_not_equal(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_bool_not_equal(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -18887,12 +25288,8 @@ static td_status cmpc_bool_not_equal(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_bool_not_equal(const tdt_call *c)
-{
-    return td_bool_not_equal(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_bool_not_equal[] = {
+static const tdt_case ccases_bool_not_equal[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -18936,7 +25333,37 @@ static void test_bool_not_equal_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3125976444u,
     };
-    tdt_compare(dev, dev, &desc, cases_bool_not_equal, (int)(sizeof cases_bool_not_equal / sizeof cases_bool_not_equal[0]));
+    tdt_compare(dev, dev, &desc, ccases_bool_not_equal, (int)(sizeof ccases_bool_not_equal / sizeof ccases_bool_not_equal[0]));
+}
+
+static const tdt_case empty_bool_not_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_not_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_not_equal",
+        .run = cmp_bool_not_equal,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3125976444u,
+    };
+    const int n = (int)(sizeof empty_bool_not_equal / sizeof empty_bool_not_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_not_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_not_equal, n);
 }
 
 static void test_bool_mask_where_example_1(void **state)
@@ -19069,6 +25496,11 @@ static void test_bool_mask_where_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_bool_mask_where(const tdt_call *c)
+{
+    return td_bool_mask_where(c->ins[0], c->ins[1], c->ins[2], c->out);
+}
+
 static td_status cmpc_bool_mask_where(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -19077,12 +25509,8 @@ static td_status cmpc_bool_mask_where(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_bool_mask_where(const tdt_call *c)
-{
-    return td_bool_mask_where(c->ins[0], c->ins[1], c->ins[2], c->out);
-}
 
-static const tdt_case cases_bool_mask_where[] = {
+static const tdt_case ccases_bool_mask_where[] = {
     { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 0, { 0 } }, { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 7 } }, { 1, { 7 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10007 } } } },
@@ -19114,7 +25542,33 @@ static void test_bool_mask_where_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3360495986u,
     };
-    tdt_compare(dev, dev, &desc, cases_bool_mask_where, (int)(sizeof cases_bool_mask_where / sizeof cases_bool_mask_where[0]));
+    tdt_compare(dev, dev, &desc, ccases_bool_mask_where, (int)(sizeof ccases_bool_mask_where / sizeof ccases_bool_mask_where[0]));
+}
+
+static const tdt_case empty_bool_mask_where[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 2, { 1, 3 } }, { 0, { 0 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } }, { 1, { 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 3 } }, { 2, { 0, 1 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 3 } }, { 1, { 1 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_mask_where_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_mask_where",
+        .run = cmp_bool_mask_where,
+        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "mask", "value" },
+        .nmse = 1e-07,
+        .seed = 3360495986u,
+    };
+    const int n = (int)(sizeof empty_bool_mask_where / sizeof empty_bool_mask_where[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_mask_where, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_mask_where, n);
 }
 
 static void test_int_powi_example_1(void **state)
@@ -19286,6 +25740,41 @@ static void test_int_powi_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_powi(const tdt_call *c)
+{
+    return td_int_powi(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_powi[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_powi_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_powi",
+        .run = cmp_int_powi,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 165319986u,
+    };
+    const int n = (int)(sizeof empty_int_powi / sizeof empty_int_powi[0]);
+    tdt_compare(dev, dev, &desc, empty_int_powi, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_powi, n);
+}
+
 static void test_int_maximum_example_1(void **state)
 {
     (void)state;
@@ -19363,6 +25852,11 @@ static void test_int_maximum_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_maximum(const tdt_call *c)
+{
+    return td_int_maximum(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_int_maximum(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -19371,12 +25865,8 @@ static td_status cmpc_int_maximum(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_maximum(const tdt_call *c)
-{
-    return td_int_maximum(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_int_maximum[] = {
+static const tdt_case ccases_int_maximum[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -19420,7 +25910,37 @@ static void test_int_maximum_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2912327971u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_maximum, (int)(sizeof cases_int_maximum / sizeof cases_int_maximum[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_maximum, (int)(sizeof ccases_int_maximum / sizeof ccases_int_maximum[0]));
+}
+
+static const tdt_case empty_int_maximum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_maximum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_maximum",
+        .run = cmp_int_maximum,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2912327971u,
+    };
+    const int n = (int)(sizeof empty_int_maximum / sizeof empty_int_maximum[0]);
+    tdt_compare(dev, dev, &desc, empty_int_maximum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_maximum, n);
 }
 
 static void test_int_minimum_example_1(void **state)
@@ -19500,6 +26020,11 @@ static void test_int_minimum_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_minimum(const tdt_call *c)
+{
+    return td_int_minimum(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_int_minimum(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -19508,12 +26033,8 @@ static td_status cmpc_int_minimum(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_minimum(const tdt_call *c)
-{
-    return td_int_minimum(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_int_minimum[] = {
+static const tdt_case ccases_int_minimum[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -19557,7 +26078,37 @@ static void test_int_minimum_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 347359669u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_minimum, (int)(sizeof cases_int_minimum / sizeof cases_int_minimum[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_minimum, (int)(sizeof ccases_int_minimum / sizeof ccases_int_minimum[0]));
+}
+
+static const tdt_case empty_int_minimum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_minimum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_minimum",
+        .run = cmp_int_minimum,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 347359669u,
+    };
+    const int n = (int)(sizeof empty_int_minimum / sizeof empty_int_minimum[0]);
+    tdt_compare(dev, dev, &desc, empty_int_minimum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_minimum, n);
 }
 
 static void test_int_not_equal_example_1(void **state)
@@ -19660,6 +26211,11 @@ static void test_int_not_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_not_equal(const tdt_call *c)
+{
+    return td_int_not_equal(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_int_not_equal(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -19668,12 +26224,8 @@ static td_status cmpc_int_not_equal(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_not_equal(const tdt_call *c)
-{
-    return td_int_not_equal(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_int_not_equal[] = {
+static const tdt_case ccases_int_not_equal[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -19717,7 +26269,37 @@ static void test_int_not_equal_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1102222235u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_not_equal, (int)(sizeof cases_int_not_equal / sizeof cases_int_not_equal[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_not_equal, (int)(sizeof ccases_int_not_equal / sizeof ccases_int_not_equal[0]));
+}
+
+static const tdt_case empty_int_not_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_not_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_not_equal",
+        .run = cmp_int_not_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1102222235u,
+    };
+    const int n = (int)(sizeof empty_int_not_equal / sizeof empty_int_not_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_int_not_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_not_equal, n);
 }
 
 static void test_int_greater_equal_example_1(void **state)
@@ -19820,6 +26402,11 @@ static void test_int_greater_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_greater_equal(const tdt_call *c)
+{
+    return td_int_greater_equal(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_int_greater_equal(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -19828,12 +26415,8 @@ static td_status cmpc_int_greater_equal(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_greater_equal(const tdt_call *c)
-{
-    return td_int_greater_equal(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_int_greater_equal[] = {
+static const tdt_case ccases_int_greater_equal[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -19877,7 +26460,37 @@ static void test_int_greater_equal_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3551210864u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_greater_equal, (int)(sizeof cases_int_greater_equal / sizeof cases_int_greater_equal[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_greater_equal, (int)(sizeof ccases_int_greater_equal / sizeof ccases_int_greater_equal[0]));
+}
+
+static const tdt_case empty_int_greater_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_greater_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater_equal",
+        .run = cmp_int_greater_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3551210864u,
+    };
+    const int n = (int)(sizeof empty_int_greater_equal / sizeof empty_int_greater_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_int_greater_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_greater_equal, n);
 }
 
 static void test_int_lower_equal_example_1(void **state)
@@ -19980,6 +26593,11 @@ static void test_int_lower_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_lower_equal(const tdt_call *c)
+{
+    return td_int_lower_equal(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_int_lower_equal(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -19988,12 +26606,8 @@ static td_status cmpc_int_lower_equal(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_int_lower_equal(const tdt_call *c)
-{
-    return td_int_lower_equal(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_int_lower_equal[] = {
+static const tdt_case ccases_int_lower_equal[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -20037,7 +26651,37 @@ static void test_int_lower_equal_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 256547895u,
     };
-    tdt_compare(dev, dev, &desc, cases_int_lower_equal, (int)(sizeof cases_int_lower_equal / sizeof cases_int_lower_equal[0]));
+    tdt_compare(dev, dev, &desc, ccases_int_lower_equal, (int)(sizeof ccases_int_lower_equal / sizeof ccases_int_lower_equal[0]));
+}
+
+static const tdt_case empty_int_lower_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_lower_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower_equal",
+        .run = cmp_int_lower_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 256547895u,
+    };
+    const int n = (int)(sizeof empty_int_lower_equal / sizeof empty_int_lower_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_int_lower_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_lower_equal, n);
 }
 
 static void test_int_matmul_example_1(void **state)
@@ -20163,6 +26807,39 @@ static void test_int_matmul_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_matmul(const tdt_call *c)
+{
+    return td_int_matmul(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_matmul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 4, 5 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 4, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 3, 0 } }, { 2, { 0, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 0, 2, 3 } }, { 2, { 3, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 3, 4 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_matmul_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_matmul",
+        .run = cmp_int_matmul,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2058548543u,
+    };
+    const int n = (int)(sizeof empty_int_matmul / sizeof empty_int_matmul[0]);
+    tdt_compare(dev, dev, &desc, empty_int_matmul, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_matmul, n);
+}
+
 static void test_int_bitwise_and_example_1(void **state)
 {
     (void)state;
@@ -20261,6 +26938,41 @@ static void test_int_bitwise_and_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_int_bitwise_and(const tdt_call *c)
+{
+    return td_int_bitwise_and(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_bitwise_and[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_bitwise_and_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_and",
+        .run = cmp_int_bitwise_and,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2224850628u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_and / sizeof empty_int_bitwise_and[0]);
+    tdt_compare(dev, dev, &desc, empty_int_bitwise_and, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_bitwise_and, n);
 }
 
 static void test_int_bitwise_or_example_1(void **state)
@@ -20363,6 +27075,41 @@ static void test_int_bitwise_or_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_bitwise_or(const tdt_call *c)
+{
+    return td_int_bitwise_or(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_bitwise_or[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_bitwise_or_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_or",
+        .run = cmp_int_bitwise_or,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2115707186u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_or / sizeof empty_int_bitwise_or[0]);
+    tdt_compare(dev, dev, &desc, empty_int_bitwise_or, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_bitwise_or, n);
+}
+
 static void test_int_bitwise_xor_example_1(void **state)
 {
     (void)state;
@@ -20461,6 +27208,41 @@ static void test_int_bitwise_xor_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_int_bitwise_xor(const tdt_call *c)
+{
+    return td_int_bitwise_xor(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_bitwise_xor[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_bitwise_xor_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_xor",
+        .run = cmp_int_bitwise_xor,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2557027416u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_xor / sizeof empty_int_bitwise_xor[0]);
+    tdt_compare(dev, dev, &desc, empty_int_bitwise_xor, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_bitwise_xor, n);
 }
 
 static void test_int_bitwise_left_shift_example_1(void **state)
@@ -20563,6 +27345,41 @@ static void test_int_bitwise_left_shift_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_bitwise_left_shift(const tdt_call *c)
+{
+    return td_int_bitwise_left_shift(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_bitwise_left_shift[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_bitwise_left_shift_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_left_shift",
+        .run = cmp_int_bitwise_left_shift,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2240791973u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_left_shift / sizeof empty_int_bitwise_left_shift[0]);
+    tdt_compare(dev, dev, &desc, empty_int_bitwise_left_shift, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_bitwise_left_shift, n);
+}
+
 static void test_int_bitwise_right_shift_example_1(void **state)
 {
     (void)state;
@@ -20663,6 +27480,41 @@ static void test_int_bitwise_right_shift_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_int_bitwise_right_shift(const tdt_call *c)
+{
+    return td_int_bitwise_right_shift(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_int_bitwise_right_shift[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_bitwise_right_shift_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_right_shift",
+        .run = cmp_int_bitwise_right_shift,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1825789548u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_right_shift / sizeof empty_int_bitwise_right_shift[0]);
+    tdt_compare(dev, dev, &desc, empty_int_bitwise_right_shift, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_bitwise_right_shift, n);
+}
+
 static void test_int_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -20708,6 +27560,31 @@ static void test_int_slice_assign_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(4) };
     static const int32_t want[] = { -5, -4, -3, -2, -1, 0, 1, 2, -6, -7, -8, -9 };
     tdt_expect(out, TD_I32, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
+static void test_int_slice_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(0) };
+    static const int32_t value_data[] = { 0 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(3) };
+    static const int64_t ends[] = { INT64_C(3) };
+    tdt_check(td_int_slice_assign(a, value, starts, 1, ends, 1, &out), "int_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 1, 2, 3 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(value);
@@ -20773,6 +27650,39 @@ static void test_int_slice_assign_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_int_slice_assign(const tdt_call *c)
+{
+    return td_int_slice_assign(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_int_slice_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 3, 0 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 1, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 0 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 1, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_slice_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_slice_assign",
+        .run = cmp_int_slice_assign,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "value" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2777449837u,
+    };
+    const int n = (int)(sizeof empty_int_slice_assign / sizeof empty_int_slice_assign[0]);
+    tdt_compare(dev, dev, &desc, empty_int_slice_assign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_slice_assign, n);
+}
+
 static void test_bool_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -20818,6 +27728,31 @@ static void test_bool_slice_assign_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(4) };
     static const bool want[] = { true, false, false, true, false, false, true, false, false, true, false, true };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
+static void test_bool_slice_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool a_data[] = { false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool value_data[] = { false };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(0) };
+    static const int64_t ends[] = { INT64_C(0) };
+    tdt_check(td_bool_slice_assign(a, value, starts, 1, ends, 1, &out), "bool_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(value);
@@ -20881,6 +27816,39 @@ static void test_bool_slice_assign_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(value);
+}
+
+static td_status cmp_bool_slice_assign(const tdt_call *c)
+{
+    return td_bool_slice_assign(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_bool_slice_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 3, 0 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 1, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 0 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 1, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_slice_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_slice_assign",
+        .run = cmp_bool_slice_assign,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "value" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 3354029720u,
+    };
+    const int n = (int)(sizeof empty_bool_slice_assign / sizeof empty_bool_slice_assign[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_slice_assign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_slice_assign, n);
 }
 
 static void test_float_prelu_example_1(void **state)
@@ -20983,6 +27951,11 @@ static void test_float_prelu_backend_mismatch(void **state)
     td_tensor_release(weight);
 }
 
+static td_status cmp_float_prelu(const tdt_call *c)
+{
+    return td_float_prelu(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_float_prelu(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -20991,12 +27964,8 @@ static td_status cmpc_float_prelu(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_prelu(const tdt_call *c)
-{
-    return td_float_prelu(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_float_prelu[] = {
+static const tdt_case ccases_float_prelu[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
@@ -21027,7 +27996,33 @@ static void test_float_prelu_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3025630476u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_prelu, (int)(sizeof cases_float_prelu / sizeof cases_float_prelu[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_prelu, (int)(sizeof ccases_float_prelu / sizeof ccases_float_prelu[0]));
+}
+
+static const tdt_case empty_float_prelu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 0, { 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 0, 3 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_prelu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prelu",
+        .run = cmp_float_prelu,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "weight" },
+        .nmse = 1e-07,
+        .seed = 3025630476u,
+    };
+    const int n = (int)(sizeof empty_float_prelu / sizeof empty_float_prelu[0]);
+    tdt_compare(dev, dev, &desc, empty_float_prelu, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_prelu, n);
 }
 
 static void test_float_cross_entropy_example_1(void **state)
@@ -21153,6 +28148,11 @@ static void test_float_cross_entropy_backend_mismatch(void **state)
     td_tensor_release(targets);
 }
 
+static td_status cmp_float_cross_entropy(const tdt_call *c)
+{
+    return td_float_cross_entropy(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_float_cross_entropy(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -21161,12 +28161,8 @@ static td_status cmpc_float_cross_entropy(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_cross_entropy(const tdt_call *c)
-{
-    return td_float_cross_entropy(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_float_cross_entropy[] = {
+static const tdt_case ccases_float_cross_entropy[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 7 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 7 } }, { 1, { 3 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 10 } }, { 1, { 7 } } } },
@@ -21192,7 +28188,31 @@ static void test_float_cross_entropy_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 842115592u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_cross_entropy, (int)(sizeof cases_float_cross_entropy / sizeof cases_float_cross_entropy[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_cross_entropy, (int)(sizeof ccases_float_cross_entropy / sizeof ccases_float_cross_entropy[0]));
+}
+
+static const tdt_case empty_float_cross_entropy[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 3 } } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 0, 10 } }, { 1, { 7 } } }, .as_reference = true },
+};
+
+static void test_float_cross_entropy_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross_entropy",
+        .run = cmp_float_cross_entropy,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "logits", "targets" },
+        .nmse = 1e-07,
+        .seed = 842115592u,
+    };
+    const int n = (int)(sizeof empty_float_cross_entropy / sizeof empty_float_cross_entropy[0]);
+    tdt_compare(dev, dev, &desc, empty_float_cross_entropy, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_cross_entropy, n);
 }
 
 static void test_float_add_example_1(void **state)
@@ -21264,6 +28284,29 @@ static void test_float_add_example_3(void **state)
     td_tensor_release(b);
 }
 
+static void test_float_add_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(1), INT64_C(4) };
+    static const float b_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_add(a, b, &out), "float_add");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(4) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_add_null(void **state)
 {
     (void)state;
@@ -21316,6 +28359,41 @@ static void test_float_add_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_float_add(const tdt_call *c)
+{
+    return td_float_add(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_add",
+        .run = cmp_float_add,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2399076365u,
+    };
+    const int n = (int)(sizeof empty_float_add / sizeof empty_float_add[0]);
+    tdt_compare(dev, dev, &desc, empty_float_add, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_add, n);
 }
 
 static void test_float_sub_example_1(void **state)
@@ -21418,6 +28496,11 @@ static void test_float_sub_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_sub(const tdt_call *c)
+{
+    return td_float_sub(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_float_sub(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -21426,12 +28509,8 @@ static td_status cmpc_float_sub(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_sub(const tdt_call *c)
-{
-    return td_float_sub(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_float_sub[] = {
+static const tdt_case ccases_float_sub[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -21475,7 +28554,37 @@ static void test_float_sub_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1931669980u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_sub, (int)(sizeof cases_float_sub / sizeof cases_float_sub[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_sub, (int)(sizeof ccases_float_sub / sizeof ccases_float_sub[0]));
+}
+
+static const tdt_case empty_float_sub[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_sub_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sub",
+        .run = cmp_float_sub,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1931669980u,
+    };
+    const int n = (int)(sizeof empty_float_sub / sizeof empty_float_sub[0]);
+    tdt_compare(dev, dev, &desc, empty_float_sub, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_sub, n);
 }
 
 static void test_float_mul_example_1(void **state)
@@ -21576,6 +28685,41 @@ static void test_float_mul_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_float_mul(const tdt_call *c)
+{
+    return td_float_mul(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_mul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_mul_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mul",
+        .run = cmp_float_mul,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1165551384u,
+    };
+    const int n = (int)(sizeof empty_float_mul / sizeof empty_float_mul[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mul, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mul, n);
 }
 
 static void test_float_div_example_1(void **state)
@@ -21701,6 +28845,41 @@ static void test_float_div_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_div(const tdt_call *c)
+{
+    return td_float_div(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_div[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_div_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div",
+        .run = cmp_float_div,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1272402809u,
+    };
+    const int n = (int)(sizeof empty_float_div / sizeof empty_float_div[0]);
+    tdt_compare(dev, dev, &desc, empty_float_div, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_div, n);
+}
+
 static void test_float_powf_example_1(void **state)
 {
     (void)state;
@@ -21824,6 +29003,41 @@ static void test_float_powf_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_powf(const tdt_call *c)
+{
+    return td_float_powf(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_powf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_powf_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powf",
+        .run = cmp_float_powf,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3340480778u,
+    };
+    const int n = (int)(sizeof empty_float_powf / sizeof empty_float_powf[0]);
+    tdt_compare(dev, dev, &desc, empty_float_powf, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_powf, n);
+}
+
 static void test_float_maximum_example_1(void **state)
 {
     (void)state;
@@ -21922,6 +29136,41 @@ static void test_float_maximum_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_float_maximum(const tdt_call *c)
+{
+    return td_float_maximum(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_maximum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_maximum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_maximum",
+        .run = cmp_float_maximum,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3240154824u,
+    };
+    const int n = (int)(sizeof empty_float_maximum / sizeof empty_float_maximum[0]);
+    tdt_compare(dev, dev, &desc, empty_float_maximum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_maximum, n);
 }
 
 static void test_float_minimum_example_1(void **state)
@@ -22024,6 +29273,41 @@ static void test_float_minimum_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_minimum(const tdt_call *c)
+{
+    return td_float_minimum(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_minimum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_minimum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_minimum",
+        .run = cmp_float_minimum,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3549022178u,
+    };
+    const int n = (int)(sizeof empty_float_minimum / sizeof empty_float_minimum[0]);
+    tdt_compare(dev, dev, &desc, empty_float_minimum, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_minimum, n);
+}
+
 static void test_float_equal_example_1(void **state)
 {
     (void)state;
@@ -22122,6 +29406,41 @@ static void test_float_equal_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_float_equal(const tdt_call *c)
+{
+    return td_float_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal",
+        .run = cmp_float_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3875139570u,
+    };
+    const int n = (int)(sizeof empty_float_equal / sizeof empty_float_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_float_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_equal, n);
 }
 
 static void test_float_greater_example_1(void **state)
@@ -22224,6 +29543,41 @@ static void test_float_greater_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_greater(const tdt_call *c)
+{
+    return td_float_greater(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_greater[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_greater_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater",
+        .run = cmp_float_greater,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3347536132u,
+    };
+    const int n = (int)(sizeof empty_float_greater / sizeof empty_float_greater[0]);
+    tdt_compare(dev, dev, &desc, empty_float_greater, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_greater, n);
+}
+
 static void test_float_greater_equal_example_1(void **state)
 {
     (void)state;
@@ -22322,6 +29676,41 @@ static void test_float_greater_equal_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_float_greater_equal(const tdt_call *c)
+{
+    return td_float_greater_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_greater_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_greater_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal",
+        .run = cmp_float_greater_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 666036859u,
+    };
+    const int n = (int)(sizeof empty_float_greater_equal / sizeof empty_float_greater_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_float_greater_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_greater_equal, n);
 }
 
 static void test_float_lower_example_1(void **state)
@@ -22424,6 +29813,11 @@ static void test_float_lower_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_lower(const tdt_call *c)
+{
+    return td_float_lower(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_float_lower(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -22432,12 +29826,8 @@ static td_status cmpc_float_lower(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_lower(const tdt_call *c)
-{
-    return td_float_lower(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_float_lower[] = {
+static const tdt_case ccases_float_lower[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -22481,7 +29871,37 @@ static void test_float_lower_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3619630723u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_lower, (int)(sizeof cases_float_lower / sizeof cases_float_lower[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_lower, (int)(sizeof ccases_float_lower / sizeof ccases_float_lower[0]));
+}
+
+static const tdt_case empty_float_lower[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_lower_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower",
+        .run = cmp_float_lower,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3619630723u,
+    };
+    const int n = (int)(sizeof empty_float_lower / sizeof empty_float_lower[0]);
+    tdt_compare(dev, dev, &desc, empty_float_lower, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_lower, n);
 }
 
 static void test_float_lower_equal_example_1(void **state)
@@ -22584,6 +30004,11 @@ static void test_float_lower_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_lower_equal(const tdt_call *c)
+{
+    return td_float_lower_equal(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_float_lower_equal(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -22592,12 +30017,8 @@ static td_status cmpc_float_lower_equal(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_lower_equal(const tdt_call *c)
-{
-    return td_float_lower_equal(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_float_lower_equal[] = {
+static const tdt_case ccases_float_lower_equal[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -22641,7 +30062,37 @@ static void test_float_lower_equal_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 2659839628u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_lower_equal, (int)(sizeof cases_float_lower_equal / sizeof cases_float_lower_equal[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_lower_equal, (int)(sizeof ccases_float_lower_equal / sizeof ccases_float_lower_equal[0]));
+}
+
+static const tdt_case empty_float_lower_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_lower_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal",
+        .run = cmp_float_lower_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2659839628u,
+    };
+    const int n = (int)(sizeof empty_float_lower_equal / sizeof empty_float_lower_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_float_lower_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_lower_equal, n);
 }
 
 static void test_float_mask_where_example_1(void **state)
@@ -22774,6 +30225,37 @@ static void test_float_mask_where_backend_mismatch(void **state)
     td_tensor_release(value);
 }
 
+static td_status cmp_float_mask_where(const tdt_call *c)
+{
+    return td_float_mask_where(c->ins[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case empty_float_mask_where[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 2, { 1, 3 } }, { 0, { 0 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } }, { 1, { 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 3 } }, { 2, { 0, 1 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 3 } }, { 1, { 1 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_mask_where_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_where",
+        .run = cmp_float_mask_where,
+        .dtype = { TD_F32, TD_BOOL, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask", "value" },
+        .nmse = 1e-07,
+        .seed = 1733271386u,
+    };
+    const int n = (int)(sizeof empty_float_mask_where / sizeof empty_float_mask_where[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mask_where, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mask_where, n);
+}
+
 static void test_float_matmul_example_1(void **state)
 {
     (void)state;
@@ -22843,6 +30325,52 @@ static void test_float_matmul_example_3(void **state)
     td_tensor_release(b);
 }
 
+static void test_float_matmul_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float b_data[] = { 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_matmul_null(void **state)
 {
     (void)state;
@@ -22895,6 +30423,39 @@ static void test_float_matmul_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(b);
+}
+
+static td_status cmp_float_matmul(const tdt_call *c)
+{
+    return td_float_matmul(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_matmul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 4, 5 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 4, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 3, 0 } }, { 2, { 0, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 0, 2, 3 } }, { 2, { 3, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 3, 4 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_matmul_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_matmul",
+        .run = cmp_float_matmul,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1120579826u,
+    };
+    const int n = (int)(sizeof empty_float_matmul / sizeof empty_float_matmul[0]);
+    tdt_compare(dev, dev, &desc, empty_float_matmul, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_matmul, n);
 }
 
 static void test_float_atan2_example_1(void **state)
@@ -22997,6 +30558,41 @@ static void test_float_atan2_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_atan2(const tdt_call *c)
+{
+    return td_float_atan2(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_atan2[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_atan2_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan2",
+        .run = cmp_float_atan2,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3568088582u,
+    };
+    const int n = (int)(sizeof empty_float_atan2 / sizeof empty_float_atan2[0]);
+    tdt_compare(dev, dev, &desc, empty_float_atan2, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_atan2, n);
+}
+
 static void test_float_hypot_example_1(void **state)
 {
     (void)state;
@@ -23097,6 +30693,11 @@ static void test_float_hypot_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_hypot(const tdt_call *c)
+{
+    return td_float_hypot(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_float_hypot(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -23105,12 +30706,8 @@ static td_status cmpc_float_hypot(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_hypot(const tdt_call *c)
-{
-    return td_float_hypot(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_float_hypot[] = {
+static const tdt_case ccases_float_hypot[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -23154,7 +30751,37 @@ static void test_float_hypot_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1802293856u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_hypot, (int)(sizeof cases_float_hypot / sizeof cases_float_hypot[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_hypot, (int)(sizeof ccases_float_hypot / sizeof ccases_float_hypot[0]));
+}
+
+static const tdt_case empty_float_hypot[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_hypot_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hypot",
+        .run = cmp_float_hypot,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1802293856u,
+    };
+    const int n = (int)(sizeof empty_float_hypot / sizeof empty_float_hypot[0]);
+    tdt_compare(dev, dev, &desc, empty_float_hypot, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_hypot, n);
 }
 
 static void test_float_powi_example_1(void **state)
@@ -23257,6 +30884,11 @@ static void test_float_powi_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_powi(const tdt_call *c)
+{
+    return td_float_powi(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_float_powi(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -23265,12 +30897,8 @@ static td_status cmpc_float_powi(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_powi(const tdt_call *c)
-{
-    return td_float_powi(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_float_powi[] = {
+static const tdt_case ccases_float_powi[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -23314,7 +30942,37 @@ static void test_float_powi_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3122371731u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_powi, (int)(sizeof cases_float_powi / sizeof cases_float_powi[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_powi, (int)(sizeof ccases_float_powi / sizeof ccases_float_powi[0]));
+}
+
+static const tdt_case empty_float_powi[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_powi_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi",
+        .run = cmp_float_powi,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3122371731u,
+    };
+    const int n = (int)(sizeof empty_float_powi / sizeof empty_float_powi[0]);
+    tdt_compare(dev, dev, &desc, empty_float_powi, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_powi, n);
 }
 
 static void test_float_remainder_example_1(void **state)
@@ -23440,6 +31098,41 @@ static void test_float_remainder_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_remainder(const tdt_call *c)
+{
+    return td_float_remainder(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_remainder[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_remainder_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder",
+        .run = cmp_float_remainder,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1392116533u,
+    };
+    const int n = (int)(sizeof empty_float_remainder / sizeof empty_float_remainder[0]);
+    tdt_compare(dev, dev, &desc, empty_float_remainder, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_remainder, n);
+}
+
 static void test_float_not_equal_example_1(void **state)
 {
     (void)state;
@@ -23540,6 +31233,11 @@ static void test_float_not_equal_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_not_equal(const tdt_call *c)
+{
+    return td_float_not_equal(c->ins[0], c->ins[1], c->out);
+}
+
 static td_status cmpc_float_not_equal(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -23548,12 +31246,8 @@ static td_status cmpc_float_not_equal(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_not_equal(const tdt_call *c)
-{
-    return td_float_not_equal(c->ins[0], c->ins[1], c->out);
-}
 
-static const tdt_case cases_float_not_equal[] = {
+static const tdt_case ccases_float_not_equal[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
@@ -23597,7 +31291,37 @@ static void test_float_not_equal_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 1276083572u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_not_equal, (int)(sizeof cases_float_not_equal / sizeof cases_float_not_equal[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_not_equal, (int)(sizeof ccases_float_not_equal / sizeof ccases_float_not_equal[0]));
+}
+
+static const tdt_case empty_float_not_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_not_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal",
+        .run = cmp_float_not_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1276083572u,
+    };
+    const int n = (int)(sizeof empty_float_not_equal / sizeof empty_float_not_equal[0]);
+    tdt_compare(dev, dev, &desc, empty_float_not_equal, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_not_equal, n);
 }
 
 static void test_float_slice_assign_example_1(void **state)
@@ -23675,6 +31399,31 @@ static void test_float_slice_assign_example_3(void **state)
     td_tensor_release(value);
 }
 
+static void test_float_slice_assign_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float value_data[] = { 0.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(1) };
+    tdt_check(td_float_slice_assign(a, value, starts, 1, ends, 1, &out), "float_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
 static void test_float_slice_assign_null(void **state)
 {
     (void)state;
@@ -23733,6 +31482,39 @@ static void test_float_slice_assign_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(a);
     td_tensor_release(value);
+}
+
+static td_status cmp_float_slice_assign(const tdt_call *c)
+{
+    return td_float_slice_assign(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+}
+
+static const tdt_case empty_float_slice_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 3, 0 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 1, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 0 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 1, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_slice_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_slice_assign",
+        .run = cmp_float_slice_assign,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "value" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2597258416u,
+    };
+    const int n = (int)(sizeof empty_float_slice_assign / sizeof empty_float_slice_assign[0]);
+    tdt_compare(dev, dev, &desc, empty_float_slice_assign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_slice_assign, n);
 }
 
 static void test_float_cross_example_1(void **state)
@@ -23881,6 +31663,11 @@ static void test_float_cross_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
+static td_status cmp_float_cross(const tdt_call *c)
+{
+    return td_float_cross(c->ins[0], c->ins[1], c->cs->i[0], c->out);
+}
+
 static td_status cmpc_float_cross(const tdt_call *c)
 {
     td_status st = td_device_set_composites(c->dev, true);
@@ -23889,12 +31676,8 @@ static td_status cmpc_float_cross(const tdt_call *c)
     td_device_set_composites(c->dev, false);
     return st;
 }
-static td_status cmp_float_cross(const tdt_call *c)
-{
-    return td_float_cross(c->ins[0], c->ins[1], c->cs->i[0], c->out);
-}
 
-static const tdt_case cases_float_cross[] = {
+static const tdt_case ccases_float_cross[] = {
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 3 } }, { 1, { 3 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 7, 3 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 3, 5 } }, { 2, { 3, 5 } } }, .i = { INT64_C(0) } },
@@ -23922,7 +31705,32 @@ static void test_float_cross_composite_vs_native(void **state)
         .nmse = 1e-07,
         .seed = 3878385758u,
     };
-    tdt_compare(dev, dev, &desc, cases_float_cross, (int)(sizeof cases_float_cross / sizeof cases_float_cross[0]));
+    tdt_compare(dev, dev, &desc, ccases_float_cross, (int)(sizeof ccases_float_cross / sizeof ccases_float_cross[0]));
+}
+
+static const tdt_case empty_float_cross[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 0, 5 } }, { 2, { 0, 5 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_cross_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross",
+        .run = cmp_float_cross,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3878385758u,
+    };
+    const int n = (int)(sizeof empty_float_cross / sizeof empty_float_cross[0]);
+    tdt_compare(dev, dev, &desc, empty_float_cross, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_cross, n);
 }
 
 static void test_float_cat_example_1(void **state)
@@ -23999,6 +31807,57 @@ static void test_float_cat_example_3(void **state)
     td_tensor_release(xs_items[1]);
 }
 
+static void test_float_cat_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[3];
+    static const int64_t xs_1_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float xs_1_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 2);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(0) };
+    static const float xs_2_data[] = { 0.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    static const int64_t xs_3_shape[] = { INT64_C(1), INT64_C(2) };
+    static const float xs_3_data[] = { 5.0f, 6.0f };
+    xs_items[2] = tdt_make(dev, TD_F32, xs_3_data, xs_3_shape, 2);
+    assert_non_null(xs_items[2]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1], xs_items[2] };
+    tdt_check(td_float_cat(xs, 3, INT64_C(0), &out), "float_cat");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+    td_tensor_release(xs_items[2]);
+}
+
+static void test_float_cat_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float xs_1_data[] = { 0.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 2);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float xs_2_data[] = { 7.0f, 8.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 2);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_float_cat(xs, 2, INT64_C(1), &out), "float_cat");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { 7.0f, 8.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
 static void test_float_cat_null(void **state)
 {
     (void)state;
@@ -24044,6 +31903,41 @@ static void test_float_cat_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(xs_items[0]);
     td_tensor_release(xs_items[1]);
+}
+
+static td_status cmp_float_cat(const tdt_call *c)
+{
+    return td_float_cat(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_cat[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 1, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 3 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 2 } }, { 2, { 2, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_cat_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cat",
+        .run = cmp_float_cat,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2480337570u,
+    };
+    const int n = (int)(sizeof empty_float_cat / sizeof empty_float_cat[0]);
+    tdt_compare(dev, dev, &desc, empty_float_cat, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_cat, n);
 }
 
 static void test_int_cat_example_1(void **state)
@@ -24120,6 +32014,29 @@ static void test_int_cat_example_3(void **state)
     td_tensor_release(xs_items[1]);
 }
 
+static void test_int_cat_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(0), INT64_C(3) };
+    static const int32_t xs_1_data[] = { 0 };
+    xs_items[0] = tdt_make(dev, TD_I32, xs_1_data, xs_1_shape, 2);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(0), INT64_C(3) };
+    static const int32_t xs_2_data[] = { 0 };
+    xs_items[1] = tdt_make(dev, TD_I32, xs_2_data, xs_2_shape, 2);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_int_cat(xs, 2, INT64_C(0), &out), "int_cat");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
 static void test_int_cat_null(void **state)
 {
     (void)state;
@@ -24165,6 +32082,41 @@ static void test_int_cat_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(xs_items[0]);
     td_tensor_release(xs_items[1]);
+}
+
+static td_status cmp_int_cat(const tdt_call *c)
+{
+    return td_int_cat(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_cat[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 1, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 3 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 2 } }, { 2, { 2, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_cat_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_cat",
+        .run = cmp_int_cat,
+        .dtype = { TD_I32, TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3593617013u,
+    };
+    const int n = (int)(sizeof empty_int_cat / sizeof empty_int_cat[0]);
+    tdt_compare(dev, dev, &desc, empty_int_cat, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_cat, n);
 }
 
 static void test_bool_cat_example_1(void **state)
@@ -24241,6 +32193,29 @@ static void test_bool_cat_example_3(void **state)
     td_tensor_release(xs_items[1]);
 }
 
+static void test_bool_cat_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(0) };
+    static const bool xs_1_data[] = { false };
+    xs_items[0] = tdt_make(dev, TD_BOOL, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(1), INT64_C(2) };
+    static const bool xs_2_data[] = { true, false };
+    xs_items[1] = tdt_make(dev, TD_BOOL, xs_2_data, xs_2_shape, 2);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_bool_cat(xs, 2, INT64_C(1), &out), "bool_cat");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2) };
+    static const bool want[] = { true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
 static void test_bool_cat_null(void **state)
 {
     (void)state;
@@ -24286,6 +32261,41 @@ static void test_bool_cat_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(xs_items[0]);
     td_tensor_release(xs_items[1]);
+}
+
+static td_status cmp_bool_cat(const tdt_call *c)
+{
+    return td_bool_cat(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_bool_cat[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 1, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 3 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 2 } }, { 2, { 2, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_cat_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_cat",
+        .run = cmp_bool_cat,
+        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1107826058u,
+    };
+    const int n = (int)(sizeof empty_bool_cat / sizeof empty_bool_cat[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_cat, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_cat, n);
 }
 
 static void test_float_stack_example_1(void **state)
@@ -24432,6 +32442,36 @@ static void test_float_stack_backend_mismatch(void **state)
     td_tensor_release(xs_items[1]);
 }
 
+static td_status cmp_float_stack(const tdt_call *c)
+{
+    return td_float_stack(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_stack[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+};
+
+static void test_float_stack_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_stack",
+        .run = cmp_float_stack,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 497795582u,
+    };
+    const int n = (int)(sizeof empty_float_stack / sizeof empty_float_stack[0]);
+    tdt_compare(dev, dev, &desc, empty_float_stack, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_stack, n);
+}
+
 static void test_int_stack_example_1(void **state)
 {
     (void)state;
@@ -24500,6 +32540,36 @@ static void test_int_stack_backend_mismatch(void **state)
     assert_null(out);
     td_tensor_release(xs_items[0]);
     td_tensor_release(xs_items[1]);
+}
+
+static td_status cmp_int_stack(const tdt_call *c)
+{
+    return td_int_stack(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_int_stack[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+};
+
+static void test_int_stack_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_stack",
+        .run = cmp_int_stack,
+        .dtype = { TD_I32, TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3088611045u,
+    };
+    const int n = (int)(sizeof empty_int_stack / sizeof empty_int_stack[0]);
+    tdt_compare(dev, dev, &desc, empty_int_stack, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_stack, n);
 }
 
 static void test_bool_stack_example_1(void **state)
@@ -24572,6 +32642,36 @@ static void test_bool_stack_backend_mismatch(void **state)
     td_tensor_release(xs_items[1]);
 }
 
+static td_status cmp_bool_stack(const tdt_call *c)
+{
+    return td_bool_stack(c->ins, c->nins, c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_bool_stack[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+};
+
+static void test_bool_stack_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_stack",
+        .run = cmp_bool_stack,
+        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2843936726u,
+    };
+    const int n = (int)(sizeof empty_bool_stack / sizeof empty_bool_stack[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_stack, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_stack, n);
+}
+
 static void test_float_to_device_example_1(void **state)
 {
     (void)state;
@@ -24585,6 +32685,23 @@ static void test_float_to_device_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const float want[] = { 1.5f, -2.0f, NAN, INFINITY };
     tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_to_device_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_to_device(a, dev, &out), "float_to_device");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -24609,6 +32726,36 @@ static void test_float_to_device_wrong_kind(void **state)
     tdt_expect_error(td_float_to_device(a, dev, &out), TD_E_KIND, "float_to_device");
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status cmp_float_to_device(const tdt_call *c)
+{
+    return td_float_to_device(c->ins[0], c->dev, c->out);
+}
+
+static const tdt_case empty_float_to_device[] = {
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_TO_CPU, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_FROM_CPU, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_to_device_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_to_device",
+        .run = cmp_float_to_device,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 43079118u,
+    };
+    const int n = (int)(sizeof empty_float_to_device / sizeof empty_float_to_device[0]);
+    tdt_compare(dev, dev, &desc, empty_float_to_device, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_to_device, n);
 }
 
 static void test_int_to_device_example_1(void **state)
@@ -24650,6 +32797,36 @@ static void test_int_to_device_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_int_to_device(const tdt_call *c)
+{
+    return td_int_to_device(c->ins[0], c->dev, c->out);
+}
+
+static const tdt_case empty_int_to_device[] = {
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_TO_CPU, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_FROM_CPU, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_to_device_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_to_device",
+        .run = cmp_int_to_device,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 770050073u,
+    };
+    const int n = (int)(sizeof empty_int_to_device / sizeof empty_int_to_device[0]);
+    tdt_compare(dev, dev, &desc, empty_int_to_device, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_to_device, n);
+}
+
 static void test_bool_to_device_example_1(void **state)
 {
     (void)state;
@@ -24689,6 +32866,36 @@ static void test_bool_to_device_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
+static td_status cmp_bool_to_device(const tdt_call *c)
+{
+    return td_bool_to_device(c->ins[0], c->dev, c->out);
+}
+
+static const tdt_case empty_bool_to_device[] = {
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_TO_CPU, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_FROM_CPU, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_to_device_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_to_device",
+        .run = cmp_bool_to_device,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1760984454u,
+    };
+    const int n = (int)(sizeof empty_bool_to_device / sizeof empty_bool_to_device[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_to_device, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_to_device, n);
+}
+
 static void test_sync_null(void **state)
 {
     (void)state;
@@ -24715,44 +32922,62 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TDT_TEST(test_float_from_data_example_1),
         TDT_TEST(test_float_from_data_example_2),
+        TDT_TEST(test_float_from_data_example_3),
         TDT_TEST(test_float_from_data_null),
+        TDT_TEST(test_float_from_data_empty),
         TDT_TEST(test_int_from_data_example_1),
         TDT_TEST(test_int_from_data_example_2),
         TDT_TEST(test_int_from_data_null),
+        TDT_TEST(test_int_from_data_empty),
         TDT_TEST(test_bool_from_data_example_1),
         TDT_TEST(test_bool_from_data_null),
+        TDT_TEST(test_bool_from_data_empty),
         TDT_TEST(test_float_zeros_example_1),
         TDT_TEST(test_float_zeros_example_2),
+        TDT_TEST(test_float_zeros_example_3),
         TDT_TEST(test_float_zeros_null),
+        TDT_TEST(test_float_zeros_empty),
         TDT_TEST(test_int_zeros_example_1),
         TDT_TEST(test_int_zeros_null),
+        TDT_TEST(test_int_zeros_empty),
         TDT_TEST(test_float_ones_example_1),
         TDT_TEST(test_float_ones_example_2),
         TDT_TEST(test_float_ones_null),
+        TDT_TEST(test_float_ones_empty),
         TDT_TEST(test_int_ones_example_1),
         TDT_TEST(test_int_ones_null),
+        TDT_TEST(test_int_ones_empty),
         TDT_TEST(test_float_full_example_1),
         TDT_TEST(test_float_full_example_2),
         TDT_TEST(test_float_full_null),
+        TDT_TEST(test_float_full_empty),
         TDT_TEST(test_int_full_example_1),
         TDT_TEST(test_int_full_example_2),
+        TDT_TEST(test_int_full_example_3),
         TDT_TEST(test_int_full_null),
+        TDT_TEST(test_int_full_empty),
         TDT_TEST(test_float_random_null),
+        TDT_TEST(test_float_random_empty),
         TDT_TEST(test_int_arange_example_1),
         TDT_TEST(test_int_arange_example_2),
         TDT_TEST(test_int_arange_example_3),
+        TDT_TEST(test_int_arange_example_4),
         TDT_TEST(test_int_arange_null),
+        TDT_TEST(test_int_arange_empty),
         TDT_TEST(test_int_random_example_1),
         TDT_TEST(test_int_random_example_2),
         TDT_TEST(test_int_random_null),
+        TDT_TEST(test_int_random_empty),
         TDT_TEST(test_bool_tril_mask_example_1),
         TDT_TEST(test_bool_tril_mask_example_2),
         TDT_TEST(test_bool_tril_mask_example_3),
         TDT_TEST(test_bool_tril_mask_null),
+        TDT_TEST(test_bool_tril_mask_empty),
         TDT_TEST(test_bool_triu_mask_example_1),
         TDT_TEST(test_bool_triu_mask_example_2),
         TDT_TEST(test_bool_triu_mask_example_3),
         TDT_TEST(test_bool_triu_mask_null),
+        TDT_TEST(test_bool_triu_mask_empty),
         TDT_TEST(test_bool_mask_fill_example_1),
         TDT_TEST(test_bool_mask_fill_example_2),
         TDT_TEST(test_bool_mask_fill_example_3),
@@ -24760,65 +32985,78 @@ int main(void)
         TDT_TEST(test_bool_mask_fill_wrong_kind),
         TDT_TEST(test_bool_mask_fill_backend_mismatch),
         TDT_TEST(test_bool_mask_fill_composite_vs_native),
+        TDT_TEST(test_bool_mask_fill_empty),
         TDT_TEST(test_int_gather_example_1),
         TDT_TEST(test_int_gather_example_2),
         TDT_TEST(test_int_gather_null),
         TDT_TEST(test_int_gather_wrong_kind),
         TDT_TEST(test_int_gather_backend_mismatch),
+        TDT_TEST(test_int_gather_empty),
         TDT_TEST(test_int_scatter_add_example_1),
         TDT_TEST(test_int_scatter_add_example_2),
         TDT_TEST(test_int_scatter_add_null),
         TDT_TEST(test_int_scatter_add_wrong_kind),
         TDT_TEST(test_int_scatter_add_backend_mismatch),
+        TDT_TEST(test_int_scatter_add_empty),
         TDT_TEST(test_int_select_example_1),
         TDT_TEST(test_int_select_example_2),
         TDT_TEST(test_int_select_null),
         TDT_TEST(test_int_select_wrong_kind),
         TDT_TEST(test_int_select_backend_mismatch),
+        TDT_TEST(test_int_select_empty),
         TDT_TEST(test_int_select_add_example_1),
         TDT_TEST(test_int_select_add_null),
         TDT_TEST(test_int_select_add_wrong_kind),
         TDT_TEST(test_int_select_add_backend_mismatch),
+        TDT_TEST(test_int_select_add_empty),
         TDT_TEST(test_bool_gather_example_1),
         TDT_TEST(test_bool_gather_null),
         TDT_TEST(test_bool_gather_wrong_kind),
         TDT_TEST(test_bool_gather_backend_mismatch),
+        TDT_TEST(test_bool_gather_empty),
         TDT_TEST(test_bool_select_example_1),
         TDT_TEST(test_bool_select_null),
         TDT_TEST(test_bool_select_wrong_kind),
         TDT_TEST(test_bool_select_backend_mismatch),
+        TDT_TEST(test_bool_select_empty),
         TDT_TEST(test_int_scatter_assign_example_1),
         TDT_TEST(test_int_scatter_assign_null),
         TDT_TEST(test_int_scatter_assign_wrong_kind),
         TDT_TEST(test_int_scatter_assign_backend_mismatch),
+        TDT_TEST(test_int_scatter_assign_empty),
         TDT_TEST(test_int_one_hot_example_1),
         TDT_TEST(test_int_one_hot_example_2),
         TDT_TEST(test_int_one_hot_example_3),
         TDT_TEST(test_int_one_hot_null),
         TDT_TEST(test_int_one_hot_wrong_kind),
+        TDT_TEST(test_int_one_hot_empty),
         TDT_TEST(test_int_neg_example_1),
         TDT_TEST(test_int_neg_example_2),
         TDT_TEST(test_int_neg_null),
         TDT_TEST(test_int_neg_wrong_kind),
         TDT_TEST(test_int_neg_composite_vs_native),
+        TDT_TEST(test_int_neg_empty),
         TDT_TEST(test_int_add_scalar_example_1),
         TDT_TEST(test_int_add_scalar_example_2),
         TDT_TEST(test_int_add_scalar_example_3),
         TDT_TEST(test_int_add_scalar_null),
         TDT_TEST(test_int_add_scalar_wrong_kind),
         TDT_TEST(test_int_add_scalar_composite_vs_native),
+        TDT_TEST(test_int_add_scalar_empty),
         TDT_TEST(test_int_sub_scalar_example_1),
         TDT_TEST(test_int_sub_scalar_example_2),
         TDT_TEST(test_int_sub_scalar_example_3),
         TDT_TEST(test_int_sub_scalar_null),
         TDT_TEST(test_int_sub_scalar_wrong_kind),
         TDT_TEST(test_int_sub_scalar_composite_vs_native),
+        TDT_TEST(test_int_sub_scalar_empty),
         TDT_TEST(test_int_mul_scalar_example_1),
         TDT_TEST(test_int_mul_scalar_example_2),
         TDT_TEST(test_int_mul_scalar_example_3),
         TDT_TEST(test_int_mul_scalar_null),
         TDT_TEST(test_int_mul_scalar_wrong_kind),
         TDT_TEST(test_int_mul_scalar_composite_vs_native),
+        TDT_TEST(test_int_mul_scalar_empty),
         TDT_TEST(test_int_div_scalar_example_1),
         TDT_TEST(test_int_div_scalar_example_2),
         TDT_TEST(test_int_div_scalar_example_3),
@@ -24826,6 +33064,7 @@ int main(void)
         TDT_TEST(test_int_div_scalar_null),
         TDT_TEST(test_int_div_scalar_wrong_kind),
         TDT_TEST(test_int_div_scalar_composite_vs_native),
+        TDT_TEST(test_int_div_scalar_empty),
         TDT_TEST(test_int_remainder_scalar_example_1),
         TDT_TEST(test_int_remainder_scalar_example_2),
         TDT_TEST(test_int_remainder_scalar_example_3),
@@ -24833,572 +33072,703 @@ int main(void)
         TDT_TEST(test_int_remainder_scalar_null),
         TDT_TEST(test_int_remainder_scalar_wrong_kind),
         TDT_TEST(test_int_remainder_scalar_composite_vs_native),
+        TDT_TEST(test_int_remainder_scalar_empty),
         TDT_TEST(test_int_abs_example_1),
         TDT_TEST(test_int_abs_null),
         TDT_TEST(test_int_abs_wrong_kind),
         TDT_TEST(test_int_abs_composite_vs_native),
+        TDT_TEST(test_int_abs_empty),
         TDT_TEST(test_int_sign_example_1),
         TDT_TEST(test_int_sign_null),
         TDT_TEST(test_int_sign_wrong_kind),
         TDT_TEST(test_int_sign_composite_vs_native),
+        TDT_TEST(test_int_sign_empty),
         TDT_TEST(test_int_powi_scalar_example_1),
         TDT_TEST(test_int_powi_scalar_example_2),
         TDT_TEST(test_int_powi_scalar_example_3),
         TDT_TEST(test_int_powi_scalar_example_4),
         TDT_TEST(test_int_powi_scalar_null),
         TDT_TEST(test_int_powi_scalar_wrong_kind),
+        TDT_TEST(test_int_powi_scalar_empty),
         TDT_TEST(test_int_clamp_example_1),
         TDT_TEST(test_int_clamp_example_2),
         TDT_TEST(test_int_clamp_null),
         TDT_TEST(test_int_clamp_wrong_kind),
         TDT_TEST(test_int_clamp_composite_vs_native),
+        TDT_TEST(test_int_clamp_empty),
         TDT_TEST(test_int_clamp_min_example_1),
         TDT_TEST(test_int_clamp_min_null),
         TDT_TEST(test_int_clamp_min_wrong_kind),
         TDT_TEST(test_int_clamp_min_composite_vs_native),
+        TDT_TEST(test_int_clamp_min_empty),
         TDT_TEST(test_int_clamp_max_example_1),
         TDT_TEST(test_int_clamp_max_null),
         TDT_TEST(test_int_clamp_max_wrong_kind),
         TDT_TEST(test_int_clamp_max_composite_vs_native),
+        TDT_TEST(test_int_clamp_max_empty),
         TDT_TEST(test_int_equal_elem_example_1),
         TDT_TEST(test_int_equal_elem_example_2),
         TDT_TEST(test_int_equal_elem_null),
         TDT_TEST(test_int_equal_elem_wrong_kind),
         TDT_TEST(test_int_equal_elem_composite_vs_native),
+        TDT_TEST(test_int_equal_elem_empty),
         TDT_TEST(test_int_not_equal_elem_example_1),
         TDT_TEST(test_int_not_equal_elem_example_2),
         TDT_TEST(test_int_not_equal_elem_null),
         TDT_TEST(test_int_not_equal_elem_wrong_kind),
         TDT_TEST(test_int_not_equal_elem_composite_vs_native),
+        TDT_TEST(test_int_not_equal_elem_empty),
         TDT_TEST(test_int_greater_elem_example_1),
         TDT_TEST(test_int_greater_elem_example_2),
         TDT_TEST(test_int_greater_elem_null),
         TDT_TEST(test_int_greater_elem_wrong_kind),
         TDT_TEST(test_int_greater_elem_composite_vs_native),
+        TDT_TEST(test_int_greater_elem_empty),
         TDT_TEST(test_int_greater_equal_elem_example_1),
         TDT_TEST(test_int_greater_equal_elem_example_2),
         TDT_TEST(test_int_greater_equal_elem_null),
         TDT_TEST(test_int_greater_equal_elem_wrong_kind),
         TDT_TEST(test_int_greater_equal_elem_composite_vs_native),
+        TDT_TEST(test_int_greater_equal_elem_empty),
         TDT_TEST(test_int_lower_elem_example_1),
         TDT_TEST(test_int_lower_elem_example_2),
         TDT_TEST(test_int_lower_elem_null),
         TDT_TEST(test_int_lower_elem_wrong_kind),
         TDT_TEST(test_int_lower_elem_composite_vs_native),
+        TDT_TEST(test_int_lower_elem_empty),
         TDT_TEST(test_int_lower_equal_elem_example_1),
         TDT_TEST(test_int_lower_equal_elem_example_2),
         TDT_TEST(test_int_lower_equal_elem_null),
         TDT_TEST(test_int_lower_equal_elem_wrong_kind),
         TDT_TEST(test_int_lower_equal_elem_composite_vs_native),
+        TDT_TEST(test_int_lower_equal_elem_empty),
         TDT_TEST(test_int_sum_dim_example_1),
         TDT_TEST(test_int_sum_dim_example_2),
         TDT_TEST(test_int_sum_dim_example_3),
         TDT_TEST(test_int_sum_dim_example_4),
         TDT_TEST(test_int_sum_dim_null),
         TDT_TEST(test_int_sum_dim_wrong_kind),
+        TDT_TEST(test_int_sum_dim_empty),
         TDT_TEST(test_int_mean_dim_example_1),
         TDT_TEST(test_int_mean_dim_example_2),
         TDT_TEST(test_int_mean_dim_example_3),
         TDT_TEST(test_int_mean_dim_null),
         TDT_TEST(test_int_mean_dim_wrong_kind),
+        TDT_TEST(test_int_mean_dim_empty),
         TDT_TEST(test_int_prod_example_1),
         TDT_TEST(test_int_prod_example_2),
         TDT_TEST(test_int_prod_example_3),
         TDT_TEST(test_int_prod_example_4),
         TDT_TEST(test_int_prod_null),
         TDT_TEST(test_int_prod_wrong_kind),
+        TDT_TEST(test_int_prod_empty),
         TDT_TEST(test_int_prod_dim_example_1),
         TDT_TEST(test_int_prod_dim_example_2),
         TDT_TEST(test_int_prod_dim_example_3),
         TDT_TEST(test_int_prod_dim_null),
         TDT_TEST(test_int_prod_dim_wrong_kind),
+        TDT_TEST(test_int_prod_dim_empty),
         TDT_TEST(test_int_max_example_1),
         TDT_TEST(test_int_max_example_2),
         TDT_TEST(test_int_max_example_3),
         TDT_TEST(test_int_max_null),
         TDT_TEST(test_int_max_wrong_kind),
         TDT_TEST(test_int_max_composite_vs_native),
+        TDT_TEST(test_int_max_empty),
         TDT_TEST(test_int_min_example_1),
         TDT_TEST(test_int_min_example_2),
         TDT_TEST(test_int_min_example_3),
         TDT_TEST(test_int_min_null),
         TDT_TEST(test_int_min_wrong_kind),
         TDT_TEST(test_int_min_composite_vs_native),
+        TDT_TEST(test_int_min_empty),
         TDT_TEST(test_int_max_dim_example_1),
         TDT_TEST(test_int_max_dim_example_2),
         TDT_TEST(test_int_max_dim_example_3),
         TDT_TEST(test_int_max_dim_null),
         TDT_TEST(test_int_max_dim_wrong_kind),
         TDT_TEST(test_int_max_dim_composite_vs_native),
+        TDT_TEST(test_int_max_dim_empty),
         TDT_TEST(test_int_min_dim_example_1),
         TDT_TEST(test_int_min_dim_example_2),
         TDT_TEST(test_int_min_dim_example_3),
         TDT_TEST(test_int_min_dim_null),
         TDT_TEST(test_int_min_dim_wrong_kind),
         TDT_TEST(test_int_min_dim_composite_vs_native),
+        TDT_TEST(test_int_min_dim_empty),
         TDT_TEST(test_int_argmax_example_1),
         TDT_TEST(test_int_argmax_example_2),
         TDT_TEST(test_int_argmax_example_3),
         TDT_TEST(test_int_argmax_null),
         TDT_TEST(test_int_argmax_wrong_kind),
         TDT_TEST(test_int_argmax_composite_vs_native),
+        TDT_TEST(test_int_argmax_empty),
         TDT_TEST(test_int_argmin_example_1),
         TDT_TEST(test_int_argmin_example_2),
         TDT_TEST(test_int_argmin_example_3),
         TDT_TEST(test_int_argmin_null),
         TDT_TEST(test_int_argmin_wrong_kind),
         TDT_TEST(test_int_argmin_composite_vs_native),
+        TDT_TEST(test_int_argmin_empty),
         TDT_TEST(test_int_mean_example_1),
         TDT_TEST(test_int_mean_example_2),
         TDT_TEST(test_int_mean_example_3),
         TDT_TEST(test_int_mean_null),
         TDT_TEST(test_int_mean_wrong_kind),
+        TDT_TEST(test_int_mean_empty),
         TDT_TEST(test_int_bitwise_not_example_1),
         TDT_TEST(test_int_bitwise_not_null),
         TDT_TEST(test_int_bitwise_not_wrong_kind),
         TDT_TEST(test_int_bitwise_not_composite_vs_native),
+        TDT_TEST(test_int_bitwise_not_empty),
         TDT_TEST(test_int_bitwise_and_scalar_example_1),
         TDT_TEST(test_int_bitwise_and_scalar_example_2),
         TDT_TEST(test_int_bitwise_and_scalar_null),
         TDT_TEST(test_int_bitwise_and_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_and_scalar_empty),
         TDT_TEST(test_int_bitwise_or_scalar_example_1),
         TDT_TEST(test_int_bitwise_or_scalar_example_2),
         TDT_TEST(test_int_bitwise_or_scalar_null),
         TDT_TEST(test_int_bitwise_or_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_or_scalar_empty),
         TDT_TEST(test_int_bitwise_xor_scalar_example_1),
         TDT_TEST(test_int_bitwise_xor_scalar_example_2),
         TDT_TEST(test_int_bitwise_xor_scalar_null),
         TDT_TEST(test_int_bitwise_xor_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_xor_scalar_empty),
         TDT_TEST(test_int_bitwise_left_shift_scalar_example_1),
         TDT_TEST(test_int_bitwise_left_shift_scalar_example_2),
         TDT_TEST(test_int_bitwise_left_shift_scalar_example_3),
         TDT_TEST(test_int_bitwise_left_shift_scalar_example_4),
         TDT_TEST(test_int_bitwise_left_shift_scalar_null),
         TDT_TEST(test_int_bitwise_left_shift_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_empty),
         TDT_TEST(test_int_bitwise_right_shift_scalar_example_1),
         TDT_TEST(test_int_bitwise_right_shift_scalar_example_2),
         TDT_TEST(test_int_bitwise_right_shift_scalar_example_3),
         TDT_TEST(test_int_bitwise_right_shift_scalar_null),
         TDT_TEST(test_int_bitwise_right_shift_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_empty),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
         TDT_TEST(test_int_reshape_example_4),
         TDT_TEST(test_int_reshape_null),
         TDT_TEST(test_int_reshape_wrong_kind),
+        TDT_TEST(test_int_reshape_empty),
         TDT_TEST(test_int_swap_dims_example_1),
         TDT_TEST(test_int_swap_dims_example_2),
         TDT_TEST(test_int_swap_dims_example_3),
         TDT_TEST(test_int_swap_dims_example_4),
         TDT_TEST(test_int_swap_dims_null),
         TDT_TEST(test_int_swap_dims_wrong_kind),
+        TDT_TEST(test_int_swap_dims_empty),
         TDT_TEST(test_int_permute_example_1),
         TDT_TEST(test_int_permute_example_2),
         TDT_TEST(test_int_permute_example_3),
         TDT_TEST(test_int_permute_null),
         TDT_TEST(test_int_permute_wrong_kind),
+        TDT_TEST(test_int_permute_empty),
         TDT_TEST(test_int_expand_example_1),
         TDT_TEST(test_int_expand_example_2),
         TDT_TEST(test_int_expand_example_3),
         TDT_TEST(test_int_expand_null),
         TDT_TEST(test_int_expand_wrong_kind),
+        TDT_TEST(test_int_expand_empty),
         TDT_TEST(test_int_slice_example_1),
         TDT_TEST(test_int_slice_example_2),
         TDT_TEST(test_int_slice_example_3),
         TDT_TEST(test_int_slice_example_4),
+        TDT_TEST(test_int_slice_example_5),
         TDT_TEST(test_int_slice_null),
         TDT_TEST(test_int_slice_wrong_kind),
+        TDT_TEST(test_int_slice_empty),
         TDT_TEST(test_bool_reshape_example_1),
         TDT_TEST(test_bool_reshape_example_2),
         TDT_TEST(test_bool_reshape_null),
         TDT_TEST(test_bool_reshape_wrong_kind),
+        TDT_TEST(test_bool_reshape_empty),
         TDT_TEST(test_bool_swap_dims_example_1),
         TDT_TEST(test_bool_swap_dims_example_2),
         TDT_TEST(test_bool_swap_dims_example_3),
         TDT_TEST(test_bool_swap_dims_example_4),
         TDT_TEST(test_bool_swap_dims_null),
         TDT_TEST(test_bool_swap_dims_wrong_kind),
+        TDT_TEST(test_bool_swap_dims_empty),
         TDT_TEST(test_bool_permute_example_1),
         TDT_TEST(test_bool_permute_example_2),
         TDT_TEST(test_bool_permute_example_3),
         TDT_TEST(test_bool_permute_null),
         TDT_TEST(test_bool_permute_wrong_kind),
+        TDT_TEST(test_bool_permute_empty),
         TDT_TEST(test_bool_expand_example_1),
         TDT_TEST(test_bool_expand_example_2),
         TDT_TEST(test_bool_expand_example_3),
+        TDT_TEST(test_bool_expand_example_4),
         TDT_TEST(test_bool_expand_null),
         TDT_TEST(test_bool_expand_wrong_kind),
+        TDT_TEST(test_bool_expand_empty),
         TDT_TEST(test_bool_slice_example_1),
         TDT_TEST(test_bool_slice_example_2),
         TDT_TEST(test_bool_slice_example_3),
+        TDT_TEST(test_bool_slice_example_4),
         TDT_TEST(test_bool_slice_null),
         TDT_TEST(test_bool_slice_wrong_kind),
+        TDT_TEST(test_bool_slice_empty),
         TDT_TEST(test_int_flip_example_1),
         TDT_TEST(test_int_flip_example_2),
         TDT_TEST(test_int_flip_null),
         TDT_TEST(test_int_flip_wrong_kind),
+        TDT_TEST(test_int_flip_empty),
         TDT_TEST(test_bool_flip_example_1),
         TDT_TEST(test_bool_flip_null),
         TDT_TEST(test_bool_flip_wrong_kind),
+        TDT_TEST(test_bool_flip_empty),
         TDT_TEST(test_int_repeat_dim_example_1),
         TDT_TEST(test_int_repeat_dim_example_2),
         TDT_TEST(test_int_repeat_dim_null),
         TDT_TEST(test_int_repeat_dim_wrong_kind),
+        TDT_TEST(test_int_repeat_dim_empty),
         TDT_TEST(test_bool_repeat_dim_example_1),
         TDT_TEST(test_bool_repeat_dim_null),
         TDT_TEST(test_bool_repeat_dim_wrong_kind),
+        TDT_TEST(test_bool_repeat_dim_empty),
         TDT_TEST(test_int_transpose_example_1),
         TDT_TEST(test_int_transpose_null),
         TDT_TEST(test_int_transpose_wrong_kind),
         TDT_TEST(test_int_transpose_composite_vs_native),
+        TDT_TEST(test_int_transpose_empty),
         TDT_TEST(test_bool_transpose_example_1),
         TDT_TEST(test_bool_transpose_null),
         TDT_TEST(test_bool_transpose_wrong_kind),
         TDT_TEST(test_bool_transpose_composite_vs_native),
+        TDT_TEST(test_bool_transpose_empty),
         TDT_TEST(test_int_narrow_example_1),
         TDT_TEST(test_int_narrow_null),
         TDT_TEST(test_int_narrow_wrong_kind),
+        TDT_TEST(test_int_narrow_empty),
         TDT_TEST(test_bool_narrow_example_1),
         TDT_TEST(test_bool_narrow_null),
         TDT_TEST(test_bool_narrow_wrong_kind),
+        TDT_TEST(test_bool_narrow_empty),
         TDT_TEST(test_int_cumsum_example_1),
         TDT_TEST(test_int_cumsum_example_2),
         TDT_TEST(test_int_cumsum_example_3),
         TDT_TEST(test_int_cumsum_null),
         TDT_TEST(test_int_cumsum_wrong_kind),
+        TDT_TEST(test_int_cumsum_empty),
         TDT_TEST(test_int_cumprod_example_1),
         TDT_TEST(test_int_cumprod_example_2),
         TDT_TEST(test_int_cumprod_example_3),
         TDT_TEST(test_int_cumprod_null),
         TDT_TEST(test_int_cumprod_wrong_kind),
+        TDT_TEST(test_int_cumprod_empty),
         TDT_TEST(test_int_sort_example_1),
         TDT_TEST(test_int_sort_example_2),
         TDT_TEST(test_int_sort_example_3),
         TDT_TEST(test_int_sort_null),
         TDT_TEST(test_int_sort_wrong_kind),
+        TDT_TEST(test_int_sort_empty),
         TDT_TEST(test_int_argsort_example_1),
         TDT_TEST(test_int_argsort_example_2),
         TDT_TEST(test_int_argsort_null),
         TDT_TEST(test_int_argsort_wrong_kind),
+        TDT_TEST(test_int_argsort_empty),
         TDT_TEST(test_int_topk_example_1),
         TDT_TEST(test_int_topk_example_2),
         TDT_TEST(test_int_topk_null),
         TDT_TEST(test_int_topk_wrong_kind),
+        TDT_TEST(test_int_topk_empty),
         TDT_TEST(test_int_any_example_1),
         TDT_TEST(test_int_any_example_2),
         TDT_TEST(test_int_any_null),
         TDT_TEST(test_int_any_wrong_kind),
         TDT_TEST(test_int_any_composite_vs_native),
+        TDT_TEST(test_int_any_empty),
         TDT_TEST(test_int_any_dim_example_1),
         TDT_TEST(test_int_any_dim_example_2),
         TDT_TEST(test_int_any_dim_null),
         TDT_TEST(test_int_any_dim_wrong_kind),
         TDT_TEST(test_int_any_dim_composite_vs_native),
+        TDT_TEST(test_int_any_dim_empty),
         TDT_TEST(test_int_all_example_1),
         TDT_TEST(test_int_all_example_2),
         TDT_TEST(test_int_all_null),
         TDT_TEST(test_int_all_wrong_kind),
         TDT_TEST(test_int_all_composite_vs_native),
+        TDT_TEST(test_int_all_empty),
         TDT_TEST(test_int_all_dim_example_1),
         TDT_TEST(test_int_all_dim_example_2),
         TDT_TEST(test_int_all_dim_null),
         TDT_TEST(test_int_all_dim_wrong_kind),
         TDT_TEST(test_int_all_dim_composite_vs_native),
+        TDT_TEST(test_int_all_dim_empty),
         TDT_TEST(test_bool_any_example_1),
         TDT_TEST(test_bool_any_example_2),
         TDT_TEST(test_bool_any_null),
         TDT_TEST(test_bool_any_wrong_kind),
         TDT_TEST(test_bool_any_composite_vs_native),
+        TDT_TEST(test_bool_any_empty),
         TDT_TEST(test_bool_any_dim_example_1),
         TDT_TEST(test_bool_any_dim_example_2),
         TDT_TEST(test_bool_any_dim_null),
         TDT_TEST(test_bool_any_dim_wrong_kind),
         TDT_TEST(test_bool_any_dim_composite_vs_native),
+        TDT_TEST(test_bool_any_dim_empty),
         TDT_TEST(test_bool_all_example_1),
         TDT_TEST(test_bool_all_example_2),
         TDT_TEST(test_bool_all_null),
         TDT_TEST(test_bool_all_wrong_kind),
         TDT_TEST(test_bool_all_composite_vs_native),
+        TDT_TEST(test_bool_all_empty),
         TDT_TEST(test_bool_all_dim_example_1),
         TDT_TEST(test_bool_all_dim_example_2),
         TDT_TEST(test_bool_all_dim_null),
         TDT_TEST(test_bool_all_dim_wrong_kind),
         TDT_TEST(test_bool_all_dim_composite_vs_native),
+        TDT_TEST(test_bool_all_dim_empty),
         TDT_TEST(test_int_mask_fill_example_1),
         TDT_TEST(test_int_mask_fill_example_2),
         TDT_TEST(test_int_mask_fill_null),
         TDT_TEST(test_int_mask_fill_wrong_kind),
         TDT_TEST(test_int_mask_fill_backend_mismatch),
+        TDT_TEST(test_int_mask_fill_empty),
         TDT_TEST(test_int_sum_example_1),
         TDT_TEST(test_int_sum_example_2),
+        TDT_TEST(test_int_sum_example_3),
         TDT_TEST(test_int_sum_null),
         TDT_TEST(test_int_sum_wrong_kind),
+        TDT_TEST(test_int_sum_empty),
         TDT_TEST(test_int_into_float_example_1),
         TDT_TEST(test_int_into_float_example_2),
         TDT_TEST(test_int_into_float_null),
         TDT_TEST(test_int_into_float_wrong_kind),
+        TDT_TEST(test_int_into_float_empty),
         TDT_TEST(test_bool_into_float_example_1),
         TDT_TEST(test_bool_into_float_null),
         TDT_TEST(test_bool_into_float_wrong_kind),
+        TDT_TEST(test_bool_into_float_empty),
         TDT_TEST(test_bool_into_int_example_1),
         TDT_TEST(test_bool_into_int_null),
         TDT_TEST(test_bool_into_int_wrong_kind),
+        TDT_TEST(test_bool_into_int_empty),
         TDT_TEST(test_bool_not_example_1),
+        TDT_TEST(test_bool_not_example_2),
         TDT_TEST(test_bool_not_null),
         TDT_TEST(test_bool_not_wrong_kind),
+        TDT_TEST(test_bool_not_empty),
         TDT_TEST(test_int_into_data_example_1),
         TDT_TEST(test_int_into_data_example_2),
         TDT_TEST(test_int_into_data_null),
         TDT_TEST(test_int_into_data_wrong_kind),
+        TDT_TEST(test_int_into_data_empty),
         TDT_TEST(test_bool_into_data_example_1),
         TDT_TEST(test_bool_into_data_null),
         TDT_TEST(test_bool_into_data_wrong_kind),
+        TDT_TEST(test_bool_into_data_empty),
         TDT_TEST(test_float_softmax_example_1),
         TDT_TEST(test_float_softmax_example_2),
         TDT_TEST(test_float_softmax_example_3),
         TDT_TEST(test_float_softmax_null),
         TDT_TEST(test_float_softmax_wrong_kind),
         TDT_TEST(test_float_softmax_composite_vs_native),
+        TDT_TEST(test_float_softmax_empty),
         TDT_TEST(test_float_log_softmax_example_1),
         TDT_TEST(test_float_log_softmax_example_2),
         TDT_TEST(test_float_log_softmax_example_3),
         TDT_TEST(test_float_log_softmax_null),
         TDT_TEST(test_float_log_softmax_wrong_kind),
         TDT_TEST(test_float_log_softmax_composite_vs_native),
+        TDT_TEST(test_float_log_softmax_empty),
         TDT_TEST(test_float_softmin_example_1),
         TDT_TEST(test_float_softmin_example_2),
         TDT_TEST(test_float_softmin_null),
         TDT_TEST(test_float_softmin_wrong_kind),
         TDT_TEST(test_float_softmin_composite_vs_native),
+        TDT_TEST(test_float_softmin_empty),
         TDT_TEST(test_float_log_sigmoid_example_1),
         TDT_TEST(test_float_log_sigmoid_example_2),
         TDT_TEST(test_float_log_sigmoid_null),
         TDT_TEST(test_float_log_sigmoid_wrong_kind),
         TDT_TEST(test_float_log_sigmoid_composite_vs_native),
+        TDT_TEST(test_float_log_sigmoid_empty),
         TDT_TEST(test_float_leaky_relu_example_1),
         TDT_TEST(test_float_leaky_relu_example_2),
         TDT_TEST(test_float_leaky_relu_null),
         TDT_TEST(test_float_leaky_relu_wrong_kind),
         TDT_TEST(test_float_leaky_relu_composite_vs_native),
+        TDT_TEST(test_float_leaky_relu_empty),
         TDT_TEST(test_float_hard_sigmoid_example_1),
         TDT_TEST(test_float_hard_sigmoid_example_2),
         TDT_TEST(test_float_hard_sigmoid_null),
         TDT_TEST(test_float_hard_sigmoid_wrong_kind),
         TDT_TEST(test_float_hard_sigmoid_composite_vs_native),
+        TDT_TEST(test_float_hard_sigmoid_empty),
         TDT_TEST(test_float_silu_example_1),
         TDT_TEST(test_float_silu_example_2),
         TDT_TEST(test_float_silu_null),
         TDT_TEST(test_float_silu_wrong_kind),
         TDT_TEST(test_float_silu_composite_vs_native),
+        TDT_TEST(test_float_silu_empty),
         TDT_TEST(test_float_acos_example_1),
         TDT_TEST(test_float_acos_null),
         TDT_TEST(test_float_acos_wrong_kind),
+        TDT_TEST(test_float_acos_empty),
         TDT_TEST(test_float_asin_example_1),
         TDT_TEST(test_float_asin_null),
         TDT_TEST(test_float_asin_wrong_kind),
+        TDT_TEST(test_float_asin_empty),
         TDT_TEST(test_float_atan_example_1),
         TDT_TEST(test_float_atan_null),
         TDT_TEST(test_float_atan_wrong_kind),
+        TDT_TEST(test_float_atan_empty),
         TDT_TEST(test_float_cosh_example_1),
         TDT_TEST(test_float_cosh_null),
         TDT_TEST(test_float_cosh_wrong_kind),
         TDT_TEST(test_float_cosh_composite_vs_native),
+        TDT_TEST(test_float_cosh_empty),
         TDT_TEST(test_float_sinh_example_1),
         TDT_TEST(test_float_sinh_null),
         TDT_TEST(test_float_sinh_wrong_kind),
         TDT_TEST(test_float_sinh_composite_vs_native),
+        TDT_TEST(test_float_sinh_empty),
         TDT_TEST(test_float_tan_example_1),
         TDT_TEST(test_float_tan_null),
         TDT_TEST(test_float_tan_wrong_kind),
         TDT_TEST(test_float_tan_composite_vs_native),
+        TDT_TEST(test_float_tan_empty),
         TDT_TEST(test_float_asinh_example_1),
         TDT_TEST(test_float_asinh_null),
         TDT_TEST(test_float_asinh_wrong_kind),
         TDT_TEST(test_float_asinh_composite_vs_native),
+        TDT_TEST(test_float_asinh_empty),
         TDT_TEST(test_float_acosh_example_1),
         TDT_TEST(test_float_acosh_null),
         TDT_TEST(test_float_acosh_wrong_kind),
         TDT_TEST(test_float_acosh_composite_vs_native),
+        TDT_TEST(test_float_acosh_empty),
         TDT_TEST(test_float_atanh_example_1),
         TDT_TEST(test_float_atanh_null),
         TDT_TEST(test_float_atanh_wrong_kind),
         TDT_TEST(test_float_atanh_composite_vs_native),
+        TDT_TEST(test_float_atanh_empty),
         TDT_TEST(test_float_ceil_example_1),
         TDT_TEST(test_float_ceil_null),
         TDT_TEST(test_float_ceil_wrong_kind),
+        TDT_TEST(test_float_ceil_empty),
         TDT_TEST(test_float_floor_example_1),
         TDT_TEST(test_float_floor_null),
         TDT_TEST(test_float_floor_wrong_kind),
+        TDT_TEST(test_float_floor_empty),
         TDT_TEST(test_float_round_example_1),
         TDT_TEST(test_float_round_null),
         TDT_TEST(test_float_round_wrong_kind),
+        TDT_TEST(test_float_round_empty),
         TDT_TEST(test_float_trunc_example_1),
         TDT_TEST(test_float_trunc_null),
         TDT_TEST(test_float_trunc_wrong_kind),
+        TDT_TEST(test_float_trunc_empty),
         TDT_TEST(test_float_sign_example_1),
         TDT_TEST(test_float_sign_null),
         TDT_TEST(test_float_sign_wrong_kind),
         TDT_TEST(test_float_sign_composite_vs_native),
+        TDT_TEST(test_float_sign_empty),
         TDT_TEST(test_float_erf_example_1),
         TDT_TEST(test_float_erf_null),
         TDT_TEST(test_float_erf_wrong_kind),
+        TDT_TEST(test_float_erf_empty),
         TDT_TEST(test_float_log1p_example_1),
         TDT_TEST(test_float_log1p_null),
         TDT_TEST(test_float_log1p_wrong_kind),
+        TDT_TEST(test_float_log1p_empty),
         TDT_TEST(test_float_recip_example_1),
         TDT_TEST(test_float_recip_null),
         TDT_TEST(test_float_recip_wrong_kind),
         TDT_TEST(test_float_recip_composite_vs_native),
+        TDT_TEST(test_float_recip_empty),
         TDT_TEST(test_float_powi_scalar_example_1),
         TDT_TEST(test_float_powi_scalar_example_2),
         TDT_TEST(test_float_powi_scalar_example_3),
         TDT_TEST(test_float_powi_scalar_null),
         TDT_TEST(test_float_powi_scalar_wrong_kind),
         TDT_TEST(test_float_powi_scalar_composite_vs_native),
+        TDT_TEST(test_float_powi_scalar_empty),
         TDT_TEST(test_float_remainder_scalar_example_1),
         TDT_TEST(test_float_remainder_scalar_example_2),
         TDT_TEST(test_float_remainder_scalar_null),
         TDT_TEST(test_float_remainder_scalar_wrong_kind),
+        TDT_TEST(test_float_remainder_scalar_empty),
         TDT_TEST(test_float_sub_scalar_example_1),
         TDT_TEST(test_float_sub_scalar_null),
         TDT_TEST(test_float_sub_scalar_wrong_kind),
         TDT_TEST(test_float_sub_scalar_composite_vs_native),
+        TDT_TEST(test_float_sub_scalar_empty),
         TDT_TEST(test_float_div_scalar_example_1),
         TDT_TEST(test_float_div_scalar_example_2),
         TDT_TEST(test_float_div_scalar_null),
         TDT_TEST(test_float_div_scalar_wrong_kind),
         TDT_TEST(test_float_div_scalar_composite_vs_native),
+        TDT_TEST(test_float_div_scalar_empty),
         TDT_TEST(test_float_clamp_min_example_1),
         TDT_TEST(test_float_clamp_min_null),
         TDT_TEST(test_float_clamp_min_wrong_kind),
         TDT_TEST(test_float_clamp_min_composite_vs_native),
+        TDT_TEST(test_float_clamp_min_empty),
         TDT_TEST(test_float_clamp_max_example_1),
         TDT_TEST(test_float_clamp_max_null),
         TDT_TEST(test_float_clamp_max_wrong_kind),
         TDT_TEST(test_float_clamp_max_composite_vs_native),
+        TDT_TEST(test_float_clamp_max_empty),
         TDT_TEST(test_float_is_nan_example_1),
         TDT_TEST(test_float_is_nan_null),
         TDT_TEST(test_float_is_nan_wrong_kind),
         TDT_TEST(test_float_is_nan_composite_vs_native),
+        TDT_TEST(test_float_is_nan_empty),
         TDT_TEST(test_float_is_inf_example_1),
         TDT_TEST(test_float_is_inf_null),
         TDT_TEST(test_float_is_inf_wrong_kind),
         TDT_TEST(test_float_is_inf_composite_vs_native),
+        TDT_TEST(test_float_is_inf_empty),
         TDT_TEST(test_float_equal_elem_example_1),
         TDT_TEST(test_float_equal_elem_example_2),
         TDT_TEST(test_float_equal_elem_null),
         TDT_TEST(test_float_equal_elem_wrong_kind),
         TDT_TEST(test_float_equal_elem_composite_vs_native),
+        TDT_TEST(test_float_equal_elem_empty),
         TDT_TEST(test_float_not_equal_elem_example_1),
         TDT_TEST(test_float_not_equal_elem_null),
         TDT_TEST(test_float_not_equal_elem_wrong_kind),
         TDT_TEST(test_float_not_equal_elem_composite_vs_native),
+        TDT_TEST(test_float_not_equal_elem_empty),
         TDT_TEST(test_float_greater_elem_example_1),
         TDT_TEST(test_float_greater_elem_null),
         TDT_TEST(test_float_greater_elem_wrong_kind),
         TDT_TEST(test_float_greater_elem_composite_vs_native),
+        TDT_TEST(test_float_greater_elem_empty),
         TDT_TEST(test_float_greater_equal_elem_example_1),
         TDT_TEST(test_float_greater_equal_elem_null),
         TDT_TEST(test_float_greater_equal_elem_wrong_kind),
         TDT_TEST(test_float_greater_equal_elem_composite_vs_native),
+        TDT_TEST(test_float_greater_equal_elem_empty),
         TDT_TEST(test_float_lower_elem_example_1),
         TDT_TEST(test_float_lower_elem_null),
         TDT_TEST(test_float_lower_elem_wrong_kind),
         TDT_TEST(test_float_lower_elem_composite_vs_native),
+        TDT_TEST(test_float_lower_elem_empty),
         TDT_TEST(test_float_lower_equal_elem_example_1),
         TDT_TEST(test_float_lower_equal_elem_null),
         TDT_TEST(test_float_lower_equal_elem_wrong_kind),
         TDT_TEST(test_float_lower_equal_elem_composite_vs_native),
+        TDT_TEST(test_float_lower_equal_elem_empty),
         TDT_TEST(test_float_gather_example_1),
         TDT_TEST(test_float_gather_example_2),
         TDT_TEST(test_float_gather_example_3),
         TDT_TEST(test_float_gather_null),
         TDT_TEST(test_float_gather_wrong_kind),
         TDT_TEST(test_float_gather_backend_mismatch),
+        TDT_TEST(test_float_gather_empty),
         TDT_TEST(test_float_scatter_add_example_1),
         TDT_TEST(test_float_scatter_add_example_2),
         TDT_TEST(test_float_scatter_add_example_3),
         TDT_TEST(test_float_scatter_add_null),
         TDT_TEST(test_float_scatter_add_wrong_kind),
         TDT_TEST(test_float_scatter_add_backend_mismatch),
+        TDT_TEST(test_float_scatter_add_empty),
         TDT_TEST(test_float_select_example_1),
         TDT_TEST(test_float_select_example_2),
         TDT_TEST(test_float_select_example_3),
         TDT_TEST(test_float_select_null),
         TDT_TEST(test_float_select_wrong_kind),
         TDT_TEST(test_float_select_backend_mismatch),
+        TDT_TEST(test_float_select_empty),
         TDT_TEST(test_float_select_add_example_1),
         TDT_TEST(test_float_select_add_example_2),
         TDT_TEST(test_float_select_add_null),
         TDT_TEST(test_float_select_add_wrong_kind),
         TDT_TEST(test_float_select_add_backend_mismatch),
+        TDT_TEST(test_float_select_add_empty),
         TDT_TEST(test_float_scatter_assign_example_1),
         TDT_TEST(test_float_scatter_assign_example_2),
         TDT_TEST(test_float_scatter_assign_null),
         TDT_TEST(test_float_scatter_assign_wrong_kind),
         TDT_TEST(test_float_scatter_assign_backend_mismatch),
+        TDT_TEST(test_float_scatter_assign_empty),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
         TDT_TEST(test_float_reshape_example_4),
+        TDT_TEST(test_float_reshape_example_5),
         TDT_TEST(test_float_reshape_null),
         TDT_TEST(test_float_reshape_wrong_kind),
+        TDT_TEST(test_float_reshape_empty),
         TDT_TEST(test_float_swap_dims_example_1),
         TDT_TEST(test_float_swap_dims_example_2),
         TDT_TEST(test_float_swap_dims_example_3),
         TDT_TEST(test_float_swap_dims_example_4),
         TDT_TEST(test_float_swap_dims_null),
         TDT_TEST(test_float_swap_dims_wrong_kind),
+        TDT_TEST(test_float_swap_dims_empty),
         TDT_TEST(test_float_permute_example_1),
         TDT_TEST(test_float_permute_example_2),
         TDT_TEST(test_float_permute_example_3),
+        TDT_TEST(test_float_permute_example_4),
         TDT_TEST(test_float_permute_null),
         TDT_TEST(test_float_permute_wrong_kind),
+        TDT_TEST(test_float_permute_empty),
         TDT_TEST(test_float_expand_example_1),
         TDT_TEST(test_float_expand_example_2),
         TDT_TEST(test_float_expand_example_3),
         TDT_TEST(test_float_expand_null),
         TDT_TEST(test_float_expand_wrong_kind),
+        TDT_TEST(test_float_expand_empty),
         TDT_TEST(test_float_slice_example_1),
         TDT_TEST(test_float_slice_example_2),
         TDT_TEST(test_float_slice_example_3),
         TDT_TEST(test_float_slice_example_4),
+        TDT_TEST(test_float_slice_example_5),
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
+        TDT_TEST(test_float_slice_empty),
         TDT_TEST(test_float_flip_example_1),
         TDT_TEST(test_float_flip_example_2),
         TDT_TEST(test_float_flip_example_3),
         TDT_TEST(test_float_flip_example_4),
         TDT_TEST(test_float_flip_null),
         TDT_TEST(test_float_flip_wrong_kind),
+        TDT_TEST(test_float_flip_empty),
         TDT_TEST(test_float_repeat_dim_example_1),
         TDT_TEST(test_float_repeat_dim_example_2),
         TDT_TEST(test_float_repeat_dim_example_3),
         TDT_TEST(test_float_repeat_dim_null),
         TDT_TEST(test_float_repeat_dim_wrong_kind),
+        TDT_TEST(test_float_repeat_dim_empty),
         TDT_TEST(test_float_transpose_example_1),
         TDT_TEST(test_float_transpose_example_2),
         TDT_TEST(test_float_transpose_example_3),
         TDT_TEST(test_float_transpose_null),
         TDT_TEST(test_float_transpose_wrong_kind),
         TDT_TEST(test_float_transpose_composite_vs_native),
+        TDT_TEST(test_float_transpose_empty),
         TDT_TEST(test_float_narrow_example_1),
         TDT_TEST(test_float_narrow_example_2),
         TDT_TEST(test_float_narrow_example_3),
         TDT_TEST(test_float_narrow_null),
         TDT_TEST(test_float_narrow_wrong_kind),
+        TDT_TEST(test_float_narrow_empty),
         TDT_TEST(test_float_unfold_example_1),
         TDT_TEST(test_float_unfold_example_2),
         TDT_TEST(test_float_unfold_example_3),
         TDT_TEST(test_float_unfold_example_4),
         TDT_TEST(test_float_unfold_null),
         TDT_TEST(test_float_unfold_wrong_kind),
+        TDT_TEST(test_float_unfold_empty),
         TDT_TEST(test_float_pad_example_1),
         TDT_TEST(test_float_pad_example_2),
         TDT_TEST(test_float_pad_example_3),
         TDT_TEST(test_float_pad_example_4),
         TDT_TEST(test_float_pad_null),
         TDT_TEST(test_float_pad_wrong_kind),
+        TDT_TEST(test_float_pad_empty),
         TDT_TEST(test_float_mean_example_1),
         TDT_TEST(test_float_mean_example_2),
         TDT_TEST(test_float_mean_example_3),
@@ -25406,41 +33776,48 @@ int main(void)
         TDT_TEST(test_float_mean_null),
         TDT_TEST(test_float_mean_wrong_kind),
         TDT_TEST(test_float_mean_composite_vs_native),
+        TDT_TEST(test_float_mean_empty),
         TDT_TEST(test_float_prod_example_1),
         TDT_TEST(test_float_prod_example_2),
         TDT_TEST(test_float_prod_example_3),
         TDT_TEST(test_float_prod_null),
         TDT_TEST(test_float_prod_wrong_kind),
+        TDT_TEST(test_float_prod_empty),
         TDT_TEST(test_float_prod_dim_example_1),
         TDT_TEST(test_float_prod_dim_example_2),
         TDT_TEST(test_float_prod_dim_example_3),
         TDT_TEST(test_float_prod_dim_example_4),
         TDT_TEST(test_float_prod_dim_null),
         TDT_TEST(test_float_prod_dim_wrong_kind),
+        TDT_TEST(test_float_prod_dim_empty),
         TDT_TEST(test_float_max_example_1),
         TDT_TEST(test_float_max_example_2),
         TDT_TEST(test_float_max_example_3),
         TDT_TEST(test_float_max_null),
         TDT_TEST(test_float_max_wrong_kind),
         TDT_TEST(test_float_max_composite_vs_native),
+        TDT_TEST(test_float_max_empty),
         TDT_TEST(test_float_min_example_1),
         TDT_TEST(test_float_min_example_2),
         TDT_TEST(test_float_min_example_3),
         TDT_TEST(test_float_min_null),
         TDT_TEST(test_float_min_wrong_kind),
         TDT_TEST(test_float_min_composite_vs_native),
+        TDT_TEST(test_float_min_empty),
         TDT_TEST(test_float_max_abs_example_1),
         TDT_TEST(test_float_max_abs_example_2),
         TDT_TEST(test_float_max_abs_example_3),
         TDT_TEST(test_float_max_abs_null),
         TDT_TEST(test_float_max_abs_wrong_kind),
         TDT_TEST(test_float_max_abs_composite_vs_native),
+        TDT_TEST(test_float_max_abs_empty),
         TDT_TEST(test_float_max_abs_dim_example_1),
         TDT_TEST(test_float_max_abs_dim_example_2),
         TDT_TEST(test_float_max_abs_dim_example_3),
         TDT_TEST(test_float_max_abs_dim_null),
         TDT_TEST(test_float_max_abs_dim_wrong_kind),
         TDT_TEST(test_float_max_abs_dim_composite_vs_native),
+        TDT_TEST(test_float_max_abs_dim_empty),
         TDT_TEST(test_float_any_example_1),
         TDT_TEST(test_float_any_example_2),
         TDT_TEST(test_float_any_example_3),
@@ -25448,11 +33825,13 @@ int main(void)
         TDT_TEST(test_float_any_null),
         TDT_TEST(test_float_any_wrong_kind),
         TDT_TEST(test_float_any_composite_vs_native),
+        TDT_TEST(test_float_any_empty),
         TDT_TEST(test_float_any_dim_example_1),
         TDT_TEST(test_float_any_dim_example_2),
         TDT_TEST(test_float_any_dim_null),
         TDT_TEST(test_float_any_dim_wrong_kind),
         TDT_TEST(test_float_any_dim_composite_vs_native),
+        TDT_TEST(test_float_any_dim_empty),
         TDT_TEST(test_float_all_example_1),
         TDT_TEST(test_float_all_example_2),
         TDT_TEST(test_float_all_example_3),
@@ -25460,32 +33839,38 @@ int main(void)
         TDT_TEST(test_float_all_null),
         TDT_TEST(test_float_all_wrong_kind),
         TDT_TEST(test_float_all_composite_vs_native),
+        TDT_TEST(test_float_all_empty),
         TDT_TEST(test_float_all_dim_example_1),
         TDT_TEST(test_float_all_dim_example_2),
         TDT_TEST(test_float_all_dim_null),
         TDT_TEST(test_float_all_dim_wrong_kind),
         TDT_TEST(test_float_all_dim_composite_vs_native),
+        TDT_TEST(test_float_all_dim_empty),
         TDT_TEST(test_float_cumsum_example_1),
         TDT_TEST(test_float_cumsum_example_2),
         TDT_TEST(test_float_cumsum_example_3),
         TDT_TEST(test_float_cumsum_example_4),
         TDT_TEST(test_float_cumsum_null),
         TDT_TEST(test_float_cumsum_wrong_kind),
+        TDT_TEST(test_float_cumsum_empty),
         TDT_TEST(test_float_cumprod_example_1),
         TDT_TEST(test_float_cumprod_example_2),
         TDT_TEST(test_float_cumprod_example_3),
         TDT_TEST(test_float_cumprod_null),
         TDT_TEST(test_float_cumprod_wrong_kind),
+        TDT_TEST(test_float_cumprod_empty),
         TDT_TEST(test_float_cummax_example_1),
         TDT_TEST(test_float_cummax_example_2),
         TDT_TEST(test_float_cummax_example_3),
         TDT_TEST(test_float_cummax_null),
         TDT_TEST(test_float_cummax_wrong_kind),
+        TDT_TEST(test_float_cummax_empty),
         TDT_TEST(test_float_cummin_example_1),
         TDT_TEST(test_float_cummin_example_2),
         TDT_TEST(test_float_cummin_example_3),
         TDT_TEST(test_float_cummin_null),
         TDT_TEST(test_float_cummin_wrong_kind),
+        TDT_TEST(test_float_cummin_empty),
         TDT_TEST(test_float_sort_example_1),
         TDT_TEST(test_float_sort_example_2),
         TDT_TEST(test_float_sort_example_3),
@@ -25493,211 +33878,266 @@ int main(void)
         TDT_TEST(test_float_sort_example_5),
         TDT_TEST(test_float_sort_null),
         TDT_TEST(test_float_sort_wrong_kind),
+        TDT_TEST(test_float_sort_empty),
         TDT_TEST(test_float_argsort_example_1),
         TDT_TEST(test_float_argsort_example_2),
         TDT_TEST(test_float_argsort_example_3),
         TDT_TEST(test_float_argsort_example_4),
         TDT_TEST(test_float_argsort_null),
         TDT_TEST(test_float_argsort_wrong_kind),
+        TDT_TEST(test_float_argsort_empty),
         TDT_TEST(test_float_topk_example_1),
         TDT_TEST(test_float_topk_example_2),
         TDT_TEST(test_float_topk_example_3),
         TDT_TEST(test_float_topk_null),
         TDT_TEST(test_float_topk_wrong_kind),
+        TDT_TEST(test_float_topk_empty),
         TDT_TEST(test_float_argtopk_example_1),
         TDT_TEST(test_float_argtopk_example_2),
         TDT_TEST(test_float_argtopk_null),
         TDT_TEST(test_float_argtopk_wrong_kind),
+        TDT_TEST(test_float_argtopk_empty),
         TDT_TEST(test_float_neg_example_1),
         TDT_TEST(test_float_neg_null),
         TDT_TEST(test_float_neg_wrong_kind),
+        TDT_TEST(test_float_neg_empty),
         TDT_TEST(test_float_abs_example_1),
         TDT_TEST(test_float_abs_null),
         TDT_TEST(test_float_abs_wrong_kind),
+        TDT_TEST(test_float_abs_empty),
         TDT_TEST(test_float_exp_example_1),
+        TDT_TEST(test_float_exp_example_2),
         TDT_TEST(test_float_exp_null),
         TDT_TEST(test_float_exp_wrong_kind),
+        TDT_TEST(test_float_exp_empty),
         TDT_TEST(test_float_log_example_1),
         TDT_TEST(test_float_log_example_2),
         TDT_TEST(test_float_log_null),
         TDT_TEST(test_float_log_wrong_kind),
+        TDT_TEST(test_float_log_empty),
         TDT_TEST(test_float_sqrt_example_1),
         TDT_TEST(test_float_sqrt_example_2),
         TDT_TEST(test_float_sqrt_null),
         TDT_TEST(test_float_sqrt_wrong_kind),
+        TDT_TEST(test_float_sqrt_empty),
         TDT_TEST(test_float_sin_example_1),
         TDT_TEST(test_float_sin_null),
         TDT_TEST(test_float_sin_wrong_kind),
+        TDT_TEST(test_float_sin_empty),
         TDT_TEST(test_float_cos_example_1),
         TDT_TEST(test_float_cos_null),
         TDT_TEST(test_float_cos_wrong_kind),
+        TDT_TEST(test_float_cos_empty),
         TDT_TEST(test_float_tanh_example_1),
         TDT_TEST(test_float_tanh_null),
         TDT_TEST(test_float_tanh_wrong_kind),
+        TDT_TEST(test_float_tanh_empty),
         TDT_TEST(test_float_sigmoid_example_1),
         TDT_TEST(test_float_sigmoid_null),
         TDT_TEST(test_float_sigmoid_wrong_kind),
+        TDT_TEST(test_float_sigmoid_empty),
         TDT_TEST(test_float_relu_example_1),
         TDT_TEST(test_float_relu_example_2),
         TDT_TEST(test_float_relu_null),
         TDT_TEST(test_float_relu_wrong_kind),
+        TDT_TEST(test_float_relu_empty),
         TDT_TEST(test_float_gelu_example_1),
         TDT_TEST(test_float_gelu_null),
         TDT_TEST(test_float_gelu_wrong_kind),
+        TDT_TEST(test_float_gelu_empty),
         TDT_TEST(test_float_powf_scalar_example_1),
         TDT_TEST(test_float_powf_scalar_example_2),
         TDT_TEST(test_float_powf_scalar_example_3),
         TDT_TEST(test_float_powf_scalar_example_4),
         TDT_TEST(test_float_powf_scalar_null),
         TDT_TEST(test_float_powf_scalar_wrong_kind),
+        TDT_TEST(test_float_powf_scalar_empty),
         TDT_TEST(test_float_clamp_example_1),
         TDT_TEST(test_float_clamp_example_2),
         TDT_TEST(test_float_clamp_null),
         TDT_TEST(test_float_clamp_wrong_kind),
+        TDT_TEST(test_float_clamp_empty),
         TDT_TEST(test_float_add_scalar_example_1),
         TDT_TEST(test_float_add_scalar_null),
         TDT_TEST(test_float_add_scalar_wrong_kind),
+        TDT_TEST(test_float_add_scalar_empty),
         TDT_TEST(test_float_mul_scalar_example_1),
         TDT_TEST(test_float_mul_scalar_null),
         TDT_TEST(test_float_mul_scalar_wrong_kind),
+        TDT_TEST(test_float_mul_scalar_empty),
         TDT_TEST(test_float_mask_fill_example_1),
         TDT_TEST(test_float_mask_fill_example_2),
         TDT_TEST(test_float_mask_fill_null),
         TDT_TEST(test_float_mask_fill_wrong_kind),
         TDT_TEST(test_float_mask_fill_backend_mismatch),
+        TDT_TEST(test_float_mask_fill_empty),
         TDT_TEST(test_float_sum_example_1),
         TDT_TEST(test_float_sum_example_2),
         TDT_TEST(test_float_sum_example_3),
+        TDT_TEST(test_float_sum_example_4),
         TDT_TEST(test_float_sum_null),
         TDT_TEST(test_float_sum_wrong_kind),
+        TDT_TEST(test_float_sum_empty),
         TDT_TEST(test_float_sum_dim_example_1),
         TDT_TEST(test_float_sum_dim_example_2),
         TDT_TEST(test_float_sum_dim_example_3),
         TDT_TEST(test_float_sum_dim_example_4),
         TDT_TEST(test_float_sum_dim_example_5),
+        TDT_TEST(test_float_sum_dim_example_6),
+        TDT_TEST(test_float_sum_dim_example_7),
         TDT_TEST(test_float_sum_dim_null),
         TDT_TEST(test_float_sum_dim_wrong_kind),
+        TDT_TEST(test_float_sum_dim_empty),
         TDT_TEST(test_float_mean_dim_example_1),
         TDT_TEST(test_float_mean_dim_example_2),
         TDT_TEST(test_float_mean_dim_example_3),
         TDT_TEST(test_float_mean_dim_example_4),
+        TDT_TEST(test_float_mean_dim_example_5),
         TDT_TEST(test_float_mean_dim_null),
         TDT_TEST(test_float_mean_dim_wrong_kind),
         TDT_TEST(test_float_mean_dim_composite_vs_native),
+        TDT_TEST(test_float_mean_dim_empty),
         TDT_TEST(test_float_max_dim_example_1),
         TDT_TEST(test_float_max_dim_example_2),
         TDT_TEST(test_float_max_dim_example_3),
         TDT_TEST(test_float_max_dim_example_4),
+        TDT_TEST(test_float_max_dim_example_5),
         TDT_TEST(test_float_max_dim_null),
         TDT_TEST(test_float_max_dim_wrong_kind),
+        TDT_TEST(test_float_max_dim_empty),
         TDT_TEST(test_float_min_dim_example_1),
         TDT_TEST(test_float_min_dim_example_2),
         TDT_TEST(test_float_min_dim_example_3),
         TDT_TEST(test_float_min_dim_example_4),
+        TDT_TEST(test_float_min_dim_example_5),
         TDT_TEST(test_float_min_dim_null),
         TDT_TEST(test_float_min_dim_wrong_kind),
         TDT_TEST(test_float_min_dim_composite_vs_native),
+        TDT_TEST(test_float_min_dim_empty),
         TDT_TEST(test_float_argmax_example_1),
         TDT_TEST(test_float_argmax_example_2),
         TDT_TEST(test_float_argmax_example_3),
+        TDT_TEST(test_float_argmax_example_4),
         TDT_TEST(test_float_argmax_null),
         TDT_TEST(test_float_argmax_wrong_kind),
+        TDT_TEST(test_float_argmax_empty),
         TDT_TEST(test_float_argmin_example_1),
         TDT_TEST(test_float_argmin_example_2),
         TDT_TEST(test_float_argmin_example_3),
+        TDT_TEST(test_float_argmin_example_4),
         TDT_TEST(test_float_argmin_null),
         TDT_TEST(test_float_argmin_wrong_kind),
+        TDT_TEST(test_float_argmin_empty),
         TDT_TEST(test_float_into_int_example_1),
         TDT_TEST(test_float_into_int_example_2),
         TDT_TEST(test_float_into_int_null),
         TDT_TEST(test_float_into_int_wrong_kind),
+        TDT_TEST(test_float_into_int_empty),
         TDT_TEST(test_float_into_data_example_1),
         TDT_TEST(test_float_into_data_example_2),
+        TDT_TEST(test_float_into_data_example_3),
         TDT_TEST(test_float_into_data_null),
         TDT_TEST(test_float_into_data_wrong_kind),
+        TDT_TEST(test_float_into_data_empty),
         TDT_TEST(test_int_add_example_1),
         TDT_TEST(test_int_add_example_2),
         TDT_TEST(test_int_add_example_3),
+        TDT_TEST(test_int_add_example_4),
         TDT_TEST(test_int_add_null),
         TDT_TEST(test_int_add_wrong_kind),
         TDT_TEST(test_int_add_backend_mismatch),
+        TDT_TEST(test_int_add_empty),
         TDT_TEST(test_int_sub_example_1),
         TDT_TEST(test_int_sub_example_2),
         TDT_TEST(test_int_sub_example_3),
         TDT_TEST(test_int_sub_null),
         TDT_TEST(test_int_sub_wrong_kind),
         TDT_TEST(test_int_sub_backend_mismatch),
+        TDT_TEST(test_int_sub_empty),
         TDT_TEST(test_int_mul_example_1),
         TDT_TEST(test_int_mul_example_2),
         TDT_TEST(test_int_mul_null),
         TDT_TEST(test_int_mul_wrong_kind),
         TDT_TEST(test_int_mul_backend_mismatch),
+        TDT_TEST(test_int_mul_empty),
         TDT_TEST(test_int_div_example_1),
         TDT_TEST(test_int_div_example_2),
         TDT_TEST(test_int_div_example_3),
         TDT_TEST(test_int_div_null),
         TDT_TEST(test_int_div_wrong_kind),
         TDT_TEST(test_int_div_backend_mismatch),
+        TDT_TEST(test_int_div_empty),
         TDT_TEST(test_int_remainder_example_1),
         TDT_TEST(test_int_remainder_example_2),
         TDT_TEST(test_int_remainder_null),
         TDT_TEST(test_int_remainder_wrong_kind),
         TDT_TEST(test_int_remainder_backend_mismatch),
+        TDT_TEST(test_int_remainder_empty),
         TDT_TEST(test_int_equal_example_1),
         TDT_TEST(test_int_equal_example_2),
         TDT_TEST(test_int_equal_null),
         TDT_TEST(test_int_equal_wrong_kind),
         TDT_TEST(test_int_equal_backend_mismatch),
+        TDT_TEST(test_int_equal_empty),
         TDT_TEST(test_int_greater_example_1),
         TDT_TEST(test_int_greater_example_2),
         TDT_TEST(test_int_greater_null),
         TDT_TEST(test_int_greater_wrong_kind),
         TDT_TEST(test_int_greater_backend_mismatch),
+        TDT_TEST(test_int_greater_empty),
         TDT_TEST(test_int_lower_example_1),
         TDT_TEST(test_int_lower_example_2),
         TDT_TEST(test_int_lower_null),
         TDT_TEST(test_int_lower_wrong_kind),
         TDT_TEST(test_int_lower_backend_mismatch),
+        TDT_TEST(test_int_lower_empty),
         TDT_TEST(test_int_mask_where_example_1),
         TDT_TEST(test_int_mask_where_example_2),
         TDT_TEST(test_int_mask_where_null),
         TDT_TEST(test_int_mask_where_wrong_kind),
         TDT_TEST(test_int_mask_where_backend_mismatch),
+        TDT_TEST(test_int_mask_where_empty),
         TDT_TEST(test_bool_and_example_1),
         TDT_TEST(test_bool_and_example_2),
         TDT_TEST(test_bool_and_null),
         TDT_TEST(test_bool_and_wrong_kind),
         TDT_TEST(test_bool_and_backend_mismatch),
+        TDT_TEST(test_bool_and_empty),
         TDT_TEST(test_bool_or_example_1),
         TDT_TEST(test_bool_or_example_2),
         TDT_TEST(test_bool_or_null),
         TDT_TEST(test_bool_or_wrong_kind),
         TDT_TEST(test_bool_or_backend_mismatch),
         TDT_TEST(test_bool_or_composite_vs_native),
+        TDT_TEST(test_bool_or_empty),
         TDT_TEST(test_bool_xor_example_1),
         TDT_TEST(test_bool_xor_example_2),
         TDT_TEST(test_bool_xor_null),
         TDT_TEST(test_bool_xor_wrong_kind),
         TDT_TEST(test_bool_xor_backend_mismatch),
         TDT_TEST(test_bool_xor_composite_vs_native),
+        TDT_TEST(test_bool_xor_empty),
         TDT_TEST(test_bool_equal_example_1),
         TDT_TEST(test_bool_equal_example_2),
         TDT_TEST(test_bool_equal_null),
         TDT_TEST(test_bool_equal_wrong_kind),
         TDT_TEST(test_bool_equal_backend_mismatch),
         TDT_TEST(test_bool_equal_composite_vs_native),
+        TDT_TEST(test_bool_equal_empty),
         TDT_TEST(test_bool_not_equal_example_1),
         TDT_TEST(test_bool_not_equal_example_2),
         TDT_TEST(test_bool_not_equal_null),
         TDT_TEST(test_bool_not_equal_wrong_kind),
         TDT_TEST(test_bool_not_equal_backend_mismatch),
         TDT_TEST(test_bool_not_equal_composite_vs_native),
+        TDT_TEST(test_bool_not_equal_empty),
         TDT_TEST(test_bool_mask_where_example_1),
         TDT_TEST(test_bool_mask_where_example_2),
         TDT_TEST(test_bool_mask_where_null),
         TDT_TEST(test_bool_mask_where_wrong_kind),
         TDT_TEST(test_bool_mask_where_backend_mismatch),
         TDT_TEST(test_bool_mask_where_composite_vs_native),
+        TDT_TEST(test_bool_mask_where_empty),
         TDT_TEST(test_int_powi_example_1),
         TDT_TEST(test_int_powi_example_2),
         TDT_TEST(test_int_powi_example_3),
@@ -25706,81 +34146,98 @@ int main(void)
         TDT_TEST(test_int_powi_null),
         TDT_TEST(test_int_powi_wrong_kind),
         TDT_TEST(test_int_powi_backend_mismatch),
+        TDT_TEST(test_int_powi_empty),
         TDT_TEST(test_int_maximum_example_1),
         TDT_TEST(test_int_maximum_null),
         TDT_TEST(test_int_maximum_wrong_kind),
         TDT_TEST(test_int_maximum_backend_mismatch),
         TDT_TEST(test_int_maximum_composite_vs_native),
+        TDT_TEST(test_int_maximum_empty),
         TDT_TEST(test_int_minimum_example_1),
         TDT_TEST(test_int_minimum_null),
         TDT_TEST(test_int_minimum_wrong_kind),
         TDT_TEST(test_int_minimum_backend_mismatch),
         TDT_TEST(test_int_minimum_composite_vs_native),
+        TDT_TEST(test_int_minimum_empty),
         TDT_TEST(test_int_not_equal_example_1),
         TDT_TEST(test_int_not_equal_example_2),
         TDT_TEST(test_int_not_equal_null),
         TDT_TEST(test_int_not_equal_wrong_kind),
         TDT_TEST(test_int_not_equal_backend_mismatch),
         TDT_TEST(test_int_not_equal_composite_vs_native),
+        TDT_TEST(test_int_not_equal_empty),
         TDT_TEST(test_int_greater_equal_example_1),
         TDT_TEST(test_int_greater_equal_example_2),
         TDT_TEST(test_int_greater_equal_null),
         TDT_TEST(test_int_greater_equal_wrong_kind),
         TDT_TEST(test_int_greater_equal_backend_mismatch),
         TDT_TEST(test_int_greater_equal_composite_vs_native),
+        TDT_TEST(test_int_greater_equal_empty),
         TDT_TEST(test_int_lower_equal_example_1),
         TDT_TEST(test_int_lower_equal_example_2),
         TDT_TEST(test_int_lower_equal_null),
         TDT_TEST(test_int_lower_equal_wrong_kind),
         TDT_TEST(test_int_lower_equal_backend_mismatch),
         TDT_TEST(test_int_lower_equal_composite_vs_native),
+        TDT_TEST(test_int_lower_equal_empty),
         TDT_TEST(test_int_matmul_example_1),
         TDT_TEST(test_int_matmul_example_2),
         TDT_TEST(test_int_matmul_example_3),
         TDT_TEST(test_int_matmul_null),
         TDT_TEST(test_int_matmul_wrong_kind),
         TDT_TEST(test_int_matmul_backend_mismatch),
+        TDT_TEST(test_int_matmul_empty),
         TDT_TEST(test_int_bitwise_and_example_1),
         TDT_TEST(test_int_bitwise_and_example_2),
         TDT_TEST(test_int_bitwise_and_null),
         TDT_TEST(test_int_bitwise_and_wrong_kind),
         TDT_TEST(test_int_bitwise_and_backend_mismatch),
+        TDT_TEST(test_int_bitwise_and_empty),
         TDT_TEST(test_int_bitwise_or_example_1),
         TDT_TEST(test_int_bitwise_or_example_2),
         TDT_TEST(test_int_bitwise_or_null),
         TDT_TEST(test_int_bitwise_or_wrong_kind),
         TDT_TEST(test_int_bitwise_or_backend_mismatch),
+        TDT_TEST(test_int_bitwise_or_empty),
         TDT_TEST(test_int_bitwise_xor_example_1),
         TDT_TEST(test_int_bitwise_xor_example_2),
         TDT_TEST(test_int_bitwise_xor_null),
         TDT_TEST(test_int_bitwise_xor_wrong_kind),
         TDT_TEST(test_int_bitwise_xor_backend_mismatch),
+        TDT_TEST(test_int_bitwise_xor_empty),
         TDT_TEST(test_int_bitwise_left_shift_example_1),
         TDT_TEST(test_int_bitwise_left_shift_example_2),
         TDT_TEST(test_int_bitwise_left_shift_null),
         TDT_TEST(test_int_bitwise_left_shift_wrong_kind),
         TDT_TEST(test_int_bitwise_left_shift_backend_mismatch),
+        TDT_TEST(test_int_bitwise_left_shift_empty),
         TDT_TEST(test_int_bitwise_right_shift_example_1),
         TDT_TEST(test_int_bitwise_right_shift_example_2),
         TDT_TEST(test_int_bitwise_right_shift_null),
         TDT_TEST(test_int_bitwise_right_shift_wrong_kind),
         TDT_TEST(test_int_bitwise_right_shift_backend_mismatch),
+        TDT_TEST(test_int_bitwise_right_shift_empty),
         TDT_TEST(test_int_slice_assign_example_1),
         TDT_TEST(test_int_slice_assign_example_2),
+        TDT_TEST(test_int_slice_assign_example_3),
         TDT_TEST(test_int_slice_assign_null),
         TDT_TEST(test_int_slice_assign_wrong_kind),
         TDT_TEST(test_int_slice_assign_backend_mismatch),
+        TDT_TEST(test_int_slice_assign_empty),
         TDT_TEST(test_bool_slice_assign_example_1),
         TDT_TEST(test_bool_slice_assign_example_2),
+        TDT_TEST(test_bool_slice_assign_example_3),
         TDT_TEST(test_bool_slice_assign_null),
         TDT_TEST(test_bool_slice_assign_wrong_kind),
         TDT_TEST(test_bool_slice_assign_backend_mismatch),
+        TDT_TEST(test_bool_slice_assign_empty),
         TDT_TEST(test_float_prelu_example_1),
         TDT_TEST(test_float_prelu_example_2),
         TDT_TEST(test_float_prelu_null),
         TDT_TEST(test_float_prelu_wrong_kind),
         TDT_TEST(test_float_prelu_backend_mismatch),
         TDT_TEST(test_float_prelu_composite_vs_native),
+        TDT_TEST(test_float_prelu_empty),
         TDT_TEST(test_float_cross_entropy_example_1),
         TDT_TEST(test_float_cross_entropy_example_2),
         TDT_TEST(test_float_cross_entropy_example_3),
@@ -25788,118 +34245,143 @@ int main(void)
         TDT_TEST(test_float_cross_entropy_wrong_kind),
         TDT_TEST(test_float_cross_entropy_backend_mismatch),
         TDT_TEST(test_float_cross_entropy_composite_vs_native),
+        TDT_TEST(test_float_cross_entropy_empty),
         TDT_TEST(test_float_add_example_1),
         TDT_TEST(test_float_add_example_2),
         TDT_TEST(test_float_add_example_3),
+        TDT_TEST(test_float_add_example_4),
         TDT_TEST(test_float_add_null),
         TDT_TEST(test_float_add_wrong_kind),
         TDT_TEST(test_float_add_backend_mismatch),
+        TDT_TEST(test_float_add_empty),
         TDT_TEST(test_float_sub_example_1),
         TDT_TEST(test_float_sub_example_2),
         TDT_TEST(test_float_sub_null),
         TDT_TEST(test_float_sub_wrong_kind),
         TDT_TEST(test_float_sub_backend_mismatch),
         TDT_TEST(test_float_sub_composite_vs_native),
+        TDT_TEST(test_float_sub_empty),
         TDT_TEST(test_float_mul_example_1),
         TDT_TEST(test_float_mul_example_2),
         TDT_TEST(test_float_mul_null),
         TDT_TEST(test_float_mul_wrong_kind),
         TDT_TEST(test_float_mul_backend_mismatch),
+        TDT_TEST(test_float_mul_empty),
         TDT_TEST(test_float_div_example_1),
         TDT_TEST(test_float_div_example_2),
         TDT_TEST(test_float_div_example_3),
         TDT_TEST(test_float_div_null),
         TDT_TEST(test_float_div_wrong_kind),
         TDT_TEST(test_float_div_backend_mismatch),
+        TDT_TEST(test_float_div_empty),
         TDT_TEST(test_float_powf_example_1),
         TDT_TEST(test_float_powf_example_2),
         TDT_TEST(test_float_powf_example_3),
         TDT_TEST(test_float_powf_null),
         TDT_TEST(test_float_powf_wrong_kind),
         TDT_TEST(test_float_powf_backend_mismatch),
+        TDT_TEST(test_float_powf_empty),
         TDT_TEST(test_float_maximum_example_1),
         TDT_TEST(test_float_maximum_example_2),
         TDT_TEST(test_float_maximum_null),
         TDT_TEST(test_float_maximum_wrong_kind),
         TDT_TEST(test_float_maximum_backend_mismatch),
+        TDT_TEST(test_float_maximum_empty),
         TDT_TEST(test_float_minimum_example_1),
         TDT_TEST(test_float_minimum_example_2),
         TDT_TEST(test_float_minimum_null),
         TDT_TEST(test_float_minimum_wrong_kind),
         TDT_TEST(test_float_minimum_backend_mismatch),
+        TDT_TEST(test_float_minimum_empty),
         TDT_TEST(test_float_equal_example_1),
         TDT_TEST(test_float_equal_example_2),
         TDT_TEST(test_float_equal_null),
         TDT_TEST(test_float_equal_wrong_kind),
         TDT_TEST(test_float_equal_backend_mismatch),
+        TDT_TEST(test_float_equal_empty),
         TDT_TEST(test_float_greater_example_1),
         TDT_TEST(test_float_greater_example_2),
         TDT_TEST(test_float_greater_null),
         TDT_TEST(test_float_greater_wrong_kind),
         TDT_TEST(test_float_greater_backend_mismatch),
+        TDT_TEST(test_float_greater_empty),
         TDT_TEST(test_float_greater_equal_example_1),
         TDT_TEST(test_float_greater_equal_example_2),
         TDT_TEST(test_float_greater_equal_null),
         TDT_TEST(test_float_greater_equal_wrong_kind),
         TDT_TEST(test_float_greater_equal_backend_mismatch),
+        TDT_TEST(test_float_greater_equal_empty),
         TDT_TEST(test_float_lower_example_1),
         TDT_TEST(test_float_lower_example_2),
         TDT_TEST(test_float_lower_null),
         TDT_TEST(test_float_lower_wrong_kind),
         TDT_TEST(test_float_lower_backend_mismatch),
         TDT_TEST(test_float_lower_composite_vs_native),
+        TDT_TEST(test_float_lower_empty),
         TDT_TEST(test_float_lower_equal_example_1),
         TDT_TEST(test_float_lower_equal_example_2),
         TDT_TEST(test_float_lower_equal_null),
         TDT_TEST(test_float_lower_equal_wrong_kind),
         TDT_TEST(test_float_lower_equal_backend_mismatch),
         TDT_TEST(test_float_lower_equal_composite_vs_native),
+        TDT_TEST(test_float_lower_equal_empty),
         TDT_TEST(test_float_mask_where_example_1),
         TDT_TEST(test_float_mask_where_example_2),
         TDT_TEST(test_float_mask_where_null),
         TDT_TEST(test_float_mask_where_wrong_kind),
         TDT_TEST(test_float_mask_where_backend_mismatch),
+        TDT_TEST(test_float_mask_where_empty),
         TDT_TEST(test_float_matmul_example_1),
         TDT_TEST(test_float_matmul_example_2),
         TDT_TEST(test_float_matmul_example_3),
+        TDT_TEST(test_float_matmul_example_4),
+        TDT_TEST(test_float_matmul_example_5),
         TDT_TEST(test_float_matmul_null),
         TDT_TEST(test_float_matmul_wrong_kind),
         TDT_TEST(test_float_matmul_backend_mismatch),
+        TDT_TEST(test_float_matmul_empty),
         TDT_TEST(test_float_atan2_example_1),
         TDT_TEST(test_float_atan2_example_2),
         TDT_TEST(test_float_atan2_null),
         TDT_TEST(test_float_atan2_wrong_kind),
         TDT_TEST(test_float_atan2_backend_mismatch),
+        TDT_TEST(test_float_atan2_empty),
         TDT_TEST(test_float_hypot_example_1),
         TDT_TEST(test_float_hypot_example_2),
         TDT_TEST(test_float_hypot_null),
         TDT_TEST(test_float_hypot_wrong_kind),
         TDT_TEST(test_float_hypot_backend_mismatch),
         TDT_TEST(test_float_hypot_composite_vs_native),
+        TDT_TEST(test_float_hypot_empty),
         TDT_TEST(test_float_powi_example_1),
         TDT_TEST(test_float_powi_example_2),
         TDT_TEST(test_float_powi_null),
         TDT_TEST(test_float_powi_wrong_kind),
         TDT_TEST(test_float_powi_backend_mismatch),
         TDT_TEST(test_float_powi_composite_vs_native),
+        TDT_TEST(test_float_powi_empty),
         TDT_TEST(test_float_remainder_example_1),
         TDT_TEST(test_float_remainder_example_2),
         TDT_TEST(test_float_remainder_example_3),
         TDT_TEST(test_float_remainder_null),
         TDT_TEST(test_float_remainder_wrong_kind),
         TDT_TEST(test_float_remainder_backend_mismatch),
+        TDT_TEST(test_float_remainder_empty),
         TDT_TEST(test_float_not_equal_example_1),
         TDT_TEST(test_float_not_equal_example_2),
         TDT_TEST(test_float_not_equal_null),
         TDT_TEST(test_float_not_equal_wrong_kind),
         TDT_TEST(test_float_not_equal_backend_mismatch),
         TDT_TEST(test_float_not_equal_composite_vs_native),
+        TDT_TEST(test_float_not_equal_empty),
         TDT_TEST(test_float_slice_assign_example_1),
         TDT_TEST(test_float_slice_assign_example_2),
         TDT_TEST(test_float_slice_assign_example_3),
+        TDT_TEST(test_float_slice_assign_example_4),
         TDT_TEST(test_float_slice_assign_null),
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),
+        TDT_TEST(test_float_slice_assign_empty),
         TDT_TEST(test_float_cross_example_1),
         TDT_TEST(test_float_cross_example_2),
         TDT_TEST(test_float_cross_example_3),
@@ -25908,24 +34390,32 @@ int main(void)
         TDT_TEST(test_float_cross_wrong_kind),
         TDT_TEST(test_float_cross_backend_mismatch),
         TDT_TEST(test_float_cross_composite_vs_native),
+        TDT_TEST(test_float_cross_empty),
         TDT_TEST(test_float_cat_example_1),
         TDT_TEST(test_float_cat_example_2),
         TDT_TEST(test_float_cat_example_3),
+        TDT_TEST(test_float_cat_example_4),
+        TDT_TEST(test_float_cat_example_5),
         TDT_TEST(test_float_cat_null),
         TDT_TEST(test_float_cat_wrong_kind),
         TDT_TEST(test_float_cat_backend_mismatch),
+        TDT_TEST(test_float_cat_empty),
         TDT_TEST(test_int_cat_example_1),
         TDT_TEST(test_int_cat_example_2),
         TDT_TEST(test_int_cat_example_3),
+        TDT_TEST(test_int_cat_example_4),
         TDT_TEST(test_int_cat_null),
         TDT_TEST(test_int_cat_wrong_kind),
         TDT_TEST(test_int_cat_backend_mismatch),
+        TDT_TEST(test_int_cat_empty),
         TDT_TEST(test_bool_cat_example_1),
         TDT_TEST(test_bool_cat_example_2),
         TDT_TEST(test_bool_cat_example_3),
+        TDT_TEST(test_bool_cat_example_4),
         TDT_TEST(test_bool_cat_null),
         TDT_TEST(test_bool_cat_wrong_kind),
         TDT_TEST(test_bool_cat_backend_mismatch),
+        TDT_TEST(test_bool_cat_empty),
         TDT_TEST(test_float_stack_example_1),
         TDT_TEST(test_float_stack_example_2),
         TDT_TEST(test_float_stack_example_3),
@@ -25933,23 +34423,30 @@ int main(void)
         TDT_TEST(test_float_stack_null),
         TDT_TEST(test_float_stack_wrong_kind),
         TDT_TEST(test_float_stack_backend_mismatch),
+        TDT_TEST(test_float_stack_empty),
         TDT_TEST(test_int_stack_example_1),
         TDT_TEST(test_int_stack_null),
         TDT_TEST(test_int_stack_wrong_kind),
         TDT_TEST(test_int_stack_backend_mismatch),
+        TDT_TEST(test_int_stack_empty),
         TDT_TEST(test_bool_stack_example_1),
         TDT_TEST(test_bool_stack_null),
         TDT_TEST(test_bool_stack_wrong_kind),
         TDT_TEST(test_bool_stack_backend_mismatch),
+        TDT_TEST(test_bool_stack_empty),
         TDT_TEST(test_float_to_device_example_1),
+        TDT_TEST(test_float_to_device_example_2),
         TDT_TEST(test_float_to_device_null),
         TDT_TEST(test_float_to_device_wrong_kind),
+        TDT_TEST(test_float_to_device_empty),
         TDT_TEST(test_int_to_device_example_1),
         TDT_TEST(test_int_to_device_null),
         TDT_TEST(test_int_to_device_wrong_kind),
+        TDT_TEST(test_int_to_device_empty),
         TDT_TEST(test_bool_to_device_example_1),
         TDT_TEST(test_bool_to_device_null),
         TDT_TEST(test_bool_to_device_wrong_kind),
+        TDT_TEST(test_bool_to_device_empty),
         TDT_TEST(test_sync_null),
     };
     return cmocka_run_group_tests_name("ops_cpu", tests, group_setup, group_teardown);

@@ -42,6 +42,19 @@ static void test_float_from_data_example_2(void **state)
     td_tensor_release(out);
 }
 
+static void test_float_from_data_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const float data[] = { 0.0f };
+    static const int64_t shape[] = { INT64_C(2), INT64_C(0) };
+    tdt_check(td_float_from_data(dev, data, shape, 2, &out), "float_from_data");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+}
+
 static void test_float_from_data_null(void **state)
 {
     (void)state;
@@ -99,6 +112,30 @@ static void test_float_from_data_vs_cpu(void **state)
         .seed = 375873239u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_from_data, (int)(sizeof cases_float_from_data / sizeof cases_float_from_data[0]));
+}
+
+static const tdt_case empty_float_from_data[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .hn = 0, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .hn = 0, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_from_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_from_data",
+        .run = cmp_float_from_data,
+        .host_in = true, .host_dtype = TD_F32,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 375873239u,
+    };
+    const int n = (int)(sizeof empty_float_from_data / sizeof empty_float_from_data[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_from_data, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_from_data, n);
 }
 
 static void test_int_from_data_example_1(void **state)
@@ -185,6 +222,30 @@ static void test_int_from_data_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_from_data, (int)(sizeof cases_int_from_data / sizeof cases_int_from_data[0]));
 }
 
+static const tdt_case empty_int_from_data[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .hn = 0, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .hn = 0, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_from_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_from_data",
+        .run = cmp_int_from_data,
+        .host_in = true, .host_dtype = TD_I32,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 178621496u,
+    };
+    const int n = (int)(sizeof empty_int_from_data / sizeof empty_int_from_data[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_from_data, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_from_data, n);
+}
+
 static void test_bool_from_data_example_1(void **state)
 {
     (void)state;
@@ -257,6 +318,30 @@ static void test_bool_from_data_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_from_data, (int)(sizeof cases_bool_from_data / sizeof cases_bool_from_data[0]));
 }
 
+static const tdt_case empty_bool_from_data[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .hn = 0, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .hn = 0, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .hn = 0, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_bool_from_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_from_data",
+        .run = cmp_bool_from_data,
+        .host_in = true, .host_dtype = TD_BOOL,
+        .out_dtype = TD_BOOL,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 2004584175u,
+    };
+    const int n = (int)(sizeof empty_bool_from_data / sizeof empty_bool_from_data[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_from_data, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_from_data, n);
+}
+
 static void test_float_zeros_example_1(void **state)
 {
     (void)state;
@@ -277,6 +362,18 @@ static void test_float_zeros_example_2(void **state)
     static const int64_t want_shape[] = { 0 };
     static const float want[] = { 0.0f };
     tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_float_zeros_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(0), INT64_C(3) };
+    tdt_check(td_float_zeros(dev, shape, 2, &out), "float_zeros");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
 }
 
@@ -335,6 +432,29 @@ static void test_float_zeros_vs_cpu(void **state)
         .seed = 2444277261u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_zeros, (int)(sizeof cases_float_zeros / sizeof cases_float_zeros[0]));
+}
+
+static const tdt_case empty_float_zeros[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_zeros_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_zeros",
+        .run = cmp_float_zeros,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 2444277261u,
+    };
+    const int n = (int)(sizeof empty_float_zeros / sizeof empty_float_zeros[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_zeros, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_zeros, n);
 }
 
 static void test_int_zeros_example_1(void **state)
@@ -404,6 +524,29 @@ static void test_int_zeros_vs_cpu(void **state)
         .seed = 922405538u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_zeros, (int)(sizeof cases_int_zeros / sizeof cases_int_zeros[0]));
+}
+
+static const tdt_case empty_int_zeros[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_zeros_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_zeros",
+        .run = cmp_int_zeros,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 922405538u,
+    };
+    const int n = (int)(sizeof empty_int_zeros / sizeof empty_int_zeros[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_zeros, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_zeros, n);
 }
 
 static void test_float_ones_example_1(void **state)
@@ -486,6 +629,29 @@ static void test_float_ones_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_ones, (int)(sizeof cases_float_ones / sizeof cases_float_ones[0]));
 }
 
+static const tdt_case empty_float_ones[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_ones_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ones",
+        .run = cmp_float_ones,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 1344774511u,
+    };
+    const int n = (int)(sizeof empty_float_ones / sizeof empty_float_ones[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_ones, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_ones, n);
+}
+
 static void test_int_ones_example_1(void **state)
 {
     (void)state;
@@ -553,6 +719,29 @@ static void test_int_ones_vs_cpu(void **state)
         .seed = 1126242886u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_ones, (int)(sizeof cases_int_ones / sizeof cases_int_ones[0]));
+}
+
+static const tdt_case empty_int_ones[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_ones_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_ones",
+        .run = cmp_int_ones,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 1126242886u,
+    };
+    const int n = (int)(sizeof empty_int_ones / sizeof empty_int_ones[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_ones, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_ones, n);
 }
 
 static void test_float_full_example_1(void **state)
@@ -636,6 +825,30 @@ static void test_float_full_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_full, (int)(sizeof cases_float_full / sizeof cases_float_full[0]));
 }
 
+static const tdt_case empty_float_full[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .f = { -2.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .f = { 7.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .f = { -2.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .f = { 7.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_float_full_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_full",
+        .run = cmp_float_full,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1783190903u,
+    };
+    const int n = (int)(sizeof empty_float_full / sizeof empty_float_full[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_full, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_full, n);
+}
+
 static void test_int_full_example_1(void **state)
 {
     (void)state;
@@ -660,6 +873,18 @@ static void test_int_full_example_2(void **state)
     td_tensor_release(out);
 }
 
+static void test_int_full_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    tdt_check(td_int_full(dev, shape, 3, (int32_t)5, &out), "int_full");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 0, 1e-05f);
+    td_tensor_release(out);
+}
+
 static void test_int_full_null(void **state)
 {
     (void)state;
@@ -677,28 +902,28 @@ static td_status cmp_int_full(const tdt_call *c)
 static const tdt_case cases_int_full[] = {
     { .fill = TDT_FILL_CLEAN, .alen = { 0 }, .a = { { 0 } }, .i = { INT64_C(-4) } },
     { .fill = TDT_FILL_EDGES, .alen = { 0 }, .a = { { 0 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 7 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 33 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 129 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1 } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 7 } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 33 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 129 } }, .i = { INT64_C(5) } },
     { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1000 } }, .i = { INT64_C(-4) } },
     { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 10007 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 10007 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 10007 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 65537 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 1, 1 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 10007 } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 10007 } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 65537 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 1, 1 } }, .i = { INT64_C(5) } },
     { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 3, 1 } }, .i = { INT64_C(-4) } },
     { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 7, 33 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 129, 7 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_TIES, .alen = { 3 }, .a = { { 2, 3, 4 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 129, 7 } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .alen = { 3 }, .a = { { 2, 3, 4 } }, .i = { INT64_C(5) } },
     { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 1, 7, 1 } }, .i = { INT64_C(-4) } },
     { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 3, 7, 33 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 10, 33, 31 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 5, 129, 101 } }, .i = { INT64_C(2147483647) } },
-    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 2, 3, 4, 5 } }, .i = { INT64_C(-4) } },
-    { .fill = TDT_FILL_TIES, .alen = { 4 }, .a = { { 1, 7, 1, 33 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 10, 33, 31 } }, .i = { INT64_C(5) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 5, 129, 101 } }, .i = { INT64_C(-4) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 2, 3, 4, 5 } }, .i = { INT64_C(2147483647) } },
+    { .fill = TDT_FILL_TIES, .alen = { 4 }, .a = { { 1, 7, 1, 33 } }, .i = { INT64_C(5) } },
     { .fill = TDT_FILL_EDGES, .alen = { 4 }, .a = { { 3, 5, 7, 97 } }, .i = { INT64_C(-4) } },
     { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 3, 5, 7, 97 } }, .i = { INT64_C(2147483647) } },
 };
@@ -716,6 +941,30 @@ static void test_int_full_vs_cpu(void **state)
         .seed = 1230340926u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_full, (int)(sizeof cases_int_full / sizeof cases_int_full[0]));
+}
+
+static const tdt_case empty_int_full[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(-4) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 5, 0 } }, .i = { INT64_C(-4) }, .want_shape = true, .want_ndim = 2, .want_dims = { 5, 0 } },
+};
+
+static void test_int_full_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_full",
+        .run = cmp_int_full,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1230340926u,
+    };
+    const int n = (int)(sizeof empty_int_full / sizeof empty_int_full[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_full, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_full, n);
 }
 
 static void test_float_random_null(void **state)
@@ -759,6 +1008,29 @@ static void test_float_random_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_random, (int)(sizeof cases_float_random / sizeof cases_float_random[0]));
 }
 
+static const tdt_case empty_float_random[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { TD_UNIFORM, INT64_C(8919) }, .f = { -1.0f, 3.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { TD_NORMAL, INT64_C(16838) }, .f = { 0.0f, 1.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+};
+
+static void test_float_random_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_random",
+        .run = cmp_float_random,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .int_names = { "dist", "seed" },
+        .float_names = { "p0", "p1" },
+        .nmse = 1e-07,
+        .seed = 1085079065u,
+    };
+    const int n = (int)(sizeof empty_float_random / sizeof empty_float_random[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_random, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_random, n);
+}
+
 static void test_int_arange_example_1(void **state)
 {
     (void)state;
@@ -789,6 +1061,17 @@ static void test_int_arange_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(3) };
     static const int32_t want[] = { 5, 2, -1 };
     tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_int_arange_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_check(td_int_arange(dev, INT64_C(3), INT64_C(3), INT64_C(1), &out), "int_arange");
+    static const int64_t want_shape[] = { INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 0, 1e-05f);
     td_tensor_release(out);
 }
 
@@ -830,6 +1113,29 @@ static void test_int_arange_vs_cpu(void **state)
         .seed = 3420578339u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_arange, (int)(sizeof cases_int_arange / sizeof cases_int_arange[0]));
+}
+
+static const tdt_case empty_int_arange[] = {
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(3), INT64_C(3), INT64_C(1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(-2), INT64_C(-2), INT64_C(-5) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(0), INT64_C(0), INT64_C(7) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .i = { INT64_C(5), INT64_C(2), INT64_C(1) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_arange_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_arange",
+        .run = cmp_int_arange,
+        .out_dtype = TD_I32,
+        .int_names = { "start", "end", "step" },
+        .nmse = 1e-07,
+        .seed = 3420578339u,
+    };
+    const int n = (int)(sizeof empty_int_arange / sizeof empty_int_arange[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_arange, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_arange, n);
 }
 
 static void test_int_random_null(void **state)
@@ -1048,6 +1354,33 @@ static void test_bool_mask_fill_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_mask_fill, (int)(sizeof cases_bool_mask_fill / sizeof cases_bool_mask_fill[0]));
 }
 
+static const tdt_case empty_bool_mask_fill[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 1, 4 } } }, .i = { INT64_C(-7) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 0, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_mask_fill_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_mask_fill",
+        .run = cmp_bool_mask_fill,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "mask" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3596625674u,
+    };
+    const int n = (int)(sizeof empty_bool_mask_fill / sizeof empty_bool_mask_fill[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_mask_fill, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_mask_fill, n);
+}
+
 static void test_int_gather_example_1(void **state)
 {
     (void)state;
@@ -1209,6 +1542,31 @@ static void test_int_gather_vs_cpu(void **state)
         .seed = 2568612976u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_gather, (int)(sizeof cases_int_gather / sizeof cases_int_gather[0]));
+}
+
+static const tdt_case empty_int_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_gather_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_gather",
+        .run = cmp_int_gather,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2568612976u,
+    };
+    const int n = (int)(sizeof empty_int_gather / sizeof empty_int_gather[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_gather, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_gather, n);
 }
 
 static void test_int_scatter_add_example_1(void **state)
@@ -1404,6 +1762,31 @@ static void test_int_scatter_add_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_scatter_add, (int)(sizeof cases_int_scatter_add / sizeof cases_int_scatter_add[0]));
 }
 
+static const tdt_case empty_int_scatter_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_scatter_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_scatter_add",
+        .run = cmp_int_scatter_add,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1413038571u,
+    };
+    const int n = (int)(sizeof empty_int_scatter_add / sizeof empty_int_scatter_add[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_scatter_add, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_scatter_add, n);
+}
+
 static void test_int_select_example_1(void **state)
 {
     (void)state;
@@ -1565,6 +1948,31 @@ static void test_int_select_vs_cpu(void **state)
         .seed = 2353430403u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_select, (int)(sizeof cases_int_select / sizeof cases_int_select[0]));
+}
+
+static const tdt_case empty_int_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_select_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_select",
+        .run = cmp_int_select,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2353430403u,
+    };
+    const int n = (int)(sizeof empty_int_select / sizeof empty_int_select[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_select, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_select, n);
 }
 
 static void test_int_select_add_example_1(void **state)
@@ -1731,6 +2139,31 @@ static void test_int_select_add_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_select_add, (int)(sizeof cases_int_select_add / sizeof cases_int_select_add[0]));
 }
 
+static const tdt_case empty_int_select_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_select_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_select_add",
+        .run = cmp_int_select_add,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3507351151u,
+    };
+    const int n = (int)(sizeof empty_int_select_add / sizeof empty_int_select_add[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_select_add, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_select_add, n);
+}
+
 static void test_bool_gather_example_1(void **state)
 {
     (void)state;
@@ -1871,6 +2304,31 @@ static void test_bool_gather_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_gather, (int)(sizeof cases_bool_gather / sizeof cases_bool_gather[0]));
 }
 
+static const tdt_case empty_bool_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_bool_gather_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_gather",
+        .run = cmp_bool_gather,
+        .dtype = { TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3895465725u,
+    };
+    const int n = (int)(sizeof empty_bool_gather / sizeof empty_bool_gather[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_gather, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_gather, n);
+}
+
 static void test_bool_select_example_1(void **state)
 {
     (void)state;
@@ -2009,6 +2467,31 @@ static void test_bool_select_vs_cpu(void **state)
         .seed = 1063716638u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_select, (int)(sizeof cases_bool_select / sizeof cases_bool_select[0]));
+}
+
+static const tdt_case empty_bool_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_bool_select_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_select",
+        .run = cmp_bool_select,
+        .dtype = { TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1063716638u,
+    };
+    const int n = (int)(sizeof empty_bool_select / sizeof empty_bool_select[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_select, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_select, n);
 }
 
 static void test_int_scatter_assign_example_1(void **state)
@@ -2175,6 +2658,31 @@ static void test_int_scatter_assign_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_scatter_assign, (int)(sizeof cases_int_scatter_assign / sizeof cases_int_scatter_assign[0]));
 }
 
+static const tdt_case empty_int_scatter_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_scatter_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_scatter_assign",
+        .run = cmp_int_scatter_assign,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 337858505u,
+    };
+    const int n = (int)(sizeof empty_int_scatter_assign / sizeof empty_int_scatter_assign[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_scatter_assign, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_scatter_assign, n);
+}
+
 static void test_int_one_hot_example_1(void **state)
 {
     (void)state;
@@ -2292,6 +2800,31 @@ static void test_int_one_hot_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_one_hot, (int)(sizeof cases_int_one_hot / sizeof cases_int_one_hot[0]));
 }
 
+static const tdt_case empty_int_one_hot[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(9) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(9) }, .as_reference = true },
+};
+
+static void test_int_one_hot_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_one_hot",
+        .run = cmp_int_one_hot,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "indices" },
+        .int_names = { "num_classes" },
+        .nmse = 1e-07,
+        .seed = 3999921965u,
+    };
+    const int n = (int)(sizeof empty_int_one_hot / sizeof empty_int_one_hot[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_one_hot, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_one_hot, n);
+}
+
 static void test_int_neg_example_1(void **state)
 {
     (void)state;
@@ -2396,6 +2929,31 @@ static void test_int_neg_vs_cpu(void **state)
         .seed = 1255847987u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_neg, (int)(sizeof cases_int_neg / sizeof cases_int_neg[0]));
+}
+
+static const tdt_case empty_int_neg[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_neg_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_neg",
+        .run = cmp_int_neg,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1255847987u,
+    };
+    const int n = (int)(sizeof empty_int_neg / sizeof empty_int_neg[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_neg, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_neg, n);
 }
 
 static void test_int_add_scalar_example_1(void **state)
@@ -2522,6 +3080,32 @@ static void test_int_add_scalar_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_add_scalar, (int)(sizeof cases_int_add_scalar / sizeof cases_int_add_scalar[0]));
 }
 
+static const tdt_case empty_int_add_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_add_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_add_scalar",
+        .run = cmp_int_add_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3062015175u,
+    };
+    const int n = (int)(sizeof empty_int_add_scalar / sizeof empty_int_add_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_add_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_add_scalar, n);
+}
+
 static void test_int_sub_scalar_example_1(void **state)
 {
     (void)state;
@@ -2646,6 +3230,32 @@ static void test_int_sub_scalar_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_sub_scalar, (int)(sizeof cases_int_sub_scalar / sizeof cases_int_sub_scalar[0]));
 }
 
+static const tdt_case empty_int_sub_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_sub_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sub_scalar",
+        .run = cmp_int_sub_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 746672404u,
+    };
+    const int n = (int)(sizeof empty_int_sub_scalar / sizeof empty_int_sub_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_sub_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_sub_scalar, n);
+}
+
 static void test_int_mul_scalar_example_1(void **state)
 {
     (void)state;
@@ -2768,6 +3378,32 @@ static void test_int_mul_scalar_vs_cpu(void **state)
         .seed = 2415889272u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_mul_scalar, (int)(sizeof cases_int_mul_scalar / sizeof cases_int_mul_scalar[0]));
+}
+
+static const tdt_case empty_int_mul_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(65536) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-3) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_mul_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mul_scalar",
+        .run = cmp_int_mul_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2415889272u,
+    };
+    const int n = (int)(sizeof empty_int_mul_scalar / sizeof empty_int_mul_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_mul_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_mul_scalar, n);
 }
 
 static void test_int_div_scalar_example_1(void **state)
@@ -2911,6 +3547,32 @@ static void test_int_div_scalar_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_div_scalar, (int)(sizeof cases_int_div_scalar / sizeof cases_int_div_scalar[0]));
 }
 
+static const tdt_case empty_int_div_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_div_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_div_scalar",
+        .run = cmp_int_div_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1738390071u,
+    };
+    const int n = (int)(sizeof empty_int_div_scalar / sizeof empty_int_div_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_div_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_div_scalar, n);
+}
+
 static void test_int_remainder_scalar_example_1(void **state)
 {
     (void)state;
@@ -3052,6 +3714,32 @@ static void test_int_remainder_scalar_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_remainder_scalar, (int)(sizeof cases_int_remainder_scalar / sizeof cases_int_remainder_scalar[0]));
 }
 
+static const tdt_case empty_int_remainder_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-3) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_remainder_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_remainder_scalar",
+        .run = cmp_int_remainder_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4116165039u,
+    };
+    const int n = (int)(sizeof empty_int_remainder_scalar / sizeof empty_int_remainder_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_remainder_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_remainder_scalar, n);
+}
+
 static void test_int_abs_example_1(void **state)
 {
     (void)state;
@@ -3141,6 +3829,31 @@ static void test_int_abs_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_abs, (int)(sizeof cases_int_abs / sizeof cases_int_abs[0]));
 }
 
+static const tdt_case empty_int_abs[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_abs_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_abs",
+        .run = cmp_int_abs,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3227033117u,
+    };
+    const int n = (int)(sizeof empty_int_abs / sizeof empty_int_abs[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_abs, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_abs, n);
+}
+
 static void test_int_sign_example_1(void **state)
 {
     (void)state;
@@ -3228,6 +3941,31 @@ static void test_int_sign_vs_cpu(void **state)
         .seed = 650769982u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_sign, (int)(sizeof cases_int_sign / sizeof cases_int_sign[0]));
+}
+
+static const tdt_case empty_int_sign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_sign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sign",
+        .run = cmp_int_sign,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 650769982u,
+    };
+    const int n = (int)(sizeof empty_int_sign / sizeof empty_int_sign[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_sign, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_sign, n);
 }
 
 static void test_int_powi_scalar_null(void **state)
@@ -3373,6 +4111,32 @@ static void test_int_clamp_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_clamp, (int)(sizeof cases_int_clamp / sizeof cases_int_clamp[0]));
 }
 
+static const tdt_case empty_int_clamp[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(5), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1), INT64_C(3) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(5), INT64_C(2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_clamp_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_clamp",
+        .run = cmp_int_clamp,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "min", "max" },
+        .nmse = 1e-07,
+        .seed = 1032108162u,
+    };
+    const int n = (int)(sizeof empty_int_clamp / sizeof empty_int_clamp[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_clamp, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_clamp, n);
+}
+
 static void test_int_clamp_min_example_1(void **state)
 {
     (void)state;
@@ -3463,6 +4227,32 @@ static void test_int_clamp_min_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_clamp_min, (int)(sizeof cases_int_clamp_min / sizeof cases_int_clamp_min[0]));
 }
 
+static const tdt_case empty_int_clamp_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_clamp_min_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_clamp_min",
+        .run = cmp_int_clamp_min,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "min" },
+        .nmse = 1e-07,
+        .seed = 397995521u,
+    };
+    const int n = (int)(sizeof empty_int_clamp_min / sizeof empty_int_clamp_min[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_clamp_min, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_clamp_min, n);
+}
+
 static void test_int_clamp_max_example_1(void **state)
 {
     (void)state;
@@ -3551,6 +4341,32 @@ static void test_int_clamp_max_vs_cpu(void **state)
         .seed = 164491951u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_clamp_max, (int)(sizeof cases_int_clamp_max / sizeof cases_int_clamp_max[0]));
+}
+
+static const tdt_case empty_int_clamp_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_clamp_max_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_clamp_max",
+        .run = cmp_int_clamp_max,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "max" },
+        .nmse = 1e-07,
+        .seed = 164491951u,
+    };
+    const int n = (int)(sizeof empty_int_clamp_max / sizeof empty_int_clamp_max[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_clamp_max, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_clamp_max, n);
 }
 
 static void test_int_equal_elem_example_1(void **state)
@@ -3660,6 +4476,32 @@ static void test_int_equal_elem_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_equal_elem, (int)(sizeof cases_int_equal_elem / sizeof cases_int_equal_elem[0]));
 }
 
+static const tdt_case empty_int_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_equal_elem",
+        .run = cmp_int_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1703357205u,
+    };
+    const int n = (int)(sizeof empty_int_equal_elem / sizeof empty_int_equal_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_equal_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_equal_elem, n);
+}
+
 static void test_int_not_equal_elem_example_1(void **state)
 {
     (void)state;
@@ -3765,6 +4607,32 @@ static void test_int_not_equal_elem_vs_cpu(void **state)
         .seed = 1149631767u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_not_equal_elem, (int)(sizeof cases_int_not_equal_elem / sizeof cases_int_not_equal_elem[0]));
+}
+
+static const tdt_case empty_int_not_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_not_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_not_equal_elem",
+        .run = cmp_int_not_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1149631767u,
+    };
+    const int n = (int)(sizeof empty_int_not_equal_elem / sizeof empty_int_not_equal_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_not_equal_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_not_equal_elem, n);
 }
 
 static void test_int_greater_elem_example_1(void **state)
@@ -3874,6 +4742,32 @@ static void test_int_greater_elem_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_greater_elem, (int)(sizeof cases_int_greater_elem / sizeof cases_int_greater_elem[0]));
 }
 
+static const tdt_case empty_int_greater_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_greater_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater_elem",
+        .run = cmp_int_greater_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3636205283u,
+    };
+    const int n = (int)(sizeof empty_int_greater_elem / sizeof empty_int_greater_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_greater_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_greater_elem, n);
+}
+
 static void test_int_greater_equal_elem_example_1(void **state)
 {
     (void)state;
@@ -3979,6 +4873,32 @@ static void test_int_greater_equal_elem_vs_cpu(void **state)
         .seed = 2012584562u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_greater_equal_elem, (int)(sizeof cases_int_greater_equal_elem / sizeof cases_int_greater_equal_elem[0]));
+}
+
+static const tdt_case empty_int_greater_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_greater_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater_equal_elem",
+        .run = cmp_int_greater_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2012584562u,
+    };
+    const int n = (int)(sizeof empty_int_greater_equal_elem / sizeof empty_int_greater_equal_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_greater_equal_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_greater_equal_elem, n);
 }
 
 static void test_int_lower_elem_example_1(void **state)
@@ -4088,6 +5008,32 @@ static void test_int_lower_elem_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_lower_elem, (int)(sizeof cases_int_lower_elem / sizeof cases_int_lower_elem[0]));
 }
 
+static const tdt_case empty_int_lower_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_lower_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower_elem",
+        .run = cmp_int_lower_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1394498850u,
+    };
+    const int n = (int)(sizeof empty_int_lower_elem / sizeof empty_int_lower_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_lower_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_lower_elem, n);
+}
+
 static void test_int_lower_equal_elem_example_1(void **state)
 {
     (void)state;
@@ -4193,6 +5139,32 @@ static void test_int_lower_equal_elem_vs_cpu(void **state)
         .seed = 1363314723u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_lower_equal_elem, (int)(sizeof cases_int_lower_equal_elem / sizeof cases_int_lower_equal_elem[0]));
+}
+
+static const tdt_case empty_int_lower_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2147483647) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_lower_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower_equal_elem",
+        .run = cmp_int_lower_equal_elem,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1363314723u,
+    };
+    const int n = (int)(sizeof empty_int_lower_equal_elem / sizeof empty_int_lower_equal_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_lower_equal_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_lower_equal_elem, n);
 }
 
 static void test_int_sum_dim_null(void **state)
@@ -4462,6 +5434,31 @@ static void test_int_max_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_max, (int)(sizeof cases_int_max / sizeof cases_int_max[0]));
 }
 
+static const tdt_case empty_int_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_max_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_max",
+        .run = cmp_int_max,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3402582363u,
+    };
+    const int n = (int)(sizeof empty_int_max / sizeof empty_int_max[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_max, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_max, n);
+}
+
 static void test_int_min_example_1(void **state)
 {
     (void)state;
@@ -4583,6 +5580,31 @@ static void test_int_min_vs_cpu(void **state)
         .seed = 3233526245u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_min, (int)(sizeof cases_int_min / sizeof cases_int_min[0]));
+}
+
+static const tdt_case empty_int_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_min_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_min",
+        .run = cmp_int_min,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3233526245u,
+    };
+    const int n = (int)(sizeof empty_int_min / sizeof empty_int_min[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_min, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_min, n);
 }
 
 static void test_int_max_dim_example_1(void **state)
@@ -4737,6 +5759,33 @@ static void test_int_max_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_max_dim, (int)(sizeof cases_int_max_dim / sizeof cases_int_max_dim[0]));
 }
 
+static const tdt_case empty_int_max_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_max_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_max_dim",
+        .run = cmp_int_max_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 251346282u,
+    };
+    const int n = (int)(sizeof empty_int_max_dim / sizeof empty_int_max_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_max_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_max_dim, n);
+}
+
 static void test_int_min_dim_example_1(void **state)
 {
     (void)state;
@@ -4887,6 +5936,33 @@ static void test_int_min_dim_vs_cpu(void **state)
         .seed = 3935747496u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_min_dim, (int)(sizeof cases_int_min_dim / sizeof cases_int_min_dim[0]));
+}
+
+static const tdt_case empty_int_min_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_min_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_min_dim",
+        .run = cmp_int_min_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3935747496u,
+    };
+    const int n = (int)(sizeof empty_int_min_dim / sizeof empty_int_min_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_min_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_min_dim, n);
 }
 
 static void test_int_argmax_example_1(void **state)
@@ -5041,6 +6117,33 @@ static void test_int_argmax_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_argmax, (int)(sizeof cases_int_argmax / sizeof cases_int_argmax[0]));
 }
 
+static const tdt_case empty_int_argmax[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_argmax_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_argmax",
+        .run = cmp_int_argmax,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1706268341u,
+    };
+    const int n = (int)(sizeof empty_int_argmax / sizeof empty_int_argmax[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_argmax, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_argmax, n);
+}
+
 static void test_int_argmin_example_1(void **state)
 {
     (void)state;
@@ -5193,6 +6296,33 @@ static void test_int_argmin_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_argmin, (int)(sizeof cases_int_argmin / sizeof cases_int_argmin[0]));
 }
 
+static const tdt_case empty_int_argmin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_argmin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_argmin",
+        .run = cmp_int_argmin,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1338543819u,
+    };
+    const int n = (int)(sizeof empty_int_argmin / sizeof empty_int_argmin[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_argmin, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_argmin, n);
+}
+
 static void test_int_mean_null(void **state)
 {
     (void)state;
@@ -5316,6 +6446,31 @@ static void test_int_bitwise_not_vs_cpu(void **state)
         .seed = 1126292708u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_bitwise_not, (int)(sizeof cases_int_bitwise_not / sizeof cases_int_bitwise_not[0]));
+}
+
+static const tdt_case empty_int_bitwise_not[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_not_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_not",
+        .run = cmp_int_bitwise_not,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1126292708u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_not / sizeof empty_int_bitwise_not[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_bitwise_not, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_not, n);
 }
 
 static void test_int_bitwise_and_scalar_null(void **state)
@@ -5670,6 +6825,34 @@ static void test_int_reshape_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_reshape, (int)(sizeof cases_int_reshape / sizeof cases_int_reshape[0]));
 }
 
+static const tdt_case empty_int_reshape[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { 0, 6 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { -1, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 3 }, .a = { { 5, 0, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 5, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .alen = { 3 }, .a = { { 4, -1, 0 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_reshape_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_reshape",
+        .run = cmp_int_reshape,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 147259775u,
+    };
+    const int n = (int)(sizeof empty_int_reshape / sizeof empty_int_reshape[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_reshape, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_reshape, n);
+}
+
 static void test_int_swap_dims_example_1(void **state)
 {
     (void)state;
@@ -5815,6 +6998,31 @@ static void test_int_swap_dims_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_swap_dims, (int)(sizeof cases_int_swap_dims / sizeof cases_int_swap_dims[0]));
 }
 
+static const tdt_case empty_int_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 1, 0 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 1, 3 } },
+};
+
+static void test_int_swap_dims_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_swap_dims",
+        .run = cmp_int_swap_dims,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim0", "dim1" },
+        .nmse = 1e-07,
+        .seed = 893601738u,
+    };
+    const int n = (int)(sizeof empty_int_swap_dims / sizeof empty_int_swap_dims[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_swap_dims, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_swap_dims, n);
+}
+
 static void test_int_permute_example_1(void **state)
 {
     (void)state;
@@ -5953,6 +7161,31 @@ static void test_int_permute_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_permute, (int)(sizeof cases_int_permute / sizeof cases_int_permute[0]));
 }
 
+static const tdt_case empty_int_permute[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 2, 0, 1 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 3, 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 1, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+};
+
+static void test_int_permute_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_permute",
+        .run = cmp_int_permute,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "perm" },
+        .nmse = 1e-07,
+        .seed = 3951508771u,
+    };
+    const int n = (int)(sizeof empty_int_permute / sizeof empty_int_permute[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_permute, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_permute, n);
+}
+
 static void test_int_expand_example_1(void **state)
 {
     (void)state;
@@ -6087,6 +7320,34 @@ static void test_int_expand_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_expand, (int)(sizeof cases_int_expand / sizeof cases_int_expand[0]));
 }
 
+static const tdt_case empty_int_expand[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 2, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 3 } } }, .alen = { 2 }, .a = { { 0, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 0, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 1 } } }, .alen = { 3 }, .a = { { -1, -1, 5 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 3 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_expand_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_expand",
+        .run = cmp_int_expand,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 3534246587u,
+    };
+    const int n = (int)(sizeof empty_int_expand / sizeof empty_int_expand[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_expand, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_expand, n);
+}
+
 static void test_int_slice_example_1(void **state)
 {
     (void)state;
@@ -6159,6 +7420,25 @@ static void test_int_slice_example_4(void **state)
     static const int64_t want_shape[] = { INT64_C(2) };
     static const int32_t want[] = { 30, 40 };
     tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_slice_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(0), INT64_C(3) };
+    static const int64_t ends[] = { INT64_C(2), INT64_C(3) };
+    tdt_check(td_int_slice(a, starts, 2, ends, 2, &out), "int_slice");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -6253,6 +7533,34 @@ static void test_int_slice_vs_cpu(void **state)
         .seed = 1898558747u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_slice, (int)(sizeof cases_int_slice / sizeof cases_int_slice[0]));
+}
+
+static const tdt_case empty_int_slice[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 3 } } }, .alen = { 1, 1 }, .a = { { 2 }, { 1 } }, .want_status = TD_E_RANGE },
+};
+
+static void test_int_slice_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_slice",
+        .run = cmp_int_slice,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 1898558747u,
+    };
+    const int n = (int)(sizeof empty_int_slice / sizeof empty_int_slice[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_slice, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_slice, n);
 }
 
 static void test_bool_reshape_example_1(void **state)
@@ -6390,6 +7698,34 @@ static void test_bool_reshape_vs_cpu(void **state)
         .seed = 2888766820u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_reshape, (int)(sizeof cases_bool_reshape / sizeof cases_bool_reshape[0]));
+}
+
+static const tdt_case empty_bool_reshape[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { 0, 6 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { -1, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 3 }, .a = { { 5, 0, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 5, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .alen = { 3 }, .a = { { 4, -1, 0 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_reshape_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_reshape",
+        .run = cmp_bool_reshape,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 2888766820u,
+    };
+    const int n = (int)(sizeof empty_bool_reshape / sizeof empty_bool_reshape[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_reshape, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_reshape, n);
 }
 
 static void test_bool_swap_dims_example_1(void **state)
@@ -6537,6 +7873,31 @@ static void test_bool_swap_dims_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_swap_dims, (int)(sizeof cases_bool_swap_dims / sizeof cases_bool_swap_dims[0]));
 }
 
+static const tdt_case empty_bool_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 1, 0 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 1, 3 } },
+};
+
+static void test_bool_swap_dims_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_swap_dims",
+        .run = cmp_bool_swap_dims,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim0", "dim1" },
+        .nmse = 1e-07,
+        .seed = 745426637u,
+    };
+    const int n = (int)(sizeof empty_bool_swap_dims / sizeof empty_bool_swap_dims[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_swap_dims, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_swap_dims, n);
+}
+
 static void test_bool_permute_example_1(void **state)
 {
     (void)state;
@@ -6675,6 +8036,31 @@ static void test_bool_permute_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_permute, (int)(sizeof cases_bool_permute / sizeof cases_bool_permute[0]));
 }
 
+static const tdt_case empty_bool_permute[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 2, 0, 1 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 3, 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 1, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+};
+
+static void test_bool_permute_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_permute",
+        .run = cmp_bool_permute,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "perm" },
+        .nmse = 1e-07,
+        .seed = 3758705668u,
+    };
+    const int n = (int)(sizeof empty_bool_permute / sizeof empty_bool_permute[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_permute, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_permute, n);
+}
+
 static void test_bool_expand_example_1(void **state)
 {
     (void)state;
@@ -6725,6 +8111,24 @@ static void test_bool_expand_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const bool want[] = { false, false, false, false };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_expand_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t shape[] = { INT64_C(0), INT64_C(2) };
+    tdt_check(td_bool_expand(a, shape, 2, &out), "bool_expand");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -6809,6 +8213,34 @@ static void test_bool_expand_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_expand, (int)(sizeof cases_bool_expand / sizeof cases_bool_expand[0]));
 }
 
+static const tdt_case empty_bool_expand[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 2, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 3 } } }, .alen = { 2 }, .a = { { 0, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 0, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 1 } } }, .alen = { 3 }, .a = { { -1, -1, 5 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 3 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_expand_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_expand",
+        .run = cmp_bool_expand,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 4114123394u,
+    };
+    const int n = (int)(sizeof empty_bool_expand / sizeof empty_bool_expand[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_expand, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_expand, n);
+}
+
 static void test_bool_slice_example_1(void **state)
 {
     (void)state;
@@ -6862,6 +8294,25 @@ static void test_bool_slice_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const bool want[] = { false, true, false, false, false, true, false, false };
     tdt_expect(out, TD_BOOL, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(0), INT64_C(2) };
+    static const int64_t ends[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_bool_slice(a, starts, 2, ends, 2, &out), "bool_slice");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(0) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -6956,6 +8407,34 @@ static void test_bool_slice_vs_cpu(void **state)
         .seed = 2101185636u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_slice, (int)(sizeof cases_bool_slice / sizeof cases_bool_slice[0]));
+}
+
+static const tdt_case empty_bool_slice[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 3 } } }, .alen = { 1, 1 }, .a = { { 2 }, { 1 } }, .want_status = TD_E_RANGE },
+};
+
+static void test_bool_slice_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_slice",
+        .run = cmp_bool_slice,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2101185636u,
+    };
+    const int n = (int)(sizeof empty_bool_slice / sizeof empty_bool_slice[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_slice, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_slice, n);
 }
 
 static void test_int_flip_example_1(void **state)
@@ -7108,6 +8587,31 @@ static void test_int_flip_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_flip, (int)(sizeof cases_int_flip / sizeof cases_int_flip[0]));
 }
 
+static const tdt_case empty_int_flip[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+};
+
+static void test_int_flip_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_flip",
+        .run = cmp_int_flip,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 2137410624u,
+    };
+    const int n = (int)(sizeof empty_int_flip / sizeof empty_int_flip[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_flip, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_flip, n);
+}
+
 static void test_bool_flip_example_1(void **state)
 {
     (void)state;
@@ -7240,6 +8744,31 @@ static void test_bool_flip_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_flip, (int)(sizeof cases_bool_flip / sizeof cases_bool_flip[0]));
 }
 
+static const tdt_case empty_bool_flip[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+};
+
+static void test_bool_flip_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_flip",
+        .run = cmp_bool_flip,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 1483570309u,
+    };
+    const int n = (int)(sizeof empty_bool_flip / sizeof empty_bool_flip[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_flip, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_flip, n);
+}
+
 static void test_int_repeat_dim_example_1(void **state)
 {
     (void)state;
@@ -7369,6 +8898,31 @@ static void test_int_repeat_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_repeat_dim, (int)(sizeof cases_int_repeat_dim / sizeof cases_int_repeat_dim[0]));
 }
 
+static const tdt_case empty_int_repeat_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+};
+
+static void test_int_repeat_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_repeat_dim",
+        .run = cmp_int_repeat_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 946889917u,
+    };
+    const int n = (int)(sizeof empty_int_repeat_dim / sizeof empty_int_repeat_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_repeat_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_repeat_dim, n);
+}
+
 static void test_bool_repeat_dim_example_1(void **state)
 {
     (void)state;
@@ -7481,6 +9035,31 @@ static void test_bool_repeat_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_repeat_dim, (int)(sizeof cases_bool_repeat_dim / sizeof cases_bool_repeat_dim[0]));
 }
 
+static const tdt_case empty_bool_repeat_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+};
+
+static void test_bool_repeat_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_repeat_dim",
+        .run = cmp_bool_repeat_dim,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 3764626628u,
+    };
+    const int n = (int)(sizeof empty_bool_repeat_dim / sizeof empty_bool_repeat_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_repeat_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_repeat_dim, n);
+}
+
 static void test_int_transpose_example_1(void **state)
 {
     (void)state;
@@ -7559,6 +9138,30 @@ static void test_int_transpose_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_transpose, (int)(sizeof cases_int_transpose / sizeof cases_int_transpose[0]));
 }
 
+static const tdt_case empty_int_transpose[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+};
+
+static void test_int_transpose_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_transpose",
+        .run = cmp_int_transpose,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2853698318u,
+    };
+    const int n = (int)(sizeof empty_int_transpose / sizeof empty_int_transpose[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_transpose, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_transpose, n);
+}
+
 static void test_bool_transpose_example_1(void **state)
 {
     (void)state;
@@ -7635,6 +9238,30 @@ static void test_bool_transpose_vs_cpu(void **state)
         .seed = 478184117u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_transpose, (int)(sizeof cases_bool_transpose / sizeof cases_bool_transpose[0]));
+}
+
+static const tdt_case empty_bool_transpose[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+};
+
+static void test_bool_transpose_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_transpose",
+        .run = cmp_bool_transpose,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 478184117u,
+    };
+    const int n = (int)(sizeof empty_bool_transpose / sizeof empty_bool_transpose[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_transpose, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_transpose, n);
 }
 
 static void test_int_narrow_example_1(void **state)
@@ -7749,6 +9376,31 @@ static void test_int_narrow_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_narrow, (int)(sizeof cases_int_narrow / sizeof cases_int_narrow[0]));
 }
 
+static const tdt_case empty_int_narrow[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+};
+
+static void test_int_narrow_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_narrow",
+        .run = cmp_int_narrow,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 1063100068u,
+    };
+    const int n = (int)(sizeof empty_int_narrow / sizeof empty_int_narrow[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_narrow, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_narrow, n);
+}
+
 static void test_bool_narrow_example_1(void **state)
 {
     (void)state;
@@ -7859,6 +9511,31 @@ static void test_bool_narrow_vs_cpu(void **state)
         .seed = 1765655889u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_narrow, (int)(sizeof cases_bool_narrow / sizeof cases_bool_narrow[0]));
+}
+
+static const tdt_case empty_bool_narrow[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+};
+
+static void test_bool_narrow_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_narrow",
+        .run = cmp_bool_narrow,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 1765655889u,
+    };
+    const int n = (int)(sizeof empty_bool_narrow / sizeof empty_bool_narrow[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_narrow, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_narrow, n);
 }
 
 static void test_int_cumsum_example_1(void **state)
@@ -8013,6 +9690,31 @@ static void test_int_cumsum_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_cumsum, (int)(sizeof cases_int_cumsum / sizeof cases_int_cumsum[0]));
 }
 
+static const tdt_case empty_int_cumsum[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_cumsum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_cumsum",
+        .run = cmp_int_cumsum,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3473285161u,
+    };
+    const int n = (int)(sizeof empty_int_cumsum / sizeof empty_int_cumsum[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_cumsum, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_cumsum, n);
+}
+
 static void test_int_cumprod_example_1(void **state)
 {
     (void)state;
@@ -8163,6 +9865,31 @@ static void test_int_cumprod_vs_cpu(void **state)
         .seed = 30123963u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_cumprod, (int)(sizeof cases_int_cumprod / sizeof cases_int_cumprod[0]));
+}
+
+static const tdt_case empty_int_cumprod[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_int_cumprod_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_cumprod",
+        .run = cmp_int_cumprod,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 30123963u,
+    };
+    const int n = (int)(sizeof empty_int_cumprod / sizeof empty_int_cumprod[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_cumprod, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_cumprod, n);
 }
 
 static void test_int_sort_null(void **state)
@@ -8379,6 +10106,31 @@ static void test_int_any_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_any, (int)(sizeof cases_int_any / sizeof cases_int_any[0]));
 }
 
+static const tdt_case empty_int_any[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_int_any_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_any",
+        .run = cmp_int_any,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2925727523u,
+    };
+    const int n = (int)(sizeof empty_int_any / sizeof empty_int_any[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_any, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_any, n);
+}
+
 static void test_int_any_dim_example_1(void **state)
 {
     (void)state;
@@ -8514,6 +10266,33 @@ static void test_int_any_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_any_dim, (int)(sizeof cases_int_any_dim / sizeof cases_int_any_dim[0]));
 }
 
+static const tdt_case empty_int_any_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_int_any_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_any_dim",
+        .run = cmp_int_any_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 806835074u,
+    };
+    const int n = (int)(sizeof empty_int_any_dim / sizeof empty_int_any_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_any_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_any_dim, n);
+}
+
 static void test_int_all_example_1(void **state)
 {
     (void)state;
@@ -8618,6 +10397,31 @@ static void test_int_all_vs_cpu(void **state)
         .seed = 2775023142u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_all, (int)(sizeof cases_int_all / sizeof cases_int_all[0]));
+}
+
+static const tdt_case empty_int_all[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_int_all_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_all",
+        .run = cmp_int_all,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2775023142u,
+    };
+    const int n = (int)(sizeof empty_int_all / sizeof empty_int_all[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_all, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_all, n);
 }
 
 static void test_int_all_dim_example_1(void **state)
@@ -8755,6 +10559,33 @@ static void test_int_all_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_all_dim, (int)(sizeof cases_int_all_dim / sizeof cases_int_all_dim[0]));
 }
 
+static const tdt_case empty_int_all_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_int_all_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_all_dim",
+        .run = cmp_int_all_dim,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1685931091u,
+    };
+    const int n = (int)(sizeof empty_int_all_dim / sizeof empty_int_all_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_all_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_all_dim, n);
+}
+
 static void test_bool_any_example_1(void **state)
 {
     (void)state;
@@ -8859,6 +10690,31 @@ static void test_bool_any_vs_cpu(void **state)
         .seed = 195693048u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_any, (int)(sizeof cases_bool_any / sizeof cases_bool_any[0]));
+}
+
+static const tdt_case empty_bool_any[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_bool_any_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_any",
+        .run = cmp_bool_any,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 195693048u,
+    };
+    const int n = (int)(sizeof empty_bool_any / sizeof empty_bool_any[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_any, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_any, n);
 }
 
 static void test_bool_any_dim_example_1(void **state)
@@ -8996,6 +10852,33 @@ static void test_bool_any_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_any_dim, (int)(sizeof cases_bool_any_dim / sizeof cases_bool_any_dim[0]));
 }
 
+static const tdt_case empty_bool_any_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_bool_any_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_any_dim",
+        .run = cmp_bool_any_dim,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2235595225u,
+    };
+    const int n = (int)(sizeof empty_bool_any_dim / sizeof empty_bool_any_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_any_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_any_dim, n);
+}
+
 static void test_bool_all_example_1(void **state)
 {
     (void)state;
@@ -9100,6 +10983,31 @@ static void test_bool_all_vs_cpu(void **state)
         .seed = 77955525u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_all, (int)(sizeof cases_bool_all / sizeof cases_bool_all[0]));
+}
+
+static const tdt_case empty_bool_all[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_bool_all_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_all",
+        .run = cmp_bool_all,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 77955525u,
+    };
+    const int n = (int)(sizeof empty_bool_all / sizeof empty_bool_all[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_all, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_all, n);
 }
 
 static void test_bool_all_dim_example_1(void **state)
@@ -9235,6 +11143,33 @@ static void test_bool_all_dim_vs_cpu(void **state)
         .seed = 930732488u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_all_dim, (int)(sizeof cases_bool_all_dim / sizeof cases_bool_all_dim[0]));
+}
+
+static const tdt_case empty_bool_all_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_bool_all_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_all_dim",
+        .run = cmp_bool_all_dim,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 930732488u,
+    };
+    const int n = (int)(sizeof empty_bool_all_dim / sizeof empty_bool_all_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_all_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_all_dim, n);
 }
 
 static void test_int_mask_fill_example_1(void **state)
@@ -9376,6 +11311,33 @@ static void test_int_mask_fill_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_mask_fill, (int)(sizeof cases_int_mask_fill / sizeof cases_int_mask_fill[0]));
 }
 
+static const tdt_case empty_int_mask_fill[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .i = { INT64_C(-7) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 1, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 0, { 0 } } }, .i = { INT64_C(-7) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mask_fill_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mask_fill",
+        .run = cmp_int_mask_fill,
+        .dtype = { TD_I32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "mask" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 201355097u,
+    };
+    const int n = (int)(sizeof empty_int_mask_fill / sizeof empty_int_mask_fill[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_mask_fill, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_mask_fill, n);
+}
+
 static void test_int_sum_example_1(void **state)
 {
     (void)state;
@@ -9405,6 +11367,23 @@ static void test_int_sum_example_2(void **state)
     tdt_check(td_int_sum(a, &out), "int_sum");
     static const int64_t want_shape[] = { 0 };
     static const int32_t want[] = { -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_sum_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sum(a, &out), "int_sum");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 0 };
     tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
@@ -9480,6 +11459,31 @@ static void test_int_sum_vs_cpu(void **state)
         .seed = 4288060294u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_sum, (int)(sizeof cases_int_sum / sizeof cases_int_sum[0]));
+}
+
+static const tdt_case empty_int_sum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_int_sum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sum",
+        .run = cmp_int_sum,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4288060294u,
+    };
+    const int n = (int)(sizeof empty_int_sum / sizeof empty_int_sum[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_sum, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_sum, n);
 }
 
 static void test_int_into_float_example_1(void **state)
@@ -9588,6 +11592,31 @@ static void test_int_into_float_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_into_float, (int)(sizeof cases_int_into_float / sizeof cases_int_into_float[0]));
 }
 
+static const tdt_case empty_int_into_float[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_into_float_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_into_float",
+        .run = cmp_int_into_float,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 102271008u,
+    };
+    const int n = (int)(sizeof empty_int_into_float / sizeof empty_int_into_float[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_into_float, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_into_float, n);
+}
+
 static void test_bool_into_float_example_1(void **state)
 {
     (void)state;
@@ -9675,6 +11704,31 @@ static void test_bool_into_float_vs_cpu(void **state)
         .seed = 3991965509u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_into_float, (int)(sizeof cases_bool_into_float / sizeof cases_bool_into_float[0]));
+}
+
+static const tdt_case empty_bool_into_float[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_into_float_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_into_float",
+        .run = cmp_bool_into_float,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3991965509u,
+    };
+    const int n = (int)(sizeof empty_bool_into_float / sizeof empty_bool_into_float[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_into_float, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_into_float, n);
 }
 
 static void test_bool_into_int_example_1(void **state)
@@ -9766,6 +11820,31 @@ static void test_bool_into_int_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_into_int, (int)(sizeof cases_bool_into_int / sizeof cases_bool_into_int[0]));
 }
 
+static const tdt_case empty_bool_into_int[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_into_int_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_into_int",
+        .run = cmp_bool_into_int,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2137294110u,
+    };
+    const int n = (int)(sizeof empty_bool_into_int / sizeof empty_bool_into_int[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_into_int, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_into_int, n);
+}
+
 static void test_bool_not_example_1(void **state)
 {
     (void)state;
@@ -9779,6 +11858,23 @@ static void test_bool_not_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const bool want[] = { false, true, true, false };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_not_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(0) };
+    static const bool a_data[] = { false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_not(a, &out), "bool_not");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(0) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -9853,6 +11949,31 @@ static void test_bool_not_vs_cpu(void **state)
         .seed = 1971304403u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_not, (int)(sizeof cases_bool_not / sizeof cases_bool_not[0]));
+}
+
+static const tdt_case empty_bool_not[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_not_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_not",
+        .run = cmp_bool_not,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1971304403u,
+    };
+    const int n = (int)(sizeof empty_bool_not / sizeof empty_bool_not[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_not, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_not, n);
 }
 
 static void test_int_into_data_example_1(void **state)
@@ -9959,6 +12080,31 @@ static void test_int_into_data_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_into_data, (int)(sizeof cases_int_into_data / sizeof cases_int_into_data[0]));
 }
 
+static const tdt_case empty_int_into_data[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_into_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_into_data",
+        .run = cmp_int_into_data,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32, .out_host = true,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1593000850u,
+    };
+    const int n = (int)(sizeof empty_int_into_data / sizeof empty_int_into_data[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_into_data, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_into_data, n);
+}
+
 static void test_bool_into_data_example_1(void **state)
 {
     (void)state;
@@ -10045,6 +12191,31 @@ static void test_bool_into_data_vs_cpu(void **state)
         .seed = 2811765349u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_into_data, (int)(sizeof cases_bool_into_data / sizeof cases_bool_into_data[0]));
+}
+
+static const tdt_case empty_bool_into_data[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_into_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_into_data",
+        .run = cmp_bool_into_data,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL, .out_host = true,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2811765349u,
+    };
+    const int n = (int)(sizeof empty_bool_into_data / sizeof empty_bool_into_data[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_into_data, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_into_data, n);
 }
 
 static void test_float_softmax_example_1(void **state)
@@ -10199,6 +12370,31 @@ static void test_float_softmax_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_softmax, (int)(sizeof cases_float_softmax / sizeof cases_float_softmax[0]));
 }
 
+static const tdt_case empty_float_softmax[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_softmax_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmax",
+        .run = cmp_float_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3863107836u,
+    };
+    const int n = (int)(sizeof empty_float_softmax / sizeof empty_float_softmax[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_softmax, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_softmax, n);
+}
+
 static void test_float_log_softmax_example_1(void **state)
 {
     (void)state;
@@ -10351,6 +12547,31 @@ static void test_float_log_softmax_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_log_softmax, (int)(sizeof cases_float_log_softmax / sizeof cases_float_log_softmax[0]));
 }
 
+static const tdt_case empty_float_log_softmax[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_log_softmax_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_softmax",
+        .run = cmp_float_log_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2313303997u,
+    };
+    const int n = (int)(sizeof empty_float_log_softmax / sizeof empty_float_log_softmax[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_log_softmax, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_log_softmax, n);
+}
+
 static void test_float_softmin_example_1(void **state)
 {
     (void)state;
@@ -10486,6 +12707,31 @@ static void test_float_softmin_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_softmin, (int)(sizeof cases_float_softmin / sizeof cases_float_softmin[0]));
 }
 
+static const tdt_case empty_float_softmin[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_softmin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmin",
+        .run = cmp_float_softmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3562493790u,
+    };
+    const int n = (int)(sizeof empty_float_softmin / sizeof empty_float_softmin[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_softmin, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_softmin, n);
+}
+
 static void test_float_log_sigmoid_example_1(void **state)
 {
     (void)state;
@@ -10590,6 +12836,31 @@ static void test_float_log_sigmoid_vs_cpu(void **state)
         .seed = 2548686655u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_log_sigmoid, (int)(sizeof cases_float_log_sigmoid / sizeof cases_float_log_sigmoid[0]));
+}
+
+static const tdt_case empty_float_log_sigmoid[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_log_sigmoid_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_sigmoid",
+        .run = cmp_float_log_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2548686655u,
+    };
+    const int n = (int)(sizeof empty_float_log_sigmoid / sizeof empty_float_log_sigmoid[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_log_sigmoid, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_log_sigmoid, n);
 }
 
 static void test_float_leaky_relu_example_1(void **state)
@@ -10699,6 +12970,32 @@ static void test_float_leaky_relu_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_leaky_relu, (int)(sizeof cases_float_leaky_relu / sizeof cases_float_leaky_relu[0]));
 }
 
+static const tdt_case empty_float_leaky_relu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.01f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.2f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 0.01f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.2f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_leaky_relu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_leaky_relu",
+        .run = cmp_float_leaky_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "negative_slope" },
+        .nmse = 1e-07,
+        .seed = 2268516331u,
+    };
+    const int n = (int)(sizeof empty_float_leaky_relu / sizeof empty_float_leaky_relu[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_leaky_relu, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_leaky_relu, n);
+}
+
 static void test_float_hard_sigmoid_example_1(void **state)
 {
     (void)state;
@@ -10804,6 +13101,32 @@ static void test_float_hard_sigmoid_vs_cpu(void **state)
         .seed = 4147407664u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_hard_sigmoid, (int)(sizeof cases_float_hard_sigmoid / sizeof cases_float_hard_sigmoid[0]));
+}
+
+static const tdt_case empty_float_hard_sigmoid[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.2f, 0.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.16666667f, 0.5f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 0.2f, 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.16666667f, 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_hard_sigmoid_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hard_sigmoid",
+        .run = cmp_float_hard_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "alpha", "beta" },
+        .nmse = 1e-07,
+        .seed = 4147407664u,
+    };
+    const int n = (int)(sizeof empty_float_hard_sigmoid / sizeof empty_float_hard_sigmoid[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_hard_sigmoid, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_hard_sigmoid, n);
 }
 
 static void test_float_silu_example_1(void **state)
@@ -10912,6 +13235,31 @@ static void test_float_silu_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_silu, (int)(sizeof cases_float_silu / sizeof cases_float_silu[0]));
 }
 
+static const tdt_case empty_float_silu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_silu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_silu",
+        .run = cmp_float_silu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715175333u,
+    };
+    const int n = (int)(sizeof empty_float_silu / sizeof empty_float_silu[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_silu, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_silu, n);
+}
+
 static void test_float_acos_example_1(void **state)
 {
     (void)state;
@@ -10999,6 +13347,31 @@ static void test_float_acos_vs_cpu(void **state)
         .seed = 3128371284u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_acos, (int)(sizeof cases_float_acos / sizeof cases_float_acos[0]));
+}
+
+static const tdt_case empty_float_acos[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_acos_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acos",
+        .run = cmp_float_acos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3128371284u,
+    };
+    const int n = (int)(sizeof empty_float_acos / sizeof empty_float_acos[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_acos, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_acos, n);
 }
 
 static void test_float_asin_example_1(void **state)
@@ -11090,6 +13463,31 @@ static void test_float_asin_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_asin, (int)(sizeof cases_float_asin / sizeof cases_float_asin[0]));
 }
 
+static const tdt_case empty_float_asin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_asin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asin",
+        .run = cmp_float_asin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4012578933u,
+    };
+    const int n = (int)(sizeof empty_float_asin / sizeof empty_float_asin[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_asin, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_asin, n);
+}
+
 static void test_float_atan_example_1(void **state)
 {
     (void)state;
@@ -11177,6 +13575,31 @@ static void test_float_atan_vs_cpu(void **state)
         .seed = 3465792912u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_atan, (int)(sizeof cases_float_atan / sizeof cases_float_atan[0]));
+}
+
+static const tdt_case empty_float_atan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_atan_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan",
+        .run = cmp_float_atan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3465792912u,
+    };
+    const int n = (int)(sizeof empty_float_atan / sizeof empty_float_atan[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_atan, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_atan, n);
 }
 
 static void test_float_cosh_example_1(void **state)
@@ -11268,6 +13691,31 @@ static void test_float_cosh_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_cosh, (int)(sizeof cases_float_cosh / sizeof cases_float_cosh[0]));
 }
 
+static const tdt_case empty_float_cosh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_cosh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cosh",
+        .run = cmp_float_cosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1594289899u,
+    };
+    const int n = (int)(sizeof empty_float_cosh / sizeof empty_float_cosh[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_cosh, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_cosh, n);
+}
+
 static void test_float_sinh_example_1(void **state)
 {
     (void)state;
@@ -11355,6 +13803,31 @@ static void test_float_sinh_vs_cpu(void **state)
         .seed = 563779404u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_sinh, (int)(sizeof cases_float_sinh / sizeof cases_float_sinh[0]));
+}
+
+static const tdt_case empty_float_sinh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sinh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sinh",
+        .run = cmp_float_sinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 563779404u,
+    };
+    const int n = (int)(sizeof empty_float_sinh / sizeof empty_float_sinh[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_sinh, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_sinh, n);
 }
 
 static void test_float_tan_example_1(void **state)
@@ -11446,6 +13919,31 @@ static void test_float_tan_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_tan, (int)(sizeof cases_float_tan / sizeof cases_float_tan[0]));
 }
 
+static const tdt_case empty_float_tan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_tan_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tan",
+        .run = cmp_float_tan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 865286089u,
+    };
+    const int n = (int)(sizeof empty_float_tan / sizeof empty_float_tan[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_tan, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_tan, n);
+}
+
 static void test_float_asinh_example_1(void **state)
 {
     (void)state;
@@ -11533,6 +14031,31 @@ static void test_float_asinh_vs_cpu(void **state)
         .seed = 2648110503u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_asinh, (int)(sizeof cases_float_asinh / sizeof cases_float_asinh[0]));
+}
+
+static const tdt_case empty_float_asinh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_asinh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asinh",
+        .run = cmp_float_asinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2648110503u,
+    };
+    const int n = (int)(sizeof empty_float_asinh / sizeof empty_float_asinh[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_asinh, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_asinh, n);
 }
 
 static void test_float_acosh_example_1(void **state)
@@ -11624,6 +14147,31 @@ static void test_float_acosh_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_acosh, (int)(sizeof cases_float_acosh / sizeof cases_float_acosh[0]));
 }
 
+static const tdt_case empty_float_acosh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_acosh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acosh",
+        .run = cmp_float_acosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3314833012u,
+    };
+    const int n = (int)(sizeof empty_float_acosh / sizeof empty_float_acosh[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_acosh, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_acosh, n);
+}
+
 static void test_float_atanh_example_1(void **state)
 {
     (void)state;
@@ -11711,6 +14259,31 @@ static void test_float_atanh_vs_cpu(void **state)
         .seed = 715996520u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_atanh, (int)(sizeof cases_float_atanh / sizeof cases_float_atanh[0]));
+}
+
+static const tdt_case empty_float_atanh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_atanh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atanh",
+        .run = cmp_float_atanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715996520u,
+    };
+    const int n = (int)(sizeof empty_float_atanh / sizeof empty_float_atanh[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_atanh, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_atanh, n);
 }
 
 static void test_float_ceil_example_1(void **state)
@@ -11802,6 +14375,31 @@ static void test_float_ceil_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_ceil, (int)(sizeof cases_float_ceil / sizeof cases_float_ceil[0]));
 }
 
+static const tdt_case empty_float_ceil[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_ceil_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ceil",
+        .run = cmp_float_ceil,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3582265875u,
+    };
+    const int n = (int)(sizeof empty_float_ceil / sizeof empty_float_ceil[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_ceil, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_ceil, n);
+}
+
 static void test_float_floor_example_1(void **state)
 {
     (void)state;
@@ -11889,6 +14487,31 @@ static void test_float_floor_vs_cpu(void **state)
         .seed = 3697887328u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_floor, (int)(sizeof cases_float_floor / sizeof cases_float_floor[0]));
+}
+
+static const tdt_case empty_float_floor[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_floor_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_floor",
+        .run = cmp_float_floor,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3697887328u,
+    };
+    const int n = (int)(sizeof empty_float_floor / sizeof empty_float_floor[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_floor, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_floor, n);
 }
 
 static void test_float_round_example_1(void **state)
@@ -11980,6 +14603,31 @@ static void test_float_round_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_round, (int)(sizeof cases_float_round / sizeof cases_float_round[0]));
 }
 
+static const tdt_case empty_float_round[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_round_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_round",
+        .run = cmp_float_round,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2118157750u,
+    };
+    const int n = (int)(sizeof empty_float_round / sizeof empty_float_round[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_round, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_round, n);
+}
+
 static void test_float_trunc_example_1(void **state)
 {
     (void)state;
@@ -12067,6 +14715,31 @@ static void test_float_trunc_vs_cpu(void **state)
         .seed = 3386351628u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_trunc, (int)(sizeof cases_float_trunc / sizeof cases_float_trunc[0]));
+}
+
+static const tdt_case empty_float_trunc[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_trunc_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_trunc",
+        .run = cmp_float_trunc,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3386351628u,
+    };
+    const int n = (int)(sizeof empty_float_trunc / sizeof empty_float_trunc[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_trunc, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_trunc, n);
 }
 
 static void test_float_sign_example_1(void **state)
@@ -12158,6 +14831,31 @@ static void test_float_sign_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_sign, (int)(sizeof cases_float_sign / sizeof cases_float_sign[0]));
 }
 
+static const tdt_case empty_float_sign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sign",
+        .run = cmp_float_sign,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1102193403u,
+    };
+    const int n = (int)(sizeof empty_float_sign / sizeof empty_float_sign[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_sign, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_sign, n);
+}
+
 static void test_float_erf_example_1(void **state)
 {
     (void)state;
@@ -12245,6 +14943,31 @@ static void test_float_erf_vs_cpu(void **state)
         .seed = 3666361773u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_erf, (int)(sizeof cases_float_erf / sizeof cases_float_erf[0]));
+}
+
+static const tdt_case empty_float_erf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_erf_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_erf",
+        .run = cmp_float_erf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3666361773u,
+    };
+    const int n = (int)(sizeof empty_float_erf / sizeof empty_float_erf[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_erf, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_erf, n);
 }
 
 static void test_float_log1p_example_1(void **state)
@@ -12336,6 +15059,31 @@ static void test_float_log1p_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_log1p, (int)(sizeof cases_float_log1p / sizeof cases_float_log1p[0]));
 }
 
+static const tdt_case empty_float_log1p[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_log1p_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log1p",
+        .run = cmp_float_log1p,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 595980781u,
+    };
+    const int n = (int)(sizeof empty_float_log1p / sizeof empty_float_log1p[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_log1p, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_log1p, n);
+}
+
 static void test_float_recip_example_1(void **state)
 {
     (void)state;
@@ -12423,6 +15171,31 @@ static void test_float_recip_vs_cpu(void **state)
         .seed = 1322968353u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_recip, (int)(sizeof cases_float_recip / sizeof cases_float_recip[0]));
+}
+
+static const tdt_case empty_float_recip[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_recip_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_recip",
+        .run = cmp_float_recip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1322968353u,
+    };
+    const int n = (int)(sizeof empty_float_recip / sizeof empty_float_recip[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_recip, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_recip, n);
 }
 
 static void test_float_powi_scalar_example_1(void **state)
@@ -12549,6 +15322,32 @@ static void test_float_powi_scalar_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_powi_scalar, (int)(sizeof cases_float_powi_scalar / sizeof cases_float_powi_scalar[0]));
 }
 
+static const tdt_case empty_float_powi_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(3) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_powi_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi_scalar",
+        .run = cmp_float_powi_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 4273381000u,
+    };
+    const int n = (int)(sizeof empty_float_powi_scalar / sizeof empty_float_powi_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_powi_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_powi_scalar, n);
+}
+
 static void test_float_remainder_scalar_example_1(void **state)
 {
     (void)state;
@@ -12656,6 +15455,32 @@ static void test_float_remainder_scalar_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_remainder_scalar, (int)(sizeof cases_float_remainder_scalar / sizeof cases_float_remainder_scalar[0]));
 }
 
+static const tdt_case empty_float_remainder_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_remainder_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder_scalar",
+        .run = cmp_float_remainder_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1896631142u,
+    };
+    const int n = (int)(sizeof empty_float_remainder_scalar / sizeof empty_float_remainder_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_remainder_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_remainder_scalar, n);
+}
+
 static void test_float_sub_scalar_example_1(void **state)
 {
     (void)state;
@@ -12744,6 +15569,32 @@ static void test_float_sub_scalar_vs_cpu(void **state)
         .seed = 385343625u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_sub_scalar, (int)(sizeof cases_float_sub_scalar / sizeof cases_float_sub_scalar[0]));
+}
+
+static const tdt_case empty_float_sub_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sub_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sub_scalar",
+        .run = cmp_float_sub_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 385343625u,
+    };
+    const int n = (int)(sizeof empty_float_sub_scalar / sizeof empty_float_sub_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_sub_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_sub_scalar, n);
 }
 
 static void test_float_div_scalar_example_1(void **state)
@@ -12853,6 +15704,32 @@ static void test_float_div_scalar_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_div_scalar, (int)(sizeof cases_float_div_scalar / sizeof cases_float_div_scalar[0]));
 }
 
+static const tdt_case empty_float_div_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_div_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div_scalar",
+        .run = cmp_float_div_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3184346706u,
+    };
+    const int n = (int)(sizeof empty_float_div_scalar / sizeof empty_float_div_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_div_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_div_scalar, n);
+}
+
 static void test_float_clamp_min_example_1(void **state)
 {
     (void)state;
@@ -12941,6 +15818,32 @@ static void test_float_clamp_min_vs_cpu(void **state)
         .seed = 2059318650u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_clamp_min, (int)(sizeof cases_float_clamp_min / sizeof cases_float_clamp_min[0]));
+}
+
+static const tdt_case empty_float_clamp_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_clamp_min_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_min",
+        .run = cmp_float_clamp_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "min" },
+        .nmse = 1e-07,
+        .seed = 2059318650u,
+    };
+    const int n = (int)(sizeof empty_float_clamp_min / sizeof empty_float_clamp_min[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_clamp_min, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_clamp_min, n);
 }
 
 static void test_float_clamp_max_example_1(void **state)
@@ -13033,6 +15936,32 @@ static void test_float_clamp_max_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_clamp_max, (int)(sizeof cases_float_clamp_max / sizeof cases_float_clamp_max[0]));
 }
 
+static const tdt_case empty_float_clamp_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 1.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 1.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_clamp_max_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_max",
+        .run = cmp_float_clamp_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "max" },
+        .nmse = 1e-07,
+        .seed = 1691490960u,
+    };
+    const int n = (int)(sizeof empty_float_clamp_max / sizeof empty_float_clamp_max[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_clamp_max, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_clamp_max, n);
+}
+
 static void test_float_is_nan_example_1(void **state)
 {
     (void)state;
@@ -13122,6 +16051,31 @@ static void test_float_is_nan_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_is_nan, (int)(sizeof cases_float_is_nan / sizeof cases_float_is_nan[0]));
 }
 
+static const tdt_case empty_float_is_nan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_is_nan_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_nan",
+        .run = cmp_float_is_nan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2576161456u,
+    };
+    const int n = (int)(sizeof empty_float_is_nan / sizeof empty_float_is_nan[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_is_nan, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_is_nan, n);
+}
+
 static void test_float_is_inf_example_1(void **state)
 {
     (void)state;
@@ -13209,6 +16163,31 @@ static void test_float_is_inf_vs_cpu(void **state)
         .seed = 2728453182u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_is_inf, (int)(sizeof cases_float_is_inf / sizeof cases_float_is_inf[0]));
+}
+
+static const tdt_case empty_float_is_inf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_is_inf_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_inf",
+        .run = cmp_float_is_inf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2728453182u,
+    };
+    const int n = (int)(sizeof empty_float_is_inf / sizeof empty_float_is_inf[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_is_inf, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_is_inf, n);
 }
 
 static void test_float_equal_elem_example_1(void **state)
@@ -13318,6 +16297,32 @@ static void test_float_equal_elem_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_equal_elem, (int)(sizeof cases_float_equal_elem / sizeof cases_float_equal_elem[0]));
 }
 
+static const tdt_case empty_float_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal_elem",
+        .run = cmp_float_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3842648884u,
+    };
+    const int n = (int)(sizeof empty_float_equal_elem / sizeof empty_float_equal_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_equal_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_equal_elem, n);
+}
+
 static void test_float_not_equal_elem_example_1(void **state)
 {
     (void)state;
@@ -13406,6 +16411,32 @@ static void test_float_not_equal_elem_vs_cpu(void **state)
         .seed = 1421993286u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_not_equal_elem, (int)(sizeof cases_float_not_equal_elem / sizeof cases_float_not_equal_elem[0]));
+}
+
+static const tdt_case empty_float_not_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_not_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal_elem",
+        .run = cmp_float_not_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1421993286u,
+    };
+    const int n = (int)(sizeof empty_float_not_equal_elem / sizeof empty_float_not_equal_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_not_equal_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_not_equal_elem, n);
 }
 
 static void test_float_greater_elem_example_1(void **state)
@@ -13498,6 +16529,32 @@ static void test_float_greater_elem_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_greater_elem, (int)(sizeof cases_float_greater_elem / sizeof cases_float_greater_elem[0]));
 }
 
+static const tdt_case empty_float_greater_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_greater_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_elem",
+        .run = cmp_float_greater_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2550030102u,
+    };
+    const int n = (int)(sizeof empty_float_greater_elem / sizeof empty_float_greater_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_greater_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_greater_elem, n);
+}
+
 static void test_float_greater_equal_elem_example_1(void **state)
 {
     (void)state;
@@ -13586,6 +16643,32 @@ static void test_float_greater_equal_elem_vs_cpu(void **state)
         .seed = 2759539511u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_greater_equal_elem, (int)(sizeof cases_float_greater_equal_elem / sizeof cases_float_greater_equal_elem[0]));
+}
+
+static const tdt_case empty_float_greater_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_greater_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal_elem",
+        .run = cmp_float_greater_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2759539511u,
+    };
+    const int n = (int)(sizeof empty_float_greater_equal_elem / sizeof empty_float_greater_equal_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_greater_equal_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_greater_equal_elem, n);
 }
 
 static void test_float_lower_elem_example_1(void **state)
@@ -13678,6 +16761,32 @@ static void test_float_lower_elem_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_lower_elem, (int)(sizeof cases_float_lower_elem / sizeof cases_float_lower_elem[0]));
 }
 
+static const tdt_case empty_float_lower_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_lower_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_elem",
+        .run = cmp_float_lower_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2388812703u,
+    };
+    const int n = (int)(sizeof empty_float_lower_elem / sizeof empty_float_lower_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_lower_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_lower_elem, n);
+}
+
 static void test_float_lower_equal_elem_example_1(void **state)
 {
     (void)state;
@@ -13766,6 +16875,32 @@ static void test_float_lower_equal_elem_vs_cpu(void **state)
         .seed = 2972579934u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_lower_equal_elem, (int)(sizeof cases_float_lower_equal_elem / sizeof cases_float_lower_equal_elem[0]));
+}
+
+static const tdt_case empty_float_lower_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_lower_equal_elem_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal_elem",
+        .run = cmp_float_lower_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2972579934u,
+    };
+    const int n = (int)(sizeof empty_float_lower_equal_elem / sizeof empty_float_lower_equal_elem[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_lower_equal_elem, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_lower_equal_elem, n);
 }
 
 static void test_float_gather_example_1(void **state)
@@ -13952,6 +17087,31 @@ static void test_float_gather_vs_cpu(void **state)
         .seed = 34147477u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_gather, (int)(sizeof cases_float_gather / sizeof cases_float_gather[0]));
+}
+
+static const tdt_case empty_float_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_gather_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gather",
+        .run = cmp_float_gather,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 34147477u,
+    };
+    const int n = (int)(sizeof empty_float_gather / sizeof empty_float_gather[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_gather, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_gather, n);
 }
 
 static void test_float_scatter_add_example_1(void **state)
@@ -14176,6 +17336,31 @@ static void test_float_scatter_add_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_scatter_add, (int)(sizeof cases_float_scatter_add / sizeof cases_float_scatter_add[0]));
 }
 
+static const tdt_case empty_float_scatter_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_scatter_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_add",
+        .run = cmp_float_scatter_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2718698480u,
+    };
+    const int n = (int)(sizeof empty_float_scatter_add / sizeof empty_float_scatter_add[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_scatter_add, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_scatter_add, n);
+}
+
 static void test_float_select_example_1(void **state)
 {
     (void)state;
@@ -14360,6 +17545,31 @@ static void test_float_select_vs_cpu(void **state)
         .seed = 1063214646u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_select, (int)(sizeof cases_float_select / sizeof cases_float_select[0]));
+}
+
+static const tdt_case empty_float_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_select_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select",
+        .run = cmp_float_select,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1063214646u,
+    };
+    const int n = (int)(sizeof empty_float_select / sizeof empty_float_select[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_select, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_select, n);
 }
 
 static void test_float_select_add_example_1(void **state)
@@ -14555,6 +17765,31 @@ static void test_float_select_add_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_select_add, (int)(sizeof cases_float_select_add / sizeof cases_float_select_add[0]));
 }
 
+static const tdt_case empty_float_select_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_select_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_add",
+        .run = cmp_float_select_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2697235934u,
+    };
+    const int n = (int)(sizeof empty_float_select_add / sizeof empty_float_select_add[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_select_add, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_select_add, n);
+}
+
 static void test_float_scatter_assign_example_1(void **state)
 {
     (void)state;
@@ -14748,6 +17983,31 @@ static void test_float_scatter_assign_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_scatter_assign, (int)(sizeof cases_float_scatter_assign / sizeof cases_float_scatter_assign[0]));
 }
 
+static const tdt_case empty_float_scatter_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_scatter_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_assign",
+        .run = cmp_float_scatter_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 955907936u,
+    };
+    const int n = (int)(sizeof empty_float_scatter_assign / sizeof empty_float_scatter_assign[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_scatter_assign, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_scatter_assign, n);
+}
+
 static void test_float_reshape_example_1(void **state)
 {
     (void)state;
@@ -14815,6 +18075,24 @@ static void test_float_reshape_example_4(void **state)
     static const int64_t want_shape[] = { 0 };
     static const float want[] = { 2.5f };
     tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_reshape_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t shape[] = { INT64_C(-1), INT64_C(3) };
+    tdt_check(td_float_reshape(a, shape, 2, &out), "float_reshape");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -14918,6 +18196,34 @@ static void test_float_reshape_vs_cpu(void **state)
         .seed = 162253708u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_reshape, (int)(sizeof cases_float_reshape / sizeof cases_float_reshape[0]));
+}
+
+static const tdt_case empty_float_reshape[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { 0, 6 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 2 }, .a = { { -1, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 3 }, .a = { { 5, 0, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 5, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .alen = { 3 }, .a = { { 4, -1, 0 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_reshape_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_reshape",
+        .run = cmp_float_reshape,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 162253708u,
+    };
+    const int n = (int)(sizeof empty_float_reshape / sizeof empty_float_reshape[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_reshape, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_reshape, n);
 }
 
 static void test_float_swap_dims_example_1(void **state)
@@ -15065,6 +18371,31 @@ static void test_float_swap_dims_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_swap_dims, (int)(sizeof cases_float_swap_dims / sizeof cases_float_swap_dims[0]));
 }
 
+static const tdt_case empty_float_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 1, 0 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 1, 3 } },
+};
+
+static void test_float_swap_dims_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_swap_dims",
+        .run = cmp_float_swap_dims,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim0", "dim1" },
+        .nmse = 1e-07,
+        .seed = 1436709717u,
+    };
+    const int n = (int)(sizeof empty_float_swap_dims / sizeof empty_float_swap_dims[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_swap_dims, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_swap_dims, n);
+}
+
 static void test_float_permute_example_1(void **state)
 {
     (void)state;
@@ -15115,6 +18446,24 @@ static void test_float_permute_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(3) };
     static const float want[] = { 0.0f, 2.0f, 4.0f, 6.0f, 8.0f, 10.0f, 1.0f, 3.0f, 5.0f, 7.0f, 9.0f, 11.0f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_permute_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    tdt_check(td_float_permute(a, perm, 3, &out), "float_permute");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2), INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -15201,6 +18550,31 @@ static void test_float_permute_vs_cpu(void **state)
         .seed = 2308556652u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_permute, (int)(sizeof cases_float_permute / sizeof cases_float_permute[0]));
+}
+
+static const tdt_case empty_float_permute[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 2, 0, 1 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 3, 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 1, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+};
+
+static void test_float_permute_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_permute",
+        .run = cmp_float_permute,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "perm" },
+        .nmse = 1e-07,
+        .seed = 2308556652u,
+    };
+    const int n = (int)(sizeof empty_float_permute / sizeof empty_float_permute[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_permute, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_permute, n);
 }
 
 static void test_float_expand_example_1(void **state)
@@ -15337,6 +18711,34 @@ static void test_float_expand_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_expand, (int)(sizeof cases_float_expand / sizeof cases_float_expand[0]));
 }
 
+static const tdt_case empty_float_expand[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 2, 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 3 } } }, .alen = { 2 }, .a = { { 0, 3 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 2 }, .a = { { 0, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 1 } } }, .alen = { 3 }, .a = { { -1, -1, 5 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 3 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_expand_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_expand",
+        .run = cmp_float_expand,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 96800842u,
+    };
+    const int n = (int)(sizeof empty_float_expand / sizeof empty_float_expand[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_expand, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_expand, n);
+}
+
 static void test_float_slice_example_1(void **state)
 {
     (void)state;
@@ -15409,6 +18811,25 @@ static void test_float_slice_example_4(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const float want[] = { 2.5f, 3.0f, 4.5f, 5.0f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_slice_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(1) };
+    tdt_check(td_float_slice(a, starts, 1, ends, 1, &out), "float_slice");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(4) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -15503,6 +18924,34 @@ static void test_float_slice_vs_cpu(void **state)
         .seed = 109967260u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_slice, (int)(sizeof cases_float_slice / sizeof cases_float_slice[0]));
+}
+
+static const tdt_case empty_float_slice[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 3 } } }, .alen = { 1, 1 }, .a = { { 2 }, { 1 } }, .want_status = TD_E_RANGE },
+};
+
+static void test_float_slice_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_slice",
+        .run = cmp_float_slice,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 109967260u,
+    };
+    const int n = (int)(sizeof empty_float_slice / sizeof empty_float_slice[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_slice, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_slice, n);
 }
 
 static void test_float_flip_example_1(void **state)
@@ -15690,6 +19139,31 @@ static void test_float_flip_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_flip, (int)(sizeof cases_float_flip / sizeof cases_float_flip[0]));
 }
 
+static const tdt_case empty_float_flip[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+};
+
+static void test_float_flip_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_flip",
+        .run = cmp_float_flip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 2222784589u,
+    };
+    const int n = (int)(sizeof empty_float_flip / sizeof empty_float_flip[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_flip, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_flip, n);
+}
+
 static void test_float_repeat_dim_example_1(void **state)
 {
     (void)state;
@@ -15836,6 +19310,31 @@ static void test_float_repeat_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_repeat_dim, (int)(sizeof cases_float_repeat_dim / sizeof cases_float_repeat_dim[0]));
 }
 
+static const tdt_case empty_float_repeat_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+};
+
+static void test_float_repeat_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_repeat_dim",
+        .run = cmp_float_repeat_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 2766273372u,
+    };
+    const int n = (int)(sizeof empty_float_repeat_dim / sizeof empty_float_repeat_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_repeat_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_repeat_dim, n);
+}
+
 static void test_float_transpose_example_1(void **state)
 {
     (void)state;
@@ -15946,6 +19445,30 @@ static void test_float_transpose_vs_cpu(void **state)
         .seed = 3018234093u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_transpose, (int)(sizeof cases_float_transpose / sizeof cases_float_transpose[0]));
+}
+
+static const tdt_case empty_float_transpose[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+};
+
+static void test_float_transpose_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_transpose",
+        .run = cmp_float_transpose,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3018234093u,
+    };
+    const int n = (int)(sizeof empty_float_transpose / sizeof empty_float_transpose[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_transpose, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_transpose, n);
 }
 
 static void test_float_narrow_example_1(void **state)
@@ -16092,6 +19615,31 @@ static void test_float_narrow_vs_cpu(void **state)
         .seed = 292156569u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_narrow, (int)(sizeof cases_float_narrow / sizeof cases_float_narrow[0]));
+}
+
+static const tdt_case empty_float_narrow[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+};
+
+static void test_float_narrow_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_narrow",
+        .run = cmp_float_narrow,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 292156569u,
+    };
+    const int n = (int)(sizeof empty_float_narrow / sizeof empty_float_narrow[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_narrow, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_narrow, n);
 }
 
 static void test_float_unfold_null(void **state)
@@ -16292,6 +19840,32 @@ static void test_float_pad_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_pad, (int)(sizeof cases_float_pad / sizeof cases_float_pad[0]));
 }
 
+static const tdt_case empty_float_pad[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 0.0f }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 5.0f }, .as_reference = true },
+};
+
+static void test_float_pad_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_pad",
+        .run = cmp_float_pad,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "pads" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3153178623u,
+    };
+    const int n = (int)(sizeof empty_float_pad / sizeof empty_float_pad[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_pad, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_pad, n);
+}
+
 static void test_float_mean_example_1(void **state)
 {
     (void)state;
@@ -16430,6 +20004,31 @@ static void test_float_mean_vs_cpu(void **state)
         .seed = 2241035091u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_mean, (int)(sizeof cases_float_mean / sizeof cases_float_mean[0]));
+}
+
+static const tdt_case empty_float_mean[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_float_mean_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean",
+        .run = cmp_float_mean,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2241035091u,
+    };
+    const int n = (int)(sizeof empty_float_mean / sizeof empty_float_mean[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_mean, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_mean, n);
 }
 
 static void test_float_prod_null(void **state)
@@ -16627,6 +20226,31 @@ static void test_float_max_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_max, (int)(sizeof cases_float_max / sizeof cases_float_max[0]));
 }
 
+static const tdt_case empty_float_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max",
+        .run = cmp_float_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1368854288u,
+    };
+    const int n = (int)(sizeof empty_float_max / sizeof empty_float_max[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_max, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_max, n);
+}
+
 static void test_float_min_example_1(void **state)
 {
     (void)state;
@@ -16750,6 +20374,31 @@ static void test_float_min_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_min, (int)(sizeof cases_float_min / sizeof cases_float_min[0]));
 }
 
+static const tdt_case empty_float_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_min_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min",
+        .run = cmp_float_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1736681978u,
+    };
+    const int n = (int)(sizeof empty_float_min / sizeof empty_float_min[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_min, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_min, n);
+}
+
 static void test_float_max_abs_example_1(void **state)
 {
     (void)state;
@@ -16871,6 +20520,31 @@ static void test_float_max_abs_vs_cpu(void **state)
         .seed = 129675267u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_max_abs, (int)(sizeof cases_float_max_abs / sizeof cases_float_max_abs[0]));
+}
+
+static const tdt_case empty_float_max_abs[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_abs_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs",
+        .run = cmp_float_max_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 129675267u,
+    };
+    const int n = (int)(sizeof empty_float_max_abs / sizeof empty_float_max_abs[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_max_abs, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_max_abs, n);
 }
 
 static void test_float_max_abs_dim_example_1(void **state)
@@ -17025,6 +20699,33 @@ static void test_float_max_abs_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_max_abs_dim, (int)(sizeof cases_float_max_abs_dim / sizeof cases_float_max_abs_dim[0]));
 }
 
+static const tdt_case empty_float_max_abs_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_abs_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs_dim",
+        .run = cmp_float_max_abs_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3727604130u,
+    };
+    const int n = (int)(sizeof empty_float_max_abs_dim / sizeof empty_float_max_abs_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_max_abs_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_max_abs_dim, n);
+}
+
 static void test_float_any_example_1(void **state)
 {
     (void)state;
@@ -17165,6 +20866,31 @@ static void test_float_any_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_any, (int)(sizeof cases_float_any / sizeof cases_float_any[0]));
 }
 
+static const tdt_case empty_float_any[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_float_any_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any",
+        .run = cmp_float_any,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1844429200u,
+    };
+    const int n = (int)(sizeof empty_float_any / sizeof empty_float_any[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_any, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_any, n);
+}
+
 static void test_float_any_dim_example_1(void **state)
 {
     (void)state;
@@ -17298,6 +21024,33 @@ static void test_float_any_dim_vs_cpu(void **state)
         .seed = 1140471713u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_any_dim, (int)(sizeof cases_float_any_dim / sizeof cases_float_any_dim[0]));
+}
+
+static const tdt_case empty_float_any_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_float_any_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any_dim",
+        .run = cmp_float_any_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1140471713u,
+    };
+    const int n = (int)(sizeof empty_float_any_dim / sizeof empty_float_any_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_any_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_any_dim, n);
 }
 
 static void test_float_all_example_1(void **state)
@@ -17440,6 +21193,31 @@ static void test_float_all_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_all, (int)(sizeof cases_float_all / sizeof cases_float_all[0]));
 }
 
+static const tdt_case empty_float_all[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_float_all_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all",
+        .run = cmp_float_all,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1726691677u,
+    };
+    const int n = (int)(sizeof empty_float_all / sizeof empty_float_all[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_all, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_all, n);
+}
+
 static void test_float_all_dim_example_1(void **state)
 {
     (void)state;
@@ -17573,6 +21351,33 @@ static void test_float_all_dim_vs_cpu(void **state)
         .seed = 1851968592u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_all_dim, (int)(sizeof cases_float_all_dim / sizeof cases_float_all_dim[0]));
+}
+
+static const tdt_case empty_float_all_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_float_all_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all_dim",
+        .run = cmp_float_all_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1851968592u,
+    };
+    const int n = (int)(sizeof empty_float_all_dim / sizeof empty_float_all_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_all_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_all_dim, n);
 }
 
 static void test_float_cumsum_example_1(void **state)
@@ -17742,6 +21547,31 @@ static void test_float_cumsum_vs_cpu(void **state)
         .seed = 2604061036u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_cumsum, (int)(sizeof cases_float_cumsum / sizeof cases_float_cumsum[0]));
+}
+
+static const tdt_case empty_float_cumsum[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_cumsum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cumsum",
+        .run = cmp_float_cumsum,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2604061036u,
+    };
+    const int n = (int)(sizeof empty_float_cumsum / sizeof empty_float_cumsum[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_cumsum, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_cumsum, n);
 }
 
 static void test_float_cumprod_null(void **state)
@@ -17932,6 +21762,31 @@ static void test_float_cummax_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_cummax, (int)(sizeof cases_float_cummax / sizeof cases_float_cummax[0]));
 }
 
+static const tdt_case empty_float_cummax[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_cummax_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cummax",
+        .run = cmp_float_cummax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3249246165u,
+    };
+    const int n = (int)(sizeof empty_float_cummax / sizeof empty_float_cummax[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_cummax, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_cummax, n);
+}
+
 static void test_float_cummin_example_1(void **state)
 {
     (void)state;
@@ -18082,6 +21937,31 @@ static void test_float_cummin_vs_cpu(void **state)
         .seed = 2881418475u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_cummin, (int)(sizeof cases_float_cummin / sizeof cases_float_cummin[0]));
+}
+
+static const tdt_case empty_float_cummin[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_cummin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cummin",
+        .run = cmp_float_cummin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2881418475u,
+    };
+    const int n = (int)(sizeof empty_float_cummin / sizeof empty_float_cummin[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_cummin, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_cummin, n);
 }
 
 static void test_float_sort_null(void **state)
@@ -18317,6 +22197,31 @@ static void test_float_neg_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_neg, (int)(sizeof cases_float_neg / sizeof cases_float_neg[0]));
 }
 
+static const tdt_case empty_float_neg[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_neg_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_neg",
+        .run = cmp_float_neg,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 714128136u,
+    };
+    const int n = (int)(sizeof empty_float_neg / sizeof empty_float_neg[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_neg, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_neg, n);
+}
+
 static void test_float_abs_example_1(void **state)
 {
     (void)state;
@@ -18406,6 +22311,31 @@ static void test_float_abs_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_abs, (int)(sizeof cases_float_abs / sizeof cases_float_abs[0]));
 }
 
+static const tdt_case empty_float_abs[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_abs_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_abs",
+        .run = cmp_float_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2148397818u,
+    };
+    const int n = (int)(sizeof empty_float_abs / sizeof empty_float_abs[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_abs, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_abs, n);
+}
+
 static void test_float_exp_example_1(void **state)
 {
     (void)state;
@@ -18419,6 +22349,23 @@ static void test_float_exp_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
     static const float want[] = { 1.0f, 2.7182817f, 0.36787945f, 12.182494f, 4.539993e-05f, 22026.465f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_exp_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_exp(a, &out), "float_exp");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 0.0001f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -18493,6 +22440,31 @@ static void test_float_exp_vs_cpu(void **state)
         .seed = 3365350369u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_exp, (int)(sizeof cases_float_exp / sizeof cases_float_exp[0]));
+}
+
+static const tdt_case empty_float_exp[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_exp_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_exp",
+        .run = cmp_float_exp,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3365350369u,
+    };
+    const int n = (int)(sizeof empty_float_exp / sizeof empty_float_exp[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_exp, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_exp, n);
 }
 
 static void test_float_log_example_1(void **state)
@@ -18601,6 +22573,31 @@ static void test_float_log_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_log, (int)(sizeof cases_float_log / sizeof cases_float_log[0]));
 }
 
+static const tdt_case empty_float_log[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_log_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log",
+        .run = cmp_float_log,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3820658468u,
+    };
+    const int n = (int)(sizeof empty_float_log / sizeof empty_float_log[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_log, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_log, n);
+}
+
 static void test_float_sqrt_example_1(void **state)
 {
     (void)state;
@@ -18707,6 +22704,31 @@ static void test_float_sqrt_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_sqrt, (int)(sizeof cases_float_sqrt / sizeof cases_float_sqrt[0]));
 }
 
+static const tdt_case empty_float_sqrt[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sqrt_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sqrt",
+        .run = cmp_float_sqrt,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2355306828u,
+    };
+    const int n = (int)(sizeof empty_float_sqrt / sizeof empty_float_sqrt[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_sqrt, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_sqrt, n);
+}
+
 static void test_float_sin_example_1(void **state)
 {
     (void)state;
@@ -18794,6 +22816,31 @@ static void test_float_sin_vs_cpu(void **state)
         .seed = 1461308268u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_sin, (int)(sizeof cases_float_sin / sizeof cases_float_sin[0]));
+}
+
+static const tdt_case empty_float_sin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sin",
+        .run = cmp_float_sin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-06,
+        .seed = 1461308268u,
+    };
+    const int n = (int)(sizeof empty_float_sin / sizeof empty_float_sin[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_sin, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_sin, n);
 }
 
 static void test_float_cos_example_1(void **state)
@@ -18885,6 +22932,31 @@ static void test_float_cos_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_cos, (int)(sizeof cases_float_cos / sizeof cases_float_cos[0]));
 }
 
+static const tdt_case empty_float_cos[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_cos_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cos",
+        .run = cmp_float_cos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-06,
+        .seed = 2665288737u,
+    };
+    const int n = (int)(sizeof empty_float_cos / sizeof empty_float_cos[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_cos, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_cos, n);
+}
+
 static void test_float_tanh_example_1(void **state)
 {
     (void)state;
@@ -18974,6 +23046,31 @@ static void test_float_tanh_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_tanh, (int)(sizeof cases_float_tanh / sizeof cases_float_tanh[0]));
 }
 
+static const tdt_case empty_float_tanh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_tanh_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tanh",
+        .run = cmp_float_tanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3519058547u,
+    };
+    const int n = (int)(sizeof empty_float_tanh / sizeof empty_float_tanh[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_tanh, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_tanh, n);
+}
+
 static void test_float_sigmoid_example_1(void **state)
 {
     (void)state;
@@ -19061,6 +23158,31 @@ static void test_float_sigmoid_vs_cpu(void **state)
         .seed = 2692805374u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_sigmoid, (int)(sizeof cases_float_sigmoid / sizeof cases_float_sigmoid[0]));
+}
+
+static const tdt_case empty_float_sigmoid[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_sigmoid_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sigmoid",
+        .run = cmp_float_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2692805374u,
+    };
+    const int n = (int)(sizeof empty_float_sigmoid / sizeof empty_float_sigmoid[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_sigmoid, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_sigmoid, n);
 }
 
 static void test_float_relu_example_1(void **state)
@@ -19169,6 +23291,31 @@ static void test_float_relu_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_relu, (int)(sizeof cases_float_relu / sizeof cases_float_relu[0]));
 }
 
+static const tdt_case empty_float_relu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_relu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_relu",
+        .run = cmp_float_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1957067640u,
+    };
+    const int n = (int)(sizeof empty_float_relu / sizeof empty_float_relu[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_relu, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_relu, n);
+}
+
 static void test_float_gelu_example_1(void **state)
 {
     (void)state;
@@ -19256,6 +23403,31 @@ static void test_float_gelu_vs_cpu(void **state)
         .seed = 3952147237u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_gelu, (int)(sizeof cases_float_gelu / sizeof cases_float_gelu[0]));
+}
+
+static const tdt_case empty_float_gelu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_gelu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gelu",
+        .run = cmp_float_gelu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3952147237u,
+    };
+    const int n = (int)(sizeof empty_float_gelu / sizeof empty_float_gelu[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_gelu, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_gelu, n);
 }
 
 static void test_float_powf_scalar_example_1(void **state)
@@ -19399,6 +23571,32 @@ static void test_float_powf_scalar_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_powf_scalar, (int)(sizeof cases_float_powf_scalar / sizeof cases_float_powf_scalar[0]));
 }
 
+static const tdt_case empty_float_powf_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_powf_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powf_scalar",
+        .run = cmp_float_powf_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 1584008355u,
+    };
+    const int n = (int)(sizeof empty_float_powf_scalar / sizeof empty_float_powf_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_powf_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_powf_scalar, n);
+}
+
 static void test_float_clamp_example_1(void **state)
 {
     (void)state;
@@ -19506,6 +23704,32 @@ static void test_float_clamp_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_clamp, (int)(sizeof cases_float_clamp / sizeof cases_float_clamp[0]));
 }
 
+static const tdt_case empty_float_clamp[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { -1.0f, 1.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.0f, 5.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { -1.0f, 1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.0f, 5.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_clamp_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp",
+        .run = cmp_float_clamp,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "lo", "hi" },
+        .nmse = 1e-07,
+        .seed = 1658695941u,
+    };
+    const int n = (int)(sizeof empty_float_clamp / sizeof empty_float_clamp[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_clamp, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_clamp, n);
+}
+
 static void test_float_add_scalar_example_1(void **state)
 {
     (void)state;
@@ -19596,6 +23820,32 @@ static void test_float_add_scalar_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_add_scalar, (int)(sizeof cases_float_add_scalar / sizeof cases_float_add_scalar[0]));
 }
 
+static const tdt_case empty_float_add_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { 0.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_add_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_add_scalar",
+        .run = cmp_float_add_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4245486926u,
+    };
+    const int n = (int)(sizeof empty_float_add_scalar / sizeof empty_float_add_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_add_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_add_scalar, n);
+}
+
 static void test_float_mul_scalar_example_1(void **state)
 {
     (void)state;
@@ -19684,6 +23934,32 @@ static void test_float_mul_scalar_vs_cpu(void **state)
         .seed = 4138699485u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_mul_scalar, (int)(sizeof cases_float_mul_scalar / sizeof cases_float_mul_scalar[0]));
+}
+
+static const tdt_case empty_float_mul_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .f = { -2.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_mul_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mul_scalar",
+        .run = cmp_float_mul_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4138699485u,
+    };
+    const int n = (int)(sizeof empty_float_mul_scalar / sizeof empty_float_mul_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_mul_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_mul_scalar, n);
 }
 
 static void test_float_mask_fill_example_1(void **state)
@@ -19825,6 +24101,33 @@ static void test_float_mask_fill_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_mask_fill, (int)(sizeof cases_float_mask_fill / sizeof cases_float_mask_fill[0]));
 }
 
+static const tdt_case empty_float_mask_fill[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .f = { -1.5f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 1, 4 } } }, .f = { -1.5f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 0, { 0 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 0, 3 } } }, .f = { -1.5f }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_mask_fill_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_fill",
+        .run = cmp_float_mask_fill,
+        .dtype = { TD_F32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4191504706u,
+    };
+    const int n = (int)(sizeof empty_float_mask_fill / sizeof empty_float_mask_fill[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_mask_fill, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_mask_fill, n);
+}
+
 static void test_float_sum_example_1(void **state)
 {
     (void)state;
@@ -19871,6 +24174,23 @@ static void test_float_sum_example_3(void **state)
     tdt_check(td_float_sum(a, &out), "float_sum");
     static const int64_t want_shape[] = { 0 };
     static const float want[] = { INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sum_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum(a, &out), "float_sum");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 0.0f };
     tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
@@ -19946,6 +24266,31 @@ static void test_float_sum_vs_cpu(void **state)
         .seed = 2049113313u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_sum, (int)(sizeof cases_float_sum / sizeof cases_float_sum[0]));
+}
+
+static const tdt_case empty_float_sum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+};
+
+static void test_float_sum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sum",
+        .run = cmp_float_sum,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2049113313u,
+    };
+    const int n = (int)(sizeof empty_float_sum / sizeof empty_float_sum[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_sum, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_sum, n);
 }
 
 static void test_float_sum_dim_example_1(void **state)
@@ -20029,6 +24374,40 @@ static void test_float_sum_dim_example_5(void **state)
     static const int64_t want_shape[] = { 0 };
     static const float want[] = { -3.0f };
     tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sum_dim_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(1), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sum_dim_example_7(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(0), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -20134,6 +24513,33 @@ static void test_float_sum_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_sum_dim, (int)(sizeof cases_float_sum_dim / sizeof cases_float_sum_dim[0]));
 }
 
+static const tdt_case empty_float_sum_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_float_sum_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sum_dim",
+        .run = cmp_float_sum_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 736801708u,
+    };
+    const int n = (int)(sizeof empty_float_sum_dim / sizeof empty_float_sum_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_sum_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_sum_dim, n);
+}
+
 static void test_float_mean_dim_example_1(void **state)
 {
     (void)state;
@@ -20198,6 +24604,23 @@ static void test_float_mean_dim_example_4(void **state)
     static const int64_t want_shape[] = { 0 };
     static const float want[] = { 7.0f };
     tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_mean_dim_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_mean_dim(a, INT64_C(1), &out), "float_mean_dim");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const float want[] = { NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 2, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -20303,6 +24726,33 @@ static void test_float_mean_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_mean_dim, (int)(sizeof cases_float_mean_dim / sizeof cases_float_mean_dim[0]));
 }
 
+static const tdt_case empty_float_mean_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 4 } },
+};
+
+static void test_float_mean_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean_dim",
+        .run = cmp_float_mean_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 4027126098u,
+    };
+    const int n = (int)(sizeof empty_float_mean_dim / sizeof empty_float_mean_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_mean_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_mean_dim, n);
+}
+
 static void test_float_max_dim_example_1(void **state)
 {
     (void)state;
@@ -20367,6 +24817,23 @@ static void test_float_max_dim_example_4(void **state)
     static const int64_t want_shape[] = { 0 };
     static const float want[] = { -4.0f };
     tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_max_dim_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim(a, INT64_C(1), &out), "float_max_dim");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(1) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -20472,6 +24939,33 @@ static void test_float_max_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_max_dim, (int)(sizeof cases_float_max_dim / sizeof cases_float_max_dim[0]));
 }
 
+static const tdt_case empty_float_max_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_dim",
+        .run = cmp_float_max_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3760774433u,
+    };
+    const int n = (int)(sizeof empty_float_max_dim / sizeof empty_float_max_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_max_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_max_dim, n);
+}
+
 static void test_float_min_dim_example_1(void **state)
 {
     (void)state;
@@ -20536,6 +25030,23 @@ static void test_float_min_dim_example_4(void **state)
     static const int64_t want_shape[] = { 0 };
     static const float want[] = { 1.5f };
     tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_min_dim_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_min_dim(a, INT64_C(1), &out), "float_min_dim");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(1) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -20641,6 +25152,33 @@ static void test_float_min_dim_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_min_dim, (int)(sizeof cases_float_min_dim / sizeof cases_float_min_dim[0]));
 }
 
+static const tdt_case empty_float_min_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_min_dim_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min_dim",
+        .run = cmp_float_min_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3335973647u,
+    };
+    const int n = (int)(sizeof empty_float_min_dim / sizeof empty_float_min_dim[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_min_dim, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_min_dim, n);
+}
+
 static void test_float_argmax_example_1(void **state)
 {
     (void)state;
@@ -20688,6 +25226,23 @@ static void test_float_argmax_example_3(void **state)
     static const int64_t want_shape[] = { 0 };
     static const int32_t want[] = { 0 };
     tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argmax_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmax(a, INT64_C(0), &out), "float_argmax");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -20793,6 +25348,33 @@ static void test_float_argmax_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_argmax, (int)(sizeof cases_float_argmax / sizeof cases_float_argmax[0]));
 }
 
+static const tdt_case empty_float_argmax[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_argmax_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmax",
+        .run = cmp_float_argmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 292458832u,
+    };
+    const int n = (int)(sizeof empty_float_argmax / sizeof empty_float_argmax[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_argmax, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_argmax, n);
+}
+
 static void test_float_argmin_example_1(void **state)
 {
     (void)state;
@@ -20840,6 +25422,23 @@ static void test_float_argmin_example_3(void **state)
     static const int64_t want_shape[] = { 0 };
     static const int32_t want[] = { 0 };
     tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argmin_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmin(a, INT64_C(0), &out), "float_argmin");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -20943,6 +25542,33 @@ static void test_float_argmin_vs_cpu(void **state)
         .seed = 660183354u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_argmin, (int)(sizeof cases_float_argmin / sizeof cases_float_argmin[0]));
+}
+
+static const tdt_case empty_float_argmin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_argmin_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmin",
+        .run = cmp_float_argmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 660183354u,
+    };
+    const int n = (int)(sizeof empty_float_argmin / sizeof empty_float_argmin[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_argmin, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_argmin, n);
 }
 
 static void test_float_into_int_example_1(void **state)
@@ -21051,6 +25677,31 @@ static void test_float_into_int_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_into_int, (int)(sizeof cases_float_into_int / sizeof cases_float_into_int[0]));
 }
 
+static const tdt_case empty_float_into_int[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_into_int_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_into_int",
+        .run = cmp_float_into_int,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1200871078u,
+    };
+    const int n = (int)(sizeof empty_float_into_int / sizeof empty_float_into_int[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_into_int, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_into_int, n);
+}
+
 static void test_float_into_data_example_1(void **state)
 {
     (void)state;
@@ -21080,6 +25731,22 @@ static void test_float_into_data_example_2(void **state)
     tdt_check(td_float_into_data(a, dst, 1), "float_into_data");
     static const float want[] = { 0.25f };
     tdt_expect_host(TD_F32, dst, want, 1, 1e-05f);
+    td_tensor_release(a);
+}
+
+static void test_float_into_data_example_3(void **state)
+{
+    (void)state;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(4) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    float dst[1];
+    memset(dst, 0, sizeof dst);
+    tdt_check(td_float_into_data(a, dst, 1), "float_into_data");
+    static const float want[] = { 0.0f };
+    tdt_expect_host(TD_F32, dst, want, 0, 1e-05f);
     td_tensor_release(a);
 }
 
@@ -21155,6 +25822,31 @@ static void test_float_into_data_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_into_data, (int)(sizeof cases_float_into_data / sizeof cases_float_into_data[0]));
 }
 
+static const tdt_case empty_float_into_data[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_into_data_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_into_data",
+        .run = cmp_float_into_data,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32, .out_host = true,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1325182877u,
+    };
+    const int n = (int)(sizeof empty_float_into_data / sizeof empty_float_into_data[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_into_data, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_into_data, n);
+}
+
 static void test_int_add_example_1(void **state)
 {
     (void)state;
@@ -21219,6 +25911,29 @@ static void test_int_add_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2) };
     static const int32_t want[] = { -2147483648, 2147483647 };
     tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_add_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { 0 };
+    static const int32_t b_data[] = { 7 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 0);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_add(a, b, &out), "int_add");
+    static const int64_t want_shape[] = { INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(b);
@@ -21327,6 +26042,36 @@ static void test_int_add_vs_cpu(void **state)
         .seed = 3176406070u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_add, (int)(sizeof cases_int_add / sizeof cases_int_add[0]));
+}
+
+static const tdt_case empty_int_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_add",
+        .run = cmp_int_add,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3176406070u,
+    };
+    const int n = (int)(sizeof empty_int_add / sizeof empty_int_add[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_add, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_add, n);
 }
 
 static void test_int_sub_example_1(void **state)
@@ -21503,6 +26248,36 @@ static void test_int_sub_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_sub, (int)(sizeof cases_int_sub / sizeof cases_int_sub[0]));
 }
 
+static const tdt_case empty_int_sub[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_sub_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sub",
+        .run = cmp_int_sub,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 177646807u,
+    };
+    const int n = (int)(sizeof empty_int_sub / sizeof empty_int_sub[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_sub, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_sub, n);
+}
+
 static void test_int_mul_example_1(void **state)
 {
     (void)state;
@@ -21652,6 +26427,36 @@ static void test_int_mul_vs_cpu(void **state)
         .seed = 3736163267u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_mul, (int)(sizeof cases_int_mul / sizeof cases_int_mul[0]));
+}
+
+static const tdt_case empty_int_mul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mul_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mul",
+        .run = cmp_int_mul,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3736163267u,
+    };
+    const int n = (int)(sizeof empty_int_mul / sizeof empty_int_mul[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_mul, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_mul, n);
 }
 
 static void test_int_div_example_1(void **state)
@@ -21828,6 +26633,36 @@ static void test_int_div_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_div, (int)(sizeof cases_int_div / sizeof cases_int_div[0]));
 }
 
+static const tdt_case empty_int_div[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_div_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_div",
+        .run = cmp_int_div,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_NONZERO },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3431923366u,
+    };
+    const int n = (int)(sizeof empty_int_div / sizeof empty_int_div[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_div, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_div, n);
+}
+
 static void test_int_remainder_example_1(void **state)
 {
     (void)state;
@@ -21977,6 +26812,36 @@ static void test_int_remainder_vs_cpu(void **state)
         .seed = 1364591150u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_remainder, (int)(sizeof cases_int_remainder / sizeof cases_int_remainder[0]));
+}
+
+static const tdt_case empty_int_remainder[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_remainder_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_remainder",
+        .run = cmp_int_remainder,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_NONZERO },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1364591150u,
+    };
+    const int n = (int)(sizeof empty_int_remainder / sizeof empty_int_remainder[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_remainder, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_remainder, n);
 }
 
 static void test_int_equal_example_1(void **state)
@@ -22130,6 +26995,36 @@ static void test_int_equal_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_equal, (int)(sizeof cases_int_equal / sizeof cases_int_equal[0]));
 }
 
+static const tdt_case empty_int_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_equal",
+        .run = cmp_int_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2457506009u,
+    };
+    const int n = (int)(sizeof empty_int_equal / sizeof empty_int_equal[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_equal, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_equal, n);
+}
+
 static void test_int_greater_example_1(void **state)
 {
     (void)state;
@@ -22281,6 +27176,36 @@ static void test_int_greater_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_greater, (int)(sizeof cases_int_greater / sizeof cases_int_greater[0]));
 }
 
+static const tdt_case empty_int_greater[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_greater_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater",
+        .run = cmp_int_greater,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2835865079u,
+    };
+    const int n = (int)(sizeof empty_int_greater / sizeof empty_int_greater[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_greater, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_greater, n);
+}
+
 static void test_int_lower_example_1(void **state)
 {
     (void)state;
@@ -22430,6 +27355,36 @@ static void test_int_lower_vs_cpu(void **state)
         .seed = 3368902432u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_lower, (int)(sizeof cases_int_lower / sizeof cases_int_lower[0]));
+}
+
+static const tdt_case empty_int_lower[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_lower_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower",
+        .run = cmp_int_lower,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3368902432u,
+    };
+    const int n = (int)(sizeof empty_int_lower / sizeof empty_int_lower[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_lower, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_lower, n);
 }
 
 static void test_int_mask_where_example_1(void **state)
@@ -22601,6 +27556,32 @@ static void test_int_mask_where_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_mask_where, (int)(sizeof cases_int_mask_where / sizeof cases_int_mask_where[0]));
 }
 
+static const tdt_case empty_int_mask_where[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 2, { 1, 3 } }, { 0, { 0 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } }, { 1, { 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 3 } }, { 2, { 0, 1 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 3 } }, { 1, { 1 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mask_where_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mask_where",
+        .run = cmp_int_mask_where,
+        .dtype = { TD_I32, TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "mask", "value" },
+        .nmse = 1e-07,
+        .seed = 2068316995u,
+    };
+    const int n = (int)(sizeof empty_int_mask_where / sizeof empty_int_mask_where[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_mask_where, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_mask_where, n);
+}
+
 static void test_bool_and_example_1(void **state)
 {
     (void)state;
@@ -22750,6 +27731,36 @@ static void test_bool_and_vs_cpu(void **state)
         .seed = 413802095u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_and, (int)(sizeof cases_bool_and / sizeof cases_bool_and[0]));
+}
+
+static const tdt_case empty_bool_and[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_and_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_and",
+        .run = cmp_bool_and,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 413802095u,
+    };
+    const int n = (int)(sizeof empty_bool_and / sizeof empty_bool_and[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_and, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_and, n);
 }
 
 static void test_bool_or_example_1(void **state)
@@ -22903,6 +27914,36 @@ static void test_bool_or_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_or, (int)(sizeof cases_bool_or / sizeof cases_bool_or[0]));
 }
 
+static const tdt_case empty_bool_or[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_or_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_or",
+        .run = cmp_bool_or,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3116374267u,
+    };
+    const int n = (int)(sizeof empty_bool_or / sizeof empty_bool_or[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_or, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_or, n);
+}
+
 static void test_bool_xor_example_1(void **state)
 {
     (void)state;
@@ -23052,6 +28093,36 @@ static void test_bool_xor_vs_cpu(void **state)
         .seed = 3911531239u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_xor, (int)(sizeof cases_bool_xor / sizeof cases_bool_xor[0]));
+}
+
+static const tdt_case empty_bool_xor[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_xor_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_xor",
+        .run = cmp_bool_xor,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3911531239u,
+    };
+    const int n = (int)(sizeof empty_bool_xor / sizeof empty_bool_xor[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_xor, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_xor, n);
 }
 
 static void test_bool_equal_example_1(void **state)
@@ -23205,6 +28276,36 @@ static void test_bool_equal_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_equal, (int)(sizeof cases_bool_equal / sizeof cases_bool_equal[0]));
 }
 
+static const tdt_case empty_bool_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_equal",
+        .run = cmp_bool_equal,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 171082890u,
+    };
+    const int n = (int)(sizeof empty_bool_equal / sizeof empty_bool_equal[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_equal, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_equal, n);
+}
+
 static void test_bool_not_equal_example_1(void **state)
 {
     (void)state;
@@ -23354,6 +28455,36 @@ static void test_bool_not_equal_vs_cpu(void **state)
         .seed = 3125976444u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_not_equal, (int)(sizeof cases_bool_not_equal / sizeof cases_bool_not_equal[0]));
+}
+
+static const tdt_case empty_bool_not_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_not_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_not_equal",
+        .run = cmp_bool_not_equal,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3125976444u,
+    };
+    const int n = (int)(sizeof empty_bool_not_equal / sizeof empty_bool_not_equal[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_not_equal, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_not_equal, n);
 }
 
 static void test_bool_mask_where_example_1(void **state)
@@ -23523,6 +28654,32 @@ static void test_bool_mask_where_vs_cpu(void **state)
         .seed = 3360495986u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_mask_where, (int)(sizeof cases_bool_mask_where / sizeof cases_bool_mask_where[0]));
+}
+
+static const tdt_case empty_bool_mask_where[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 2, { 1, 3 } }, { 0, { 0 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } }, { 1, { 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 3 } }, { 2, { 0, 1 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 3 } }, { 1, { 1 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_mask_where_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_mask_where",
+        .run = cmp_bool_mask_where,
+        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "mask", "value" },
+        .nmse = 1e-07,
+        .seed = 3360495986u,
+    };
+    const int n = (int)(sizeof empty_bool_mask_where / sizeof empty_bool_mask_where[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_mask_where, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_mask_where, n);
 }
 
 static void test_int_powi_null(void **state)
@@ -23727,6 +28884,36 @@ static void test_int_maximum_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_maximum, (int)(sizeof cases_int_maximum / sizeof cases_int_maximum[0]));
 }
 
+static const tdt_case empty_int_maximum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_maximum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_maximum",
+        .run = cmp_int_maximum,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2912327971u,
+    };
+    const int n = (int)(sizeof empty_int_maximum / sizeof empty_int_maximum[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_maximum, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_maximum, n);
+}
+
 static void test_int_minimum_example_1(void **state)
 {
     (void)state;
@@ -23853,6 +29040,36 @@ static void test_int_minimum_vs_cpu(void **state)
         .seed = 347359669u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_minimum, (int)(sizeof cases_int_minimum / sizeof cases_int_minimum[0]));
+}
+
+static const tdt_case empty_int_minimum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_minimum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_minimum",
+        .run = cmp_int_minimum,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 347359669u,
+    };
+    const int n = (int)(sizeof empty_int_minimum / sizeof empty_int_minimum[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_minimum, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_minimum, n);
 }
 
 static void test_int_not_equal_example_1(void **state)
@@ -24006,6 +29223,36 @@ static void test_int_not_equal_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_not_equal, (int)(sizeof cases_int_not_equal / sizeof cases_int_not_equal[0]));
 }
 
+static const tdt_case empty_int_not_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_not_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_not_equal",
+        .run = cmp_int_not_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1102222235u,
+    };
+    const int n = (int)(sizeof empty_int_not_equal / sizeof empty_int_not_equal[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_not_equal, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_not_equal, n);
+}
+
 static void test_int_greater_equal_example_1(void **state)
 {
     (void)state;
@@ -24157,6 +29404,36 @@ static void test_int_greater_equal_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_greater_equal, (int)(sizeof cases_int_greater_equal / sizeof cases_int_greater_equal[0]));
 }
 
+static const tdt_case empty_int_greater_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_greater_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_greater_equal",
+        .run = cmp_int_greater_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3551210864u,
+    };
+    const int n = (int)(sizeof empty_int_greater_equal / sizeof empty_int_greater_equal[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_greater_equal, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_greater_equal, n);
+}
+
 static void test_int_lower_equal_example_1(void **state)
 {
     (void)state;
@@ -24306,6 +29583,36 @@ static void test_int_lower_equal_vs_cpu(void **state)
         .seed = 256547895u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_lower_equal, (int)(sizeof cases_int_lower_equal / sizeof cases_int_lower_equal[0]));
+}
+
+static const tdt_case empty_int_lower_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_lower_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower_equal",
+        .run = cmp_int_lower_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 256547895u,
+    };
+    const int n = (int)(sizeof empty_int_lower_equal / sizeof empty_int_lower_equal[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_lower_equal, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_lower_equal, n);
 }
 
 static void test_int_matmul_null(void **state)
@@ -24802,6 +30109,31 @@ static void test_int_slice_assign_example_2(void **state)
     td_tensor_release(value);
 }
 
+static void test_int_slice_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(0) };
+    static const int32_t value_data[] = { 0 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(3) };
+    static const int64_t ends[] = { INT64_C(3) };
+    tdt_check(td_int_slice_assign(a, value, starts, 1, ends, 1, &out), "int_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 1, 2, 3 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
 static void test_int_slice_assign_null(void **state)
 {
     (void)state;
@@ -24928,6 +30260,34 @@ static void test_int_slice_assign_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_slice_assign, (int)(sizeof cases_int_slice_assign / sizeof cases_int_slice_assign[0]));
 }
 
+static const tdt_case empty_int_slice_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 3, 0 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 1, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 0 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 1, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_slice_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_slice_assign",
+        .run = cmp_int_slice_assign,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "value" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2777449837u,
+    };
+    const int n = (int)(sizeof empty_int_slice_assign / sizeof empty_int_slice_assign[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_slice_assign, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_slice_assign, n);
+}
+
 static void test_bool_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -24973,6 +30333,31 @@ static void test_bool_slice_assign_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(4) };
     static const bool want[] = { true, false, false, true, false, false, true, false, false, true, false, true };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
+static void test_bool_slice_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool a_data[] = { false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool value_data[] = { false };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(0) };
+    static const int64_t ends[] = { INT64_C(0) };
+    tdt_check(td_bool_slice_assign(a, value, starts, 1, ends, 1, &out), "bool_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const bool want[] = { false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(value);
@@ -25102,6 +30487,34 @@ static void test_bool_slice_assign_vs_cpu(void **state)
         .seed = 3354029720u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_slice_assign, (int)(sizeof cases_bool_slice_assign / sizeof cases_bool_slice_assign[0]));
+}
+
+static const tdt_case empty_bool_slice_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 3, 0 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 1, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 0 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 1, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_slice_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_slice_assign",
+        .run = cmp_bool_slice_assign,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "value" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 3354029720u,
+    };
+    const int n = (int)(sizeof empty_bool_slice_assign / sizeof empty_bool_slice_assign[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_slice_assign, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_slice_assign, n);
 }
 
 static void test_float_prelu_example_1(void **state)
@@ -25240,6 +30653,32 @@ static void test_float_prelu_vs_cpu(void **state)
         .seed = 3025630476u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_prelu, (int)(sizeof cases_float_prelu / sizeof cases_float_prelu[0]));
+}
+
+static const tdt_case empty_float_prelu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 0, { 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 2, { 0, 3 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_prelu_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prelu",
+        .run = cmp_float_prelu,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "weight" },
+        .nmse = 1e-07,
+        .seed = 3025630476u,
+    };
+    const int n = (int)(sizeof empty_float_prelu / sizeof empty_float_prelu[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_prelu, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_prelu, n);
 }
 
 static void test_float_cross_entropy_example_1(void **state)
@@ -25398,6 +30837,30 @@ static void test_float_cross_entropy_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_cross_entropy, (int)(sizeof cases_float_cross_entropy / sizeof cases_float_cross_entropy[0]));
 }
 
+static const tdt_case empty_float_cross_entropy[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 3 } } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 0, 10 } }, { 1, { 7 } } }, .as_reference = true },
+};
+
+static void test_float_cross_entropy_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross_entropy",
+        .run = cmp_float_cross_entropy,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "logits", "targets" },
+        .nmse = 1e-07,
+        .seed = 842115592u,
+    };
+    const int n = (int)(sizeof empty_float_cross_entropy / sizeof empty_float_cross_entropy[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_cross_entropy, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_cross_entropy, n);
+}
+
 static void test_float_add_example_1(void **state)
 {
     (void)state;
@@ -25462,6 +30925,29 @@ static void test_float_add_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2) };
     static const float want[] = { NAN, -INFINITY };
     tdt_expect(out, TD_F32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_add_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(1), INT64_C(4) };
+    static const float b_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_add(a, b, &out), "float_add");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(4) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(b);
@@ -25570,6 +31056,36 @@ static void test_float_add_vs_cpu(void **state)
         .seed = 2399076365u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_add, (int)(sizeof cases_float_add / sizeof cases_float_add[0]));
+}
+
+static const tdt_case empty_float_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_add_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_add",
+        .run = cmp_float_add,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2399076365u,
+    };
+    const int n = (int)(sizeof empty_float_add / sizeof empty_float_add[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_add, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_add, n);
 }
 
 static void test_float_sub_example_1(void **state)
@@ -25723,6 +31239,36 @@ static void test_float_sub_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_sub, (int)(sizeof cases_float_sub / sizeof cases_float_sub[0]));
 }
 
+static const tdt_case empty_float_sub[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_sub_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sub",
+        .run = cmp_float_sub,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1931669980u,
+    };
+    const int n = (int)(sizeof empty_float_sub / sizeof empty_float_sub[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_sub, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_sub, n);
+}
+
 static void test_float_mul_example_1(void **state)
 {
     (void)state;
@@ -25872,6 +31418,36 @@ static void test_float_mul_vs_cpu(void **state)
         .seed = 1165551384u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_mul, (int)(sizeof cases_float_mul / sizeof cases_float_mul[0]));
+}
+
+static const tdt_case empty_float_mul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_mul_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mul",
+        .run = cmp_float_mul,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1165551384u,
+    };
+    const int n = (int)(sizeof empty_float_mul / sizeof empty_float_mul[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_mul, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_mul, n);
 }
 
 static void test_float_div_example_1(void **state)
@@ -26048,6 +31624,36 @@ static void test_float_div_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_div, (int)(sizeof cases_float_div / sizeof cases_float_div[0]));
 }
 
+static const tdt_case empty_float_div[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_div_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div",
+        .run = cmp_float_div,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1272402809u,
+    };
+    const int n = (int)(sizeof empty_float_div / sizeof empty_float_div[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_div, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_div, n);
+}
+
 static void test_float_powf_example_1(void **state)
 {
     (void)state;
@@ -26222,6 +31828,36 @@ static void test_float_powf_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_powf, (int)(sizeof cases_float_powf / sizeof cases_float_powf[0]));
 }
 
+static const tdt_case empty_float_powf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_powf_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powf",
+        .run = cmp_float_powf,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3340480778u,
+    };
+    const int n = (int)(sizeof empty_float_powf / sizeof empty_float_powf[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_powf, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_powf, n);
+}
+
 static void test_float_maximum_example_1(void **state)
 {
     (void)state;
@@ -26371,6 +32007,36 @@ static void test_float_maximum_vs_cpu(void **state)
         .seed = 3240154824u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_maximum, (int)(sizeof cases_float_maximum / sizeof cases_float_maximum[0]));
+}
+
+static const tdt_case empty_float_maximum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_maximum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_maximum",
+        .run = cmp_float_maximum,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3240154824u,
+    };
+    const int n = (int)(sizeof empty_float_maximum / sizeof empty_float_maximum[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_maximum, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_maximum, n);
 }
 
 static void test_float_minimum_example_1(void **state)
@@ -26524,6 +32190,36 @@ static void test_float_minimum_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_minimum, (int)(sizeof cases_float_minimum / sizeof cases_float_minimum[0]));
 }
 
+static const tdt_case empty_float_minimum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_minimum_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_minimum",
+        .run = cmp_float_minimum,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3549022178u,
+    };
+    const int n = (int)(sizeof empty_float_minimum / sizeof empty_float_minimum[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_minimum, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_minimum, n);
+}
+
 static void test_float_equal_example_1(void **state)
 {
     (void)state;
@@ -26673,6 +32369,36 @@ static void test_float_equal_vs_cpu(void **state)
         .seed = 3875139570u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_equal, (int)(sizeof cases_float_equal / sizeof cases_float_equal[0]));
+}
+
+static const tdt_case empty_float_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal",
+        .run = cmp_float_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3875139570u,
+    };
+    const int n = (int)(sizeof empty_float_equal / sizeof empty_float_equal[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_equal, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_equal, n);
 }
 
 static void test_float_greater_example_1(void **state)
@@ -26826,6 +32552,36 @@ static void test_float_greater_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_greater, (int)(sizeof cases_float_greater / sizeof cases_float_greater[0]));
 }
 
+static const tdt_case empty_float_greater[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_greater_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater",
+        .run = cmp_float_greater,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3347536132u,
+    };
+    const int n = (int)(sizeof empty_float_greater / sizeof empty_float_greater[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_greater, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_greater, n);
+}
+
 static void test_float_greater_equal_example_1(void **state)
 {
     (void)state;
@@ -26975,6 +32731,36 @@ static void test_float_greater_equal_vs_cpu(void **state)
         .seed = 666036859u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_greater_equal, (int)(sizeof cases_float_greater_equal / sizeof cases_float_greater_equal[0]));
+}
+
+static const tdt_case empty_float_greater_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_greater_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal",
+        .run = cmp_float_greater_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 666036859u,
+    };
+    const int n = (int)(sizeof empty_float_greater_equal / sizeof empty_float_greater_equal[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_greater_equal, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_greater_equal, n);
 }
 
 static void test_float_lower_example_1(void **state)
@@ -27128,6 +32914,36 @@ static void test_float_lower_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_lower, (int)(sizeof cases_float_lower / sizeof cases_float_lower[0]));
 }
 
+static const tdt_case empty_float_lower[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_lower_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower",
+        .run = cmp_float_lower,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3619630723u,
+    };
+    const int n = (int)(sizeof empty_float_lower / sizeof empty_float_lower[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_lower, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_lower, n);
+}
+
 static void test_float_lower_equal_example_1(void **state)
 {
     (void)state;
@@ -27277,6 +33093,36 @@ static void test_float_lower_equal_vs_cpu(void **state)
         .seed = 2659839628u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_lower_equal, (int)(sizeof cases_float_lower_equal / sizeof cases_float_lower_equal[0]));
+}
+
+static const tdt_case empty_float_lower_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_lower_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal",
+        .run = cmp_float_lower_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2659839628u,
+    };
+    const int n = (int)(sizeof empty_float_lower_equal / sizeof empty_float_lower_equal[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_lower_equal, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_lower_equal, n);
 }
 
 static void test_float_mask_where_example_1(void **state)
@@ -27448,6 +33294,32 @@ static void test_float_mask_where_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_mask_where, (int)(sizeof cases_float_mask_where / sizeof cases_float_mask_where[0]));
 }
 
+static const tdt_case empty_float_mask_where[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 2, { 1, 3 } }, { 0, { 0 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } }, { 1, { 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 3 } }, { 2, { 0, 1 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 3 } }, { 1, { 1 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_mask_where_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_where",
+        .run = cmp_float_mask_where,
+        .dtype = { TD_F32, TD_BOOL, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask", "value" },
+        .nmse = 1e-07,
+        .seed = 1733271386u,
+    };
+    const int n = (int)(sizeof empty_float_mask_where / sizeof empty_float_mask_where[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_mask_where, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_mask_where, n);
+}
+
 static void test_float_matmul_example_1(void **state)
 {
     (void)state;
@@ -27512,6 +33384,52 @@ static void test_float_matmul_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1) };
     static const float want[] = { 1.0f, -0.5f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float b_data[] = { 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(b);
@@ -27617,6 +33535,34 @@ static void test_float_matmul_vs_cpu(void **state)
         .seed = 1120579826u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_matmul, (int)(sizeof cases_float_matmul / sizeof cases_float_matmul[0]));
+}
+
+static const tdt_case empty_float_matmul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 4, 5 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 4, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 3, 0 } }, { 2, { 0, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 0, 2, 3 } }, { 2, { 3, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 3, 4 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_matmul_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_matmul",
+        .run = cmp_float_matmul,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1120579826u,
+    };
+    const int n = (int)(sizeof empty_float_matmul / sizeof empty_float_matmul[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_matmul, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_matmul, n);
 }
 
 static void test_float_atan2_example_1(void **state)
@@ -27770,6 +33716,36 @@ static void test_float_atan2_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_atan2, (int)(sizeof cases_float_atan2 / sizeof cases_float_atan2[0]));
 }
 
+static const tdt_case empty_float_atan2[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_atan2_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan2",
+        .run = cmp_float_atan2,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3568088582u,
+    };
+    const int n = (int)(sizeof empty_float_atan2 / sizeof empty_float_atan2[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_atan2, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_atan2, n);
+}
+
 static void test_float_hypot_example_1(void **state)
 {
     (void)state;
@@ -27921,6 +33897,36 @@ static void test_float_hypot_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_hypot, (int)(sizeof cases_float_hypot / sizeof cases_float_hypot[0]));
 }
 
+static const tdt_case empty_float_hypot[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_hypot_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hypot",
+        .run = cmp_float_hypot,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1802293856u,
+    };
+    const int n = (int)(sizeof empty_float_hypot / sizeof empty_float_hypot[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_hypot, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_hypot, n);
+}
+
 static void test_float_powi_example_1(void **state)
 {
     (void)state;
@@ -28070,6 +34076,36 @@ static void test_float_powi_vs_cpu(void **state)
         .seed = 3122371731u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_powi, (int)(sizeof cases_float_powi / sizeof cases_float_powi[0]));
+}
+
+static const tdt_case empty_float_powi[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_powi_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi",
+        .run = cmp_float_powi,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3122371731u,
+    };
+    const int n = (int)(sizeof empty_float_powi / sizeof empty_float_powi[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_powi, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_powi, n);
 }
 
 static void test_float_remainder_example_1(void **state)
@@ -28246,6 +34282,36 @@ static void test_float_remainder_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_remainder, (int)(sizeof cases_float_remainder / sizeof cases_float_remainder[0]));
 }
 
+static const tdt_case empty_float_remainder[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_remainder_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder",
+        .run = cmp_float_remainder,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1392116533u,
+    };
+    const int n = (int)(sizeof empty_float_remainder / sizeof empty_float_remainder[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_remainder, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_remainder, n);
+}
+
 static void test_float_not_equal_example_1(void **state)
 {
     (void)state;
@@ -28397,6 +34463,36 @@ static void test_float_not_equal_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_not_equal, (int)(sizeof cases_float_not_equal / sizeof cases_float_not_equal[0]));
 }
 
+static const tdt_case empty_float_not_equal[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_not_equal_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal",
+        .run = cmp_float_not_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1276083572u,
+    };
+    const int n = (int)(sizeof empty_float_not_equal / sizeof empty_float_not_equal[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_not_equal, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_not_equal, n);
+}
+
 static void test_float_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -28467,6 +34563,31 @@ static void test_float_slice_assign_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(4) };
     static const float want[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, -0.5f, -1.0f, -1.5f, -2.0f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
+static void test_float_slice_assign_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float value_data[] = { 0.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(1) };
+    tdt_check(td_float_slice_assign(a, value, starts, 1, ends, 1, &out), "float_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(value);
@@ -28596,6 +34717,34 @@ static void test_float_slice_assign_vs_cpu(void **state)
         .seed = 2597258416u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_slice_assign, (int)(sizeof cases_float_slice_assign / sizeof cases_float_slice_assign[0]));
+}
+
+static const tdt_case empty_float_slice_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 3, 0 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 1, 0, 3 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 0 } } }, .alen = { 2, 2 }, .a = { { 3, 4 }, { 3, 4 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 1, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_slice_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_slice_assign",
+        .run = cmp_float_slice_assign,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "value" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2597258416u,
+    };
+    const int n = (int)(sizeof empty_float_slice_assign / sizeof empty_float_slice_assign[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_slice_assign, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_slice_assign, n);
 }
 
 static void test_float_cross_example_1(void **state)
@@ -28779,6 +34928,31 @@ static void test_float_cross_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_cross, (int)(sizeof cases_float_cross / sizeof cases_float_cross[0]));
 }
 
+static const tdt_case empty_float_cross[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(-1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 0, 5 } }, { 2, { 0, 5 } } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_cross_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross",
+        .run = cmp_float_cross,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3878385758u,
+    };
+    const int n = (int)(sizeof empty_float_cross / sizeof empty_float_cross[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_cross, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_cross, n);
+}
+
 static void test_float_cat_example_1(void **state)
 {
     (void)state;
@@ -28848,6 +35022,57 @@ static void test_float_cat_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
     static const float want[] = { 0.5f, 1.0f, 2.5f, 3.0f, 3.5f, 4.0f, 1.5f, 2.0f, 4.5f, 5.0f, 5.5f, 6.0f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_float_cat_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[3];
+    static const int64_t xs_1_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float xs_1_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 2);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(0) };
+    static const float xs_2_data[] = { 0.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    assert_non_null(xs_items[1]);
+    static const int64_t xs_3_shape[] = { INT64_C(1), INT64_C(2) };
+    static const float xs_3_data[] = { 5.0f, 6.0f };
+    xs_items[2] = tdt_make(dev, TD_F32, xs_3_data, xs_3_shape, 2);
+    assert_non_null(xs_items[2]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1], xs_items[2] };
+    tdt_check(td_float_cat(xs, 3, INT64_C(0), &out), "float_cat");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+    td_tensor_release(xs_items[2]);
+}
+
+static void test_float_cat_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float xs_1_data[] = { 0.0f };
+    xs_items[0] = tdt_make(dev, TD_F32, xs_1_data, xs_1_shape, 2);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float xs_2_data[] = { 7.0f, 8.0f };
+    xs_items[1] = tdt_make(dev, TD_F32, xs_2_data, xs_2_shape, 2);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_float_cat(xs, 2, INT64_C(1), &out), "float_cat");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { 7.0f, 8.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(xs_items[0]);
     td_tensor_release(xs_items[1]);
@@ -28945,6 +35170,36 @@ static void test_float_cat_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_cat, (int)(sizeof cases_float_cat / sizeof cases_float_cat[0]));
 }
 
+static const tdt_case empty_float_cat[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 1, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 3 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 2 } }, { 2, { 2, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_cat_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cat",
+        .run = cmp_float_cat,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2480337570u,
+    };
+    const int n = (int)(sizeof empty_float_cat / sizeof empty_float_cat[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_cat, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_cat, n);
+}
+
 static void test_int_cat_example_1(void **state)
 {
     (void)state;
@@ -29014,6 +35269,29 @@ static void test_int_cat_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
     static const int32_t want[] = { -4, -3, 0, 1, 2, 3, -2, -1, 4, 5, 6, 7 };
     tdt_expect(out, TD_I32, want_shape, 3, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_int_cat_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(0), INT64_C(3) };
+    static const int32_t xs_1_data[] = { 0 };
+    xs_items[0] = tdt_make(dev, TD_I32, xs_1_data, xs_1_shape, 2);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(0), INT64_C(3) };
+    static const int32_t xs_2_data[] = { 0 };
+    xs_items[1] = tdt_make(dev, TD_I32, xs_2_data, xs_2_shape, 2);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_int_cat(xs, 2, INT64_C(0), &out), "int_cat");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(3) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(xs_items[0]);
     td_tensor_release(xs_items[1]);
@@ -29111,6 +35389,36 @@ static void test_int_cat_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_cat, (int)(sizeof cases_int_cat / sizeof cases_int_cat[0]));
 }
 
+static const tdt_case empty_int_cat[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 1, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 3 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 2 } }, { 2, { 2, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_cat_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_cat",
+        .run = cmp_int_cat,
+        .dtype = { TD_I32, TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3593617013u,
+    };
+    const int n = (int)(sizeof empty_int_cat / sizeof empty_int_cat[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_cat, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_cat, n);
+}
+
 static void test_bool_cat_example_1(void **state)
 {
     (void)state;
@@ -29180,6 +35488,29 @@ static void test_bool_cat_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
     static const bool want[] = { false, false, false, true, false, false, true, false, true, false, false, true };
     tdt_expect(out, TD_BOOL, want_shape, 3, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(xs_items[0]);
+    td_tensor_release(xs_items[1]);
+}
+
+static void test_bool_cat_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    td_tensor *xs_items[2];
+    static const int64_t xs_1_shape[] = { INT64_C(0) };
+    static const bool xs_1_data[] = { false };
+    xs_items[0] = tdt_make(dev, TD_BOOL, xs_1_data, xs_1_shape, 1);
+    assert_non_null(xs_items[0]);
+    static const int64_t xs_2_shape[] = { INT64_C(1), INT64_C(2) };
+    static const bool xs_2_data[] = { true, false };
+    xs_items[1] = tdt_make(dev, TD_BOOL, xs_2_data, xs_2_shape, 2);
+    assert_non_null(xs_items[1]);
+    const td_tensor *xs[] = { xs_items[0], xs_items[1] };
+    tdt_check(td_bool_cat(xs, 2, INT64_C(1), &out), "bool_cat");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2) };
+    static const bool want[] = { true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 2, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(xs_items[0]);
     td_tensor_release(xs_items[1]);
@@ -29275,6 +35606,36 @@ static void test_bool_cat_vs_cpu(void **state)
         .seed = 1107826058u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_cat, (int)(sizeof cases_bool_cat / sizeof cases_bool_cat[0]));
+}
+
+static const tdt_case empty_bool_cat[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 1, 3 } } }, .i = { INT64_C(-2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 3 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 2 } }, { 2, { 2, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_cat_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_cat",
+        .run = cmp_bool_cat,
+        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1107826058u,
+    };
+    const int n = (int)(sizeof empty_bool_cat / sizeof empty_bool_cat[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_cat, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_cat, n);
 }
 
 static void test_float_stack_example_1(void **state)
@@ -29465,6 +35826,31 @@ static void test_float_stack_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_stack, (int)(sizeof cases_float_stack / sizeof cases_float_stack[0]));
 }
 
+static const tdt_case empty_float_stack[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+};
+
+static void test_float_stack_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_stack",
+        .run = cmp_float_stack,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 497795582u,
+    };
+    const int n = (int)(sizeof empty_float_stack / sizeof empty_float_stack[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_stack, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_stack, n);
+}
+
 static void test_int_stack_example_1(void **state)
 {
     (void)state;
@@ -29577,6 +35963,31 @@ static void test_int_stack_vs_cpu(void **state)
         .seed = 3088611045u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_int_stack, (int)(sizeof cases_int_stack / sizeof cases_int_stack[0]));
+}
+
+static const tdt_case empty_int_stack[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+};
+
+static void test_int_stack_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_stack",
+        .run = cmp_int_stack,
+        .dtype = { TD_I32, TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3088611045u,
+    };
+    const int n = (int)(sizeof empty_int_stack / sizeof empty_int_stack[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_stack, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_stack, n);
 }
 
 static void test_bool_stack_example_1(void **state)
@@ -29693,6 +36104,31 @@ static void test_bool_stack_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_stack, (int)(sizeof cases_bool_stack / sizeof cases_bool_stack[0]));
 }
 
+static const tdt_case empty_bool_stack[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+};
+
+static void test_bool_stack_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_stack",
+        .run = cmp_bool_stack,
+        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2843936726u,
+    };
+    const int n = (int)(sizeof empty_bool_stack / sizeof empty_bool_stack[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_stack, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_stack, n);
+}
+
 static void test_float_to_device_example_1(void **state)
 {
     (void)state;
@@ -29706,6 +36142,23 @@ static void test_float_to_device_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const float want[] = { 1.5f, -2.0f, NAN, INFINITY };
     tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_to_device_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_to_device(a, dev, &out), "float_to_device");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -29780,6 +36233,31 @@ static void test_float_to_device_vs_cpu(void **state)
         .seed = 43079118u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_to_device, (int)(sizeof cases_float_to_device / sizeof cases_float_to_device[0]));
+}
+
+static const tdt_case empty_float_to_device[] = {
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_TO_CPU, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_FROM_CPU, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_to_device_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_to_device",
+        .run = cmp_float_to_device,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 43079118u,
+    };
+    const int n = (int)(sizeof empty_float_to_device / sizeof empty_float_to_device[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_to_device, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_to_device, n);
 }
 
 static void test_int_to_device_example_1(void **state)
@@ -29871,6 +36349,31 @@ static void test_int_to_device_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_to_device, (int)(sizeof cases_int_to_device / sizeof cases_int_to_device[0]));
 }
 
+static const tdt_case empty_int_to_device[] = {
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_TO_CPU, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_FROM_CPU, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_to_device_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_to_device",
+        .run = cmp_int_to_device,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 770050073u,
+    };
+    const int n = (int)(sizeof empty_int_to_device / sizeof empty_int_to_device[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_to_device, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_to_device, n);
+}
+
 static void test_bool_to_device_example_1(void **state)
 {
     (void)state;
@@ -29960,6 +36463,31 @@ static void test_bool_to_device_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_to_device, (int)(sizeof cases_bool_to_device / sizeof cases_bool_to_device[0]));
 }
 
+static const tdt_case empty_bool_to_device[] = {
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_TO_CPU, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_FROM_CPU, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .route = TDT_ROUTE_SAME, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_bool_to_device_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_to_device",
+        .run = cmp_bool_to_device,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1760984454u,
+    };
+    const int n = (int)(sizeof empty_bool_to_device / sizeof empty_bool_to_device[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_to_device, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_to_device, n);
+}
+
 static void test_sync_null(void **state)
 {
     (void)state;
@@ -29987,44 +36515,59 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TDT_TEST(test_float_from_data_example_1),
         TDT_TEST(test_float_from_data_example_2),
+        TDT_TEST(test_float_from_data_example_3),
         TDT_TEST(test_float_from_data_null),
         TDT_TEST(test_float_from_data_vs_cpu),
+        TDT_TEST(test_float_from_data_empty),
         TDT_TEST(test_int_from_data_example_1),
         TDT_TEST(test_int_from_data_example_2),
         TDT_TEST(test_int_from_data_null),
         TDT_TEST(test_int_from_data_vs_cpu),
+        TDT_TEST(test_int_from_data_empty),
         TDT_TEST(test_bool_from_data_example_1),
         TDT_TEST(test_bool_from_data_null),
         TDT_TEST(test_bool_from_data_vs_cpu),
+        TDT_TEST(test_bool_from_data_empty),
         TDT_TEST(test_float_zeros_example_1),
         TDT_TEST(test_float_zeros_example_2),
+        TDT_TEST(test_float_zeros_example_3),
         TDT_TEST(test_float_zeros_null),
         TDT_TEST(test_float_zeros_vs_cpu),
+        TDT_TEST(test_float_zeros_empty),
         TDT_TEST(test_int_zeros_example_1),
         TDT_TEST(test_int_zeros_null),
         TDT_TEST(test_int_zeros_vs_cpu),
+        TDT_TEST(test_int_zeros_empty),
         TDT_TEST(test_float_ones_example_1),
         TDT_TEST(test_float_ones_example_2),
         TDT_TEST(test_float_ones_null),
         TDT_TEST(test_float_ones_vs_cpu),
+        TDT_TEST(test_float_ones_empty),
         TDT_TEST(test_int_ones_example_1),
         TDT_TEST(test_int_ones_null),
         TDT_TEST(test_int_ones_vs_cpu),
+        TDT_TEST(test_int_ones_empty),
         TDT_TEST(test_float_full_example_1),
         TDT_TEST(test_float_full_example_2),
         TDT_TEST(test_float_full_null),
         TDT_TEST(test_float_full_vs_cpu),
+        TDT_TEST(test_float_full_empty),
         TDT_TEST(test_int_full_example_1),
         TDT_TEST(test_int_full_example_2),
+        TDT_TEST(test_int_full_example_3),
         TDT_TEST(test_int_full_null),
         TDT_TEST(test_int_full_vs_cpu),
+        TDT_TEST(test_int_full_empty),
         TDT_TEST(test_float_random_null),
         TDT_TEST(test_float_random_vs_cpu),
+        TDT_TEST(test_float_random_empty),
         TDT_TEST(test_int_arange_example_1),
         TDT_TEST(test_int_arange_example_2),
         TDT_TEST(test_int_arange_example_3),
+        TDT_TEST(test_int_arange_example_4),
         TDT_TEST(test_int_arange_null),
         TDT_TEST(test_int_arange_vs_cpu),
+        TDT_TEST(test_int_arange_empty),
         TDT_TEST(test_int_random_null),
         TDT_TEST(test_int_random_unsupported),
         TDT_TEST(test_bool_tril_mask_null),
@@ -30038,73 +36581,86 @@ int main(void)
         TDT_TEST(test_bool_mask_fill_wrong_kind),
         TDT_TEST(test_bool_mask_fill_backend_mismatch),
         TDT_TEST(test_bool_mask_fill_vs_cpu),
+        TDT_TEST(test_bool_mask_fill_empty),
         TDT_TEST(test_int_gather_example_1),
         TDT_TEST(test_int_gather_example_2),
         TDT_TEST(test_int_gather_null),
         TDT_TEST(test_int_gather_wrong_kind),
         TDT_TEST(test_int_gather_backend_mismatch),
         TDT_TEST(test_int_gather_vs_cpu),
+        TDT_TEST(test_int_gather_empty),
         TDT_TEST(test_int_scatter_add_example_1),
         TDT_TEST(test_int_scatter_add_example_2),
         TDT_TEST(test_int_scatter_add_null),
         TDT_TEST(test_int_scatter_add_wrong_kind),
         TDT_TEST(test_int_scatter_add_backend_mismatch),
         TDT_TEST(test_int_scatter_add_vs_cpu),
+        TDT_TEST(test_int_scatter_add_empty),
         TDT_TEST(test_int_select_example_1),
         TDT_TEST(test_int_select_example_2),
         TDT_TEST(test_int_select_null),
         TDT_TEST(test_int_select_wrong_kind),
         TDT_TEST(test_int_select_backend_mismatch),
         TDT_TEST(test_int_select_vs_cpu),
+        TDT_TEST(test_int_select_empty),
         TDT_TEST(test_int_select_add_example_1),
         TDT_TEST(test_int_select_add_null),
         TDT_TEST(test_int_select_add_wrong_kind),
         TDT_TEST(test_int_select_add_backend_mismatch),
         TDT_TEST(test_int_select_add_vs_cpu),
+        TDT_TEST(test_int_select_add_empty),
         TDT_TEST(test_bool_gather_example_1),
         TDT_TEST(test_bool_gather_null),
         TDT_TEST(test_bool_gather_wrong_kind),
         TDT_TEST(test_bool_gather_backend_mismatch),
         TDT_TEST(test_bool_gather_vs_cpu),
+        TDT_TEST(test_bool_gather_empty),
         TDT_TEST(test_bool_select_example_1),
         TDT_TEST(test_bool_select_null),
         TDT_TEST(test_bool_select_wrong_kind),
         TDT_TEST(test_bool_select_backend_mismatch),
         TDT_TEST(test_bool_select_vs_cpu),
+        TDT_TEST(test_bool_select_empty),
         TDT_TEST(test_int_scatter_assign_example_1),
         TDT_TEST(test_int_scatter_assign_null),
         TDT_TEST(test_int_scatter_assign_wrong_kind),
         TDT_TEST(test_int_scatter_assign_backend_mismatch),
         TDT_TEST(test_int_scatter_assign_vs_cpu),
+        TDT_TEST(test_int_scatter_assign_empty),
         TDT_TEST(test_int_one_hot_example_1),
         TDT_TEST(test_int_one_hot_example_2),
         TDT_TEST(test_int_one_hot_example_3),
         TDT_TEST(test_int_one_hot_null),
         TDT_TEST(test_int_one_hot_wrong_kind),
         TDT_TEST(test_int_one_hot_vs_cpu),
+        TDT_TEST(test_int_one_hot_empty),
         TDT_TEST(test_int_neg_example_1),
         TDT_TEST(test_int_neg_example_2),
         TDT_TEST(test_int_neg_null),
         TDT_TEST(test_int_neg_wrong_kind),
         TDT_TEST(test_int_neg_vs_cpu),
+        TDT_TEST(test_int_neg_empty),
         TDT_TEST(test_int_add_scalar_example_1),
         TDT_TEST(test_int_add_scalar_example_2),
         TDT_TEST(test_int_add_scalar_example_3),
         TDT_TEST(test_int_add_scalar_null),
         TDT_TEST(test_int_add_scalar_wrong_kind),
         TDT_TEST(test_int_add_scalar_vs_cpu),
+        TDT_TEST(test_int_add_scalar_empty),
         TDT_TEST(test_int_sub_scalar_example_1),
         TDT_TEST(test_int_sub_scalar_example_2),
         TDT_TEST(test_int_sub_scalar_example_3),
         TDT_TEST(test_int_sub_scalar_null),
         TDT_TEST(test_int_sub_scalar_wrong_kind),
         TDT_TEST(test_int_sub_scalar_vs_cpu),
+        TDT_TEST(test_int_sub_scalar_empty),
         TDT_TEST(test_int_mul_scalar_example_1),
         TDT_TEST(test_int_mul_scalar_example_2),
         TDT_TEST(test_int_mul_scalar_example_3),
         TDT_TEST(test_int_mul_scalar_null),
         TDT_TEST(test_int_mul_scalar_wrong_kind),
         TDT_TEST(test_int_mul_scalar_vs_cpu),
+        TDT_TEST(test_int_mul_scalar_empty),
         TDT_TEST(test_int_div_scalar_example_1),
         TDT_TEST(test_int_div_scalar_example_2),
         TDT_TEST(test_int_div_scalar_example_3),
@@ -30112,6 +36668,7 @@ int main(void)
         TDT_TEST(test_int_div_scalar_null),
         TDT_TEST(test_int_div_scalar_wrong_kind),
         TDT_TEST(test_int_div_scalar_vs_cpu),
+        TDT_TEST(test_int_div_scalar_empty),
         TDT_TEST(test_int_remainder_scalar_example_1),
         TDT_TEST(test_int_remainder_scalar_example_2),
         TDT_TEST(test_int_remainder_scalar_example_3),
@@ -30119,14 +36676,17 @@ int main(void)
         TDT_TEST(test_int_remainder_scalar_null),
         TDT_TEST(test_int_remainder_scalar_wrong_kind),
         TDT_TEST(test_int_remainder_scalar_vs_cpu),
+        TDT_TEST(test_int_remainder_scalar_empty),
         TDT_TEST(test_int_abs_example_1),
         TDT_TEST(test_int_abs_null),
         TDT_TEST(test_int_abs_wrong_kind),
         TDT_TEST(test_int_abs_vs_cpu),
+        TDT_TEST(test_int_abs_empty),
         TDT_TEST(test_int_sign_example_1),
         TDT_TEST(test_int_sign_null),
         TDT_TEST(test_int_sign_wrong_kind),
         TDT_TEST(test_int_sign_vs_cpu),
+        TDT_TEST(test_int_sign_empty),
         TDT_TEST(test_int_powi_scalar_null),
         TDT_TEST(test_int_powi_scalar_wrong_kind),
         TDT_TEST(test_int_powi_scalar_unsupported),
@@ -30135,44 +36695,53 @@ int main(void)
         TDT_TEST(test_int_clamp_null),
         TDT_TEST(test_int_clamp_wrong_kind),
         TDT_TEST(test_int_clamp_vs_cpu),
+        TDT_TEST(test_int_clamp_empty),
         TDT_TEST(test_int_clamp_min_example_1),
         TDT_TEST(test_int_clamp_min_null),
         TDT_TEST(test_int_clamp_min_wrong_kind),
         TDT_TEST(test_int_clamp_min_vs_cpu),
+        TDT_TEST(test_int_clamp_min_empty),
         TDT_TEST(test_int_clamp_max_example_1),
         TDT_TEST(test_int_clamp_max_null),
         TDT_TEST(test_int_clamp_max_wrong_kind),
         TDT_TEST(test_int_clamp_max_vs_cpu),
+        TDT_TEST(test_int_clamp_max_empty),
         TDT_TEST(test_int_equal_elem_example_1),
         TDT_TEST(test_int_equal_elem_example_2),
         TDT_TEST(test_int_equal_elem_null),
         TDT_TEST(test_int_equal_elem_wrong_kind),
         TDT_TEST(test_int_equal_elem_vs_cpu),
+        TDT_TEST(test_int_equal_elem_empty),
         TDT_TEST(test_int_not_equal_elem_example_1),
         TDT_TEST(test_int_not_equal_elem_example_2),
         TDT_TEST(test_int_not_equal_elem_null),
         TDT_TEST(test_int_not_equal_elem_wrong_kind),
         TDT_TEST(test_int_not_equal_elem_vs_cpu),
+        TDT_TEST(test_int_not_equal_elem_empty),
         TDT_TEST(test_int_greater_elem_example_1),
         TDT_TEST(test_int_greater_elem_example_2),
         TDT_TEST(test_int_greater_elem_null),
         TDT_TEST(test_int_greater_elem_wrong_kind),
         TDT_TEST(test_int_greater_elem_vs_cpu),
+        TDT_TEST(test_int_greater_elem_empty),
         TDT_TEST(test_int_greater_equal_elem_example_1),
         TDT_TEST(test_int_greater_equal_elem_example_2),
         TDT_TEST(test_int_greater_equal_elem_null),
         TDT_TEST(test_int_greater_equal_elem_wrong_kind),
         TDT_TEST(test_int_greater_equal_elem_vs_cpu),
+        TDT_TEST(test_int_greater_equal_elem_empty),
         TDT_TEST(test_int_lower_elem_example_1),
         TDT_TEST(test_int_lower_elem_example_2),
         TDT_TEST(test_int_lower_elem_null),
         TDT_TEST(test_int_lower_elem_wrong_kind),
         TDT_TEST(test_int_lower_elem_vs_cpu),
+        TDT_TEST(test_int_lower_elem_empty),
         TDT_TEST(test_int_lower_equal_elem_example_1),
         TDT_TEST(test_int_lower_equal_elem_example_2),
         TDT_TEST(test_int_lower_equal_elem_null),
         TDT_TEST(test_int_lower_equal_elem_wrong_kind),
         TDT_TEST(test_int_lower_equal_elem_vs_cpu),
+        TDT_TEST(test_int_lower_equal_elem_empty),
         TDT_TEST(test_int_sum_dim_null),
         TDT_TEST(test_int_sum_dim_wrong_kind),
         TDT_TEST(test_int_sum_dim_unsupported),
@@ -30191,36 +36760,42 @@ int main(void)
         TDT_TEST(test_int_max_null),
         TDT_TEST(test_int_max_wrong_kind),
         TDT_TEST(test_int_max_vs_cpu),
+        TDT_TEST(test_int_max_empty),
         TDT_TEST(test_int_min_example_1),
         TDT_TEST(test_int_min_example_2),
         TDT_TEST(test_int_min_example_3),
         TDT_TEST(test_int_min_null),
         TDT_TEST(test_int_min_wrong_kind),
         TDT_TEST(test_int_min_vs_cpu),
+        TDT_TEST(test_int_min_empty),
         TDT_TEST(test_int_max_dim_example_1),
         TDT_TEST(test_int_max_dim_example_2),
         TDT_TEST(test_int_max_dim_example_3),
         TDT_TEST(test_int_max_dim_null),
         TDT_TEST(test_int_max_dim_wrong_kind),
         TDT_TEST(test_int_max_dim_vs_cpu),
+        TDT_TEST(test_int_max_dim_empty),
         TDT_TEST(test_int_min_dim_example_1),
         TDT_TEST(test_int_min_dim_example_2),
         TDT_TEST(test_int_min_dim_example_3),
         TDT_TEST(test_int_min_dim_null),
         TDT_TEST(test_int_min_dim_wrong_kind),
         TDT_TEST(test_int_min_dim_vs_cpu),
+        TDT_TEST(test_int_min_dim_empty),
         TDT_TEST(test_int_argmax_example_1),
         TDT_TEST(test_int_argmax_example_2),
         TDT_TEST(test_int_argmax_example_3),
         TDT_TEST(test_int_argmax_null),
         TDT_TEST(test_int_argmax_wrong_kind),
         TDT_TEST(test_int_argmax_vs_cpu),
+        TDT_TEST(test_int_argmax_empty),
         TDT_TEST(test_int_argmin_example_1),
         TDT_TEST(test_int_argmin_example_2),
         TDT_TEST(test_int_argmin_example_3),
         TDT_TEST(test_int_argmin_null),
         TDT_TEST(test_int_argmin_wrong_kind),
         TDT_TEST(test_int_argmin_vs_cpu),
+        TDT_TEST(test_int_argmin_empty),
         TDT_TEST(test_int_mean_null),
         TDT_TEST(test_int_mean_wrong_kind),
         TDT_TEST(test_int_mean_unsupported),
@@ -30228,6 +36803,7 @@ int main(void)
         TDT_TEST(test_int_bitwise_not_null),
         TDT_TEST(test_int_bitwise_not_wrong_kind),
         TDT_TEST(test_int_bitwise_not_vs_cpu),
+        TDT_TEST(test_int_bitwise_not_empty),
         TDT_TEST(test_int_bitwise_and_scalar_null),
         TDT_TEST(test_int_bitwise_and_scalar_wrong_kind),
         TDT_TEST(test_int_bitwise_and_scalar_unsupported),
@@ -30250,6 +36826,7 @@ int main(void)
         TDT_TEST(test_int_reshape_null),
         TDT_TEST(test_int_reshape_wrong_kind),
         TDT_TEST(test_int_reshape_vs_cpu),
+        TDT_TEST(test_int_reshape_empty),
         TDT_TEST(test_int_swap_dims_example_1),
         TDT_TEST(test_int_swap_dims_example_2),
         TDT_TEST(test_int_swap_dims_example_3),
@@ -30257,30 +36834,36 @@ int main(void)
         TDT_TEST(test_int_swap_dims_null),
         TDT_TEST(test_int_swap_dims_wrong_kind),
         TDT_TEST(test_int_swap_dims_vs_cpu),
+        TDT_TEST(test_int_swap_dims_empty),
         TDT_TEST(test_int_permute_example_1),
         TDT_TEST(test_int_permute_example_2),
         TDT_TEST(test_int_permute_example_3),
         TDT_TEST(test_int_permute_null),
         TDT_TEST(test_int_permute_wrong_kind),
         TDT_TEST(test_int_permute_vs_cpu),
+        TDT_TEST(test_int_permute_empty),
         TDT_TEST(test_int_expand_example_1),
         TDT_TEST(test_int_expand_example_2),
         TDT_TEST(test_int_expand_example_3),
         TDT_TEST(test_int_expand_null),
         TDT_TEST(test_int_expand_wrong_kind),
         TDT_TEST(test_int_expand_vs_cpu),
+        TDT_TEST(test_int_expand_empty),
         TDT_TEST(test_int_slice_example_1),
         TDT_TEST(test_int_slice_example_2),
         TDT_TEST(test_int_slice_example_3),
         TDT_TEST(test_int_slice_example_4),
+        TDT_TEST(test_int_slice_example_5),
         TDT_TEST(test_int_slice_null),
         TDT_TEST(test_int_slice_wrong_kind),
         TDT_TEST(test_int_slice_vs_cpu),
+        TDT_TEST(test_int_slice_empty),
         TDT_TEST(test_bool_reshape_example_1),
         TDT_TEST(test_bool_reshape_example_2),
         TDT_TEST(test_bool_reshape_null),
         TDT_TEST(test_bool_reshape_wrong_kind),
         TDT_TEST(test_bool_reshape_vs_cpu),
+        TDT_TEST(test_bool_reshape_empty),
         TDT_TEST(test_bool_swap_dims_example_1),
         TDT_TEST(test_bool_swap_dims_example_2),
         TDT_TEST(test_bool_swap_dims_example_3),
@@ -30288,70 +36871,86 @@ int main(void)
         TDT_TEST(test_bool_swap_dims_null),
         TDT_TEST(test_bool_swap_dims_wrong_kind),
         TDT_TEST(test_bool_swap_dims_vs_cpu),
+        TDT_TEST(test_bool_swap_dims_empty),
         TDT_TEST(test_bool_permute_example_1),
         TDT_TEST(test_bool_permute_example_2),
         TDT_TEST(test_bool_permute_example_3),
         TDT_TEST(test_bool_permute_null),
         TDT_TEST(test_bool_permute_wrong_kind),
         TDT_TEST(test_bool_permute_vs_cpu),
+        TDT_TEST(test_bool_permute_empty),
         TDT_TEST(test_bool_expand_example_1),
         TDT_TEST(test_bool_expand_example_2),
         TDT_TEST(test_bool_expand_example_3),
+        TDT_TEST(test_bool_expand_example_4),
         TDT_TEST(test_bool_expand_null),
         TDT_TEST(test_bool_expand_wrong_kind),
         TDT_TEST(test_bool_expand_vs_cpu),
+        TDT_TEST(test_bool_expand_empty),
         TDT_TEST(test_bool_slice_example_1),
         TDT_TEST(test_bool_slice_example_2),
         TDT_TEST(test_bool_slice_example_3),
+        TDT_TEST(test_bool_slice_example_4),
         TDT_TEST(test_bool_slice_null),
         TDT_TEST(test_bool_slice_wrong_kind),
         TDT_TEST(test_bool_slice_vs_cpu),
+        TDT_TEST(test_bool_slice_empty),
         TDT_TEST(test_int_flip_example_1),
         TDT_TEST(test_int_flip_example_2),
         TDT_TEST(test_int_flip_null),
         TDT_TEST(test_int_flip_wrong_kind),
         TDT_TEST(test_int_flip_vs_cpu),
+        TDT_TEST(test_int_flip_empty),
         TDT_TEST(test_bool_flip_example_1),
         TDT_TEST(test_bool_flip_null),
         TDT_TEST(test_bool_flip_wrong_kind),
         TDT_TEST(test_bool_flip_vs_cpu),
+        TDT_TEST(test_bool_flip_empty),
         TDT_TEST(test_int_repeat_dim_example_1),
         TDT_TEST(test_int_repeat_dim_example_2),
         TDT_TEST(test_int_repeat_dim_null),
         TDT_TEST(test_int_repeat_dim_wrong_kind),
         TDT_TEST(test_int_repeat_dim_vs_cpu),
+        TDT_TEST(test_int_repeat_dim_empty),
         TDT_TEST(test_bool_repeat_dim_example_1),
         TDT_TEST(test_bool_repeat_dim_null),
         TDT_TEST(test_bool_repeat_dim_wrong_kind),
         TDT_TEST(test_bool_repeat_dim_vs_cpu),
+        TDT_TEST(test_bool_repeat_dim_empty),
         TDT_TEST(test_int_transpose_example_1),
         TDT_TEST(test_int_transpose_null),
         TDT_TEST(test_int_transpose_wrong_kind),
         TDT_TEST(test_int_transpose_vs_cpu),
+        TDT_TEST(test_int_transpose_empty),
         TDT_TEST(test_bool_transpose_example_1),
         TDT_TEST(test_bool_transpose_null),
         TDT_TEST(test_bool_transpose_wrong_kind),
         TDT_TEST(test_bool_transpose_vs_cpu),
+        TDT_TEST(test_bool_transpose_empty),
         TDT_TEST(test_int_narrow_example_1),
         TDT_TEST(test_int_narrow_null),
         TDT_TEST(test_int_narrow_wrong_kind),
         TDT_TEST(test_int_narrow_vs_cpu),
+        TDT_TEST(test_int_narrow_empty),
         TDT_TEST(test_bool_narrow_example_1),
         TDT_TEST(test_bool_narrow_null),
         TDT_TEST(test_bool_narrow_wrong_kind),
         TDT_TEST(test_bool_narrow_vs_cpu),
+        TDT_TEST(test_bool_narrow_empty),
         TDT_TEST(test_int_cumsum_example_1),
         TDT_TEST(test_int_cumsum_example_2),
         TDT_TEST(test_int_cumsum_example_3),
         TDT_TEST(test_int_cumsum_null),
         TDT_TEST(test_int_cumsum_wrong_kind),
         TDT_TEST(test_int_cumsum_vs_cpu),
+        TDT_TEST(test_int_cumsum_empty),
         TDT_TEST(test_int_cumprod_example_1),
         TDT_TEST(test_int_cumprod_example_2),
         TDT_TEST(test_int_cumprod_example_3),
         TDT_TEST(test_int_cumprod_null),
         TDT_TEST(test_int_cumprod_wrong_kind),
         TDT_TEST(test_int_cumprod_vs_cpu),
+        TDT_TEST(test_int_cumprod_empty),
         TDT_TEST(test_int_sort_null),
         TDT_TEST(test_int_sort_wrong_kind),
         TDT_TEST(test_int_sort_unsupported),
@@ -30366,244 +36965,300 @@ int main(void)
         TDT_TEST(test_int_any_null),
         TDT_TEST(test_int_any_wrong_kind),
         TDT_TEST(test_int_any_vs_cpu),
+        TDT_TEST(test_int_any_empty),
         TDT_TEST(test_int_any_dim_example_1),
         TDT_TEST(test_int_any_dim_example_2),
         TDT_TEST(test_int_any_dim_null),
         TDT_TEST(test_int_any_dim_wrong_kind),
         TDT_TEST(test_int_any_dim_vs_cpu),
+        TDT_TEST(test_int_any_dim_empty),
         TDT_TEST(test_int_all_example_1),
         TDT_TEST(test_int_all_example_2),
         TDT_TEST(test_int_all_null),
         TDT_TEST(test_int_all_wrong_kind),
         TDT_TEST(test_int_all_vs_cpu),
+        TDT_TEST(test_int_all_empty),
         TDT_TEST(test_int_all_dim_example_1),
         TDT_TEST(test_int_all_dim_example_2),
         TDT_TEST(test_int_all_dim_null),
         TDT_TEST(test_int_all_dim_wrong_kind),
         TDT_TEST(test_int_all_dim_vs_cpu),
+        TDT_TEST(test_int_all_dim_empty),
         TDT_TEST(test_bool_any_example_1),
         TDT_TEST(test_bool_any_example_2),
         TDT_TEST(test_bool_any_null),
         TDT_TEST(test_bool_any_wrong_kind),
         TDT_TEST(test_bool_any_vs_cpu),
+        TDT_TEST(test_bool_any_empty),
         TDT_TEST(test_bool_any_dim_example_1),
         TDT_TEST(test_bool_any_dim_example_2),
         TDT_TEST(test_bool_any_dim_null),
         TDT_TEST(test_bool_any_dim_wrong_kind),
         TDT_TEST(test_bool_any_dim_vs_cpu),
+        TDT_TEST(test_bool_any_dim_empty),
         TDT_TEST(test_bool_all_example_1),
         TDT_TEST(test_bool_all_example_2),
         TDT_TEST(test_bool_all_null),
         TDT_TEST(test_bool_all_wrong_kind),
         TDT_TEST(test_bool_all_vs_cpu),
+        TDT_TEST(test_bool_all_empty),
         TDT_TEST(test_bool_all_dim_example_1),
         TDT_TEST(test_bool_all_dim_example_2),
         TDT_TEST(test_bool_all_dim_null),
         TDT_TEST(test_bool_all_dim_wrong_kind),
         TDT_TEST(test_bool_all_dim_vs_cpu),
+        TDT_TEST(test_bool_all_dim_empty),
         TDT_TEST(test_int_mask_fill_example_1),
         TDT_TEST(test_int_mask_fill_example_2),
         TDT_TEST(test_int_mask_fill_null),
         TDT_TEST(test_int_mask_fill_wrong_kind),
         TDT_TEST(test_int_mask_fill_backend_mismatch),
         TDT_TEST(test_int_mask_fill_vs_cpu),
+        TDT_TEST(test_int_mask_fill_empty),
         TDT_TEST(test_int_sum_example_1),
         TDT_TEST(test_int_sum_example_2),
+        TDT_TEST(test_int_sum_example_3),
         TDT_TEST(test_int_sum_null),
         TDT_TEST(test_int_sum_wrong_kind),
         TDT_TEST(test_int_sum_vs_cpu),
+        TDT_TEST(test_int_sum_empty),
         TDT_TEST(test_int_into_float_example_1),
         TDT_TEST(test_int_into_float_example_2),
         TDT_TEST(test_int_into_float_null),
         TDT_TEST(test_int_into_float_wrong_kind),
         TDT_TEST(test_int_into_float_vs_cpu),
+        TDT_TEST(test_int_into_float_empty),
         TDT_TEST(test_bool_into_float_example_1),
         TDT_TEST(test_bool_into_float_null),
         TDT_TEST(test_bool_into_float_wrong_kind),
         TDT_TEST(test_bool_into_float_vs_cpu),
+        TDT_TEST(test_bool_into_float_empty),
         TDT_TEST(test_bool_into_int_example_1),
         TDT_TEST(test_bool_into_int_null),
         TDT_TEST(test_bool_into_int_wrong_kind),
         TDT_TEST(test_bool_into_int_vs_cpu),
+        TDT_TEST(test_bool_into_int_empty),
         TDT_TEST(test_bool_not_example_1),
+        TDT_TEST(test_bool_not_example_2),
         TDT_TEST(test_bool_not_null),
         TDT_TEST(test_bool_not_wrong_kind),
         TDT_TEST(test_bool_not_vs_cpu),
+        TDT_TEST(test_bool_not_empty),
         TDT_TEST(test_int_into_data_example_1),
         TDT_TEST(test_int_into_data_example_2),
         TDT_TEST(test_int_into_data_null),
         TDT_TEST(test_int_into_data_wrong_kind),
         TDT_TEST(test_int_into_data_vs_cpu),
+        TDT_TEST(test_int_into_data_empty),
         TDT_TEST(test_bool_into_data_example_1),
         TDT_TEST(test_bool_into_data_null),
         TDT_TEST(test_bool_into_data_wrong_kind),
         TDT_TEST(test_bool_into_data_vs_cpu),
+        TDT_TEST(test_bool_into_data_empty),
         TDT_TEST(test_float_softmax_example_1),
         TDT_TEST(test_float_softmax_example_2),
         TDT_TEST(test_float_softmax_example_3),
         TDT_TEST(test_float_softmax_null),
         TDT_TEST(test_float_softmax_wrong_kind),
         TDT_TEST(test_float_softmax_vs_cpu),
+        TDT_TEST(test_float_softmax_empty),
         TDT_TEST(test_float_log_softmax_example_1),
         TDT_TEST(test_float_log_softmax_example_2),
         TDT_TEST(test_float_log_softmax_example_3),
         TDT_TEST(test_float_log_softmax_null),
         TDT_TEST(test_float_log_softmax_wrong_kind),
         TDT_TEST(test_float_log_softmax_vs_cpu),
+        TDT_TEST(test_float_log_softmax_empty),
         TDT_TEST(test_float_softmin_example_1),
         TDT_TEST(test_float_softmin_example_2),
         TDT_TEST(test_float_softmin_null),
         TDT_TEST(test_float_softmin_wrong_kind),
         TDT_TEST(test_float_softmin_vs_cpu),
+        TDT_TEST(test_float_softmin_empty),
         TDT_TEST(test_float_log_sigmoid_example_1),
         TDT_TEST(test_float_log_sigmoid_example_2),
         TDT_TEST(test_float_log_sigmoid_null),
         TDT_TEST(test_float_log_sigmoid_wrong_kind),
         TDT_TEST(test_float_log_sigmoid_vs_cpu),
+        TDT_TEST(test_float_log_sigmoid_empty),
         TDT_TEST(test_float_leaky_relu_example_1),
         TDT_TEST(test_float_leaky_relu_example_2),
         TDT_TEST(test_float_leaky_relu_null),
         TDT_TEST(test_float_leaky_relu_wrong_kind),
         TDT_TEST(test_float_leaky_relu_vs_cpu),
+        TDT_TEST(test_float_leaky_relu_empty),
         TDT_TEST(test_float_hard_sigmoid_example_1),
         TDT_TEST(test_float_hard_sigmoid_example_2),
         TDT_TEST(test_float_hard_sigmoid_null),
         TDT_TEST(test_float_hard_sigmoid_wrong_kind),
         TDT_TEST(test_float_hard_sigmoid_vs_cpu),
+        TDT_TEST(test_float_hard_sigmoid_empty),
         TDT_TEST(test_float_silu_example_1),
         TDT_TEST(test_float_silu_example_2),
         TDT_TEST(test_float_silu_null),
         TDT_TEST(test_float_silu_wrong_kind),
         TDT_TEST(test_float_silu_vs_cpu),
+        TDT_TEST(test_float_silu_empty),
         TDT_TEST(test_float_acos_example_1),
         TDT_TEST(test_float_acos_null),
         TDT_TEST(test_float_acos_wrong_kind),
         TDT_TEST(test_float_acos_vs_cpu),
+        TDT_TEST(test_float_acos_empty),
         TDT_TEST(test_float_asin_example_1),
         TDT_TEST(test_float_asin_null),
         TDT_TEST(test_float_asin_wrong_kind),
         TDT_TEST(test_float_asin_vs_cpu),
+        TDT_TEST(test_float_asin_empty),
         TDT_TEST(test_float_atan_example_1),
         TDT_TEST(test_float_atan_null),
         TDT_TEST(test_float_atan_wrong_kind),
         TDT_TEST(test_float_atan_vs_cpu),
+        TDT_TEST(test_float_atan_empty),
         TDT_TEST(test_float_cosh_example_1),
         TDT_TEST(test_float_cosh_null),
         TDT_TEST(test_float_cosh_wrong_kind),
         TDT_TEST(test_float_cosh_vs_cpu),
+        TDT_TEST(test_float_cosh_empty),
         TDT_TEST(test_float_sinh_example_1),
         TDT_TEST(test_float_sinh_null),
         TDT_TEST(test_float_sinh_wrong_kind),
         TDT_TEST(test_float_sinh_vs_cpu),
+        TDT_TEST(test_float_sinh_empty),
         TDT_TEST(test_float_tan_example_1),
         TDT_TEST(test_float_tan_null),
         TDT_TEST(test_float_tan_wrong_kind),
         TDT_TEST(test_float_tan_vs_cpu),
+        TDT_TEST(test_float_tan_empty),
         TDT_TEST(test_float_asinh_example_1),
         TDT_TEST(test_float_asinh_null),
         TDT_TEST(test_float_asinh_wrong_kind),
         TDT_TEST(test_float_asinh_vs_cpu),
+        TDT_TEST(test_float_asinh_empty),
         TDT_TEST(test_float_acosh_example_1),
         TDT_TEST(test_float_acosh_null),
         TDT_TEST(test_float_acosh_wrong_kind),
         TDT_TEST(test_float_acosh_vs_cpu),
+        TDT_TEST(test_float_acosh_empty),
         TDT_TEST(test_float_atanh_example_1),
         TDT_TEST(test_float_atanh_null),
         TDT_TEST(test_float_atanh_wrong_kind),
         TDT_TEST(test_float_atanh_vs_cpu),
+        TDT_TEST(test_float_atanh_empty),
         TDT_TEST(test_float_ceil_example_1),
         TDT_TEST(test_float_ceil_null),
         TDT_TEST(test_float_ceil_wrong_kind),
         TDT_TEST(test_float_ceil_vs_cpu),
+        TDT_TEST(test_float_ceil_empty),
         TDT_TEST(test_float_floor_example_1),
         TDT_TEST(test_float_floor_null),
         TDT_TEST(test_float_floor_wrong_kind),
         TDT_TEST(test_float_floor_vs_cpu),
+        TDT_TEST(test_float_floor_empty),
         TDT_TEST(test_float_round_example_1),
         TDT_TEST(test_float_round_null),
         TDT_TEST(test_float_round_wrong_kind),
         TDT_TEST(test_float_round_vs_cpu),
+        TDT_TEST(test_float_round_empty),
         TDT_TEST(test_float_trunc_example_1),
         TDT_TEST(test_float_trunc_null),
         TDT_TEST(test_float_trunc_wrong_kind),
         TDT_TEST(test_float_trunc_vs_cpu),
+        TDT_TEST(test_float_trunc_empty),
         TDT_TEST(test_float_sign_example_1),
         TDT_TEST(test_float_sign_null),
         TDT_TEST(test_float_sign_wrong_kind),
         TDT_TEST(test_float_sign_vs_cpu),
+        TDT_TEST(test_float_sign_empty),
         TDT_TEST(test_float_erf_example_1),
         TDT_TEST(test_float_erf_null),
         TDT_TEST(test_float_erf_wrong_kind),
         TDT_TEST(test_float_erf_vs_cpu),
+        TDT_TEST(test_float_erf_empty),
         TDT_TEST(test_float_log1p_example_1),
         TDT_TEST(test_float_log1p_null),
         TDT_TEST(test_float_log1p_wrong_kind),
         TDT_TEST(test_float_log1p_vs_cpu),
+        TDT_TEST(test_float_log1p_empty),
         TDT_TEST(test_float_recip_example_1),
         TDT_TEST(test_float_recip_null),
         TDT_TEST(test_float_recip_wrong_kind),
         TDT_TEST(test_float_recip_vs_cpu),
+        TDT_TEST(test_float_recip_empty),
         TDT_TEST(test_float_powi_scalar_example_1),
         TDT_TEST(test_float_powi_scalar_example_2),
         TDT_TEST(test_float_powi_scalar_example_3),
         TDT_TEST(test_float_powi_scalar_null),
         TDT_TEST(test_float_powi_scalar_wrong_kind),
         TDT_TEST(test_float_powi_scalar_vs_cpu),
+        TDT_TEST(test_float_powi_scalar_empty),
         TDT_TEST(test_float_remainder_scalar_example_1),
         TDT_TEST(test_float_remainder_scalar_example_2),
         TDT_TEST(test_float_remainder_scalar_null),
         TDT_TEST(test_float_remainder_scalar_wrong_kind),
         TDT_TEST(test_float_remainder_scalar_vs_cpu),
+        TDT_TEST(test_float_remainder_scalar_empty),
         TDT_TEST(test_float_sub_scalar_example_1),
         TDT_TEST(test_float_sub_scalar_null),
         TDT_TEST(test_float_sub_scalar_wrong_kind),
         TDT_TEST(test_float_sub_scalar_vs_cpu),
+        TDT_TEST(test_float_sub_scalar_empty),
         TDT_TEST(test_float_div_scalar_example_1),
         TDT_TEST(test_float_div_scalar_example_2),
         TDT_TEST(test_float_div_scalar_null),
         TDT_TEST(test_float_div_scalar_wrong_kind),
         TDT_TEST(test_float_div_scalar_vs_cpu),
+        TDT_TEST(test_float_div_scalar_empty),
         TDT_TEST(test_float_clamp_min_example_1),
         TDT_TEST(test_float_clamp_min_null),
         TDT_TEST(test_float_clamp_min_wrong_kind),
         TDT_TEST(test_float_clamp_min_vs_cpu),
+        TDT_TEST(test_float_clamp_min_empty),
         TDT_TEST(test_float_clamp_max_example_1),
         TDT_TEST(test_float_clamp_max_null),
         TDT_TEST(test_float_clamp_max_wrong_kind),
         TDT_TEST(test_float_clamp_max_vs_cpu),
+        TDT_TEST(test_float_clamp_max_empty),
         TDT_TEST(test_float_is_nan_example_1),
         TDT_TEST(test_float_is_nan_null),
         TDT_TEST(test_float_is_nan_wrong_kind),
         TDT_TEST(test_float_is_nan_vs_cpu),
+        TDT_TEST(test_float_is_nan_empty),
         TDT_TEST(test_float_is_inf_example_1),
         TDT_TEST(test_float_is_inf_null),
         TDT_TEST(test_float_is_inf_wrong_kind),
         TDT_TEST(test_float_is_inf_vs_cpu),
+        TDT_TEST(test_float_is_inf_empty),
         TDT_TEST(test_float_equal_elem_example_1),
         TDT_TEST(test_float_equal_elem_example_2),
         TDT_TEST(test_float_equal_elem_null),
         TDT_TEST(test_float_equal_elem_wrong_kind),
         TDT_TEST(test_float_equal_elem_vs_cpu),
+        TDT_TEST(test_float_equal_elem_empty),
         TDT_TEST(test_float_not_equal_elem_example_1),
         TDT_TEST(test_float_not_equal_elem_null),
         TDT_TEST(test_float_not_equal_elem_wrong_kind),
         TDT_TEST(test_float_not_equal_elem_vs_cpu),
+        TDT_TEST(test_float_not_equal_elem_empty),
         TDT_TEST(test_float_greater_elem_example_1),
         TDT_TEST(test_float_greater_elem_null),
         TDT_TEST(test_float_greater_elem_wrong_kind),
         TDT_TEST(test_float_greater_elem_vs_cpu),
+        TDT_TEST(test_float_greater_elem_empty),
         TDT_TEST(test_float_greater_equal_elem_example_1),
         TDT_TEST(test_float_greater_equal_elem_null),
         TDT_TEST(test_float_greater_equal_elem_wrong_kind),
         TDT_TEST(test_float_greater_equal_elem_vs_cpu),
+        TDT_TEST(test_float_greater_equal_elem_empty),
         TDT_TEST(test_float_lower_elem_example_1),
         TDT_TEST(test_float_lower_elem_null),
         TDT_TEST(test_float_lower_elem_wrong_kind),
         TDT_TEST(test_float_lower_elem_vs_cpu),
+        TDT_TEST(test_float_lower_elem_empty),
         TDT_TEST(test_float_lower_equal_elem_example_1),
         TDT_TEST(test_float_lower_equal_elem_null),
         TDT_TEST(test_float_lower_equal_elem_wrong_kind),
         TDT_TEST(test_float_lower_equal_elem_vs_cpu),
+        TDT_TEST(test_float_lower_equal_elem_empty),
         TDT_TEST(test_float_gather_example_1),
         TDT_TEST(test_float_gather_example_2),
         TDT_TEST(test_float_gather_example_3),
@@ -30611,6 +37266,7 @@ int main(void)
         TDT_TEST(test_float_gather_wrong_kind),
         TDT_TEST(test_float_gather_backend_mismatch),
         TDT_TEST(test_float_gather_vs_cpu),
+        TDT_TEST(test_float_gather_empty),
         TDT_TEST(test_float_scatter_add_example_1),
         TDT_TEST(test_float_scatter_add_example_2),
         TDT_TEST(test_float_scatter_add_example_3),
@@ -30618,6 +37274,7 @@ int main(void)
         TDT_TEST(test_float_scatter_add_wrong_kind),
         TDT_TEST(test_float_scatter_add_backend_mismatch),
         TDT_TEST(test_float_scatter_add_vs_cpu),
+        TDT_TEST(test_float_scatter_add_empty),
         TDT_TEST(test_float_select_example_1),
         TDT_TEST(test_float_select_example_2),
         TDT_TEST(test_float_select_example_3),
@@ -30625,25 +37282,30 @@ int main(void)
         TDT_TEST(test_float_select_wrong_kind),
         TDT_TEST(test_float_select_backend_mismatch),
         TDT_TEST(test_float_select_vs_cpu),
+        TDT_TEST(test_float_select_empty),
         TDT_TEST(test_float_select_add_example_1),
         TDT_TEST(test_float_select_add_example_2),
         TDT_TEST(test_float_select_add_null),
         TDT_TEST(test_float_select_add_wrong_kind),
         TDT_TEST(test_float_select_add_backend_mismatch),
         TDT_TEST(test_float_select_add_vs_cpu),
+        TDT_TEST(test_float_select_add_empty),
         TDT_TEST(test_float_scatter_assign_example_1),
         TDT_TEST(test_float_scatter_assign_example_2),
         TDT_TEST(test_float_scatter_assign_null),
         TDT_TEST(test_float_scatter_assign_wrong_kind),
         TDT_TEST(test_float_scatter_assign_backend_mismatch),
         TDT_TEST(test_float_scatter_assign_vs_cpu),
+        TDT_TEST(test_float_scatter_assign_empty),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
         TDT_TEST(test_float_reshape_example_4),
+        TDT_TEST(test_float_reshape_example_5),
         TDT_TEST(test_float_reshape_null),
         TDT_TEST(test_float_reshape_wrong_kind),
         TDT_TEST(test_float_reshape_vs_cpu),
+        TDT_TEST(test_float_reshape_empty),
         TDT_TEST(test_float_swap_dims_example_1),
         TDT_TEST(test_float_swap_dims_example_2),
         TDT_TEST(test_float_swap_dims_example_3),
@@ -30651,25 +37313,31 @@ int main(void)
         TDT_TEST(test_float_swap_dims_null),
         TDT_TEST(test_float_swap_dims_wrong_kind),
         TDT_TEST(test_float_swap_dims_vs_cpu),
+        TDT_TEST(test_float_swap_dims_empty),
         TDT_TEST(test_float_permute_example_1),
         TDT_TEST(test_float_permute_example_2),
         TDT_TEST(test_float_permute_example_3),
+        TDT_TEST(test_float_permute_example_4),
         TDT_TEST(test_float_permute_null),
         TDT_TEST(test_float_permute_wrong_kind),
         TDT_TEST(test_float_permute_vs_cpu),
+        TDT_TEST(test_float_permute_empty),
         TDT_TEST(test_float_expand_example_1),
         TDT_TEST(test_float_expand_example_2),
         TDT_TEST(test_float_expand_example_3),
         TDT_TEST(test_float_expand_null),
         TDT_TEST(test_float_expand_wrong_kind),
         TDT_TEST(test_float_expand_vs_cpu),
+        TDT_TEST(test_float_expand_empty),
         TDT_TEST(test_float_slice_example_1),
         TDT_TEST(test_float_slice_example_2),
         TDT_TEST(test_float_slice_example_3),
         TDT_TEST(test_float_slice_example_4),
+        TDT_TEST(test_float_slice_example_5),
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
         TDT_TEST(test_float_slice_vs_cpu),
+        TDT_TEST(test_float_slice_empty),
         TDT_TEST(test_float_flip_example_1),
         TDT_TEST(test_float_flip_example_2),
         TDT_TEST(test_float_flip_example_3),
@@ -30677,24 +37345,28 @@ int main(void)
         TDT_TEST(test_float_flip_null),
         TDT_TEST(test_float_flip_wrong_kind),
         TDT_TEST(test_float_flip_vs_cpu),
+        TDT_TEST(test_float_flip_empty),
         TDT_TEST(test_float_repeat_dim_example_1),
         TDT_TEST(test_float_repeat_dim_example_2),
         TDT_TEST(test_float_repeat_dim_example_3),
         TDT_TEST(test_float_repeat_dim_null),
         TDT_TEST(test_float_repeat_dim_wrong_kind),
         TDT_TEST(test_float_repeat_dim_vs_cpu),
+        TDT_TEST(test_float_repeat_dim_empty),
         TDT_TEST(test_float_transpose_example_1),
         TDT_TEST(test_float_transpose_example_2),
         TDT_TEST(test_float_transpose_example_3),
         TDT_TEST(test_float_transpose_null),
         TDT_TEST(test_float_transpose_wrong_kind),
         TDT_TEST(test_float_transpose_vs_cpu),
+        TDT_TEST(test_float_transpose_empty),
         TDT_TEST(test_float_narrow_example_1),
         TDT_TEST(test_float_narrow_example_2),
         TDT_TEST(test_float_narrow_example_3),
         TDT_TEST(test_float_narrow_null),
         TDT_TEST(test_float_narrow_wrong_kind),
         TDT_TEST(test_float_narrow_vs_cpu),
+        TDT_TEST(test_float_narrow_empty),
         TDT_TEST(test_float_unfold_null),
         TDT_TEST(test_float_unfold_wrong_kind),
         TDT_TEST(test_float_unfold_unsupported),
@@ -30705,6 +37377,7 @@ int main(void)
         TDT_TEST(test_float_pad_null),
         TDT_TEST(test_float_pad_wrong_kind),
         TDT_TEST(test_float_pad_vs_cpu),
+        TDT_TEST(test_float_pad_empty),
         TDT_TEST(test_float_mean_example_1),
         TDT_TEST(test_float_mean_example_2),
         TDT_TEST(test_float_mean_example_3),
@@ -30712,6 +37385,7 @@ int main(void)
         TDT_TEST(test_float_mean_null),
         TDT_TEST(test_float_mean_wrong_kind),
         TDT_TEST(test_float_mean_vs_cpu),
+        TDT_TEST(test_float_mean_empty),
         TDT_TEST(test_float_prod_null),
         TDT_TEST(test_float_prod_wrong_kind),
         TDT_TEST(test_float_prod_unsupported),
@@ -30724,24 +37398,28 @@ int main(void)
         TDT_TEST(test_float_max_null),
         TDT_TEST(test_float_max_wrong_kind),
         TDT_TEST(test_float_max_vs_cpu),
+        TDT_TEST(test_float_max_empty),
         TDT_TEST(test_float_min_example_1),
         TDT_TEST(test_float_min_example_2),
         TDT_TEST(test_float_min_example_3),
         TDT_TEST(test_float_min_null),
         TDT_TEST(test_float_min_wrong_kind),
         TDT_TEST(test_float_min_vs_cpu),
+        TDT_TEST(test_float_min_empty),
         TDT_TEST(test_float_max_abs_example_1),
         TDT_TEST(test_float_max_abs_example_2),
         TDT_TEST(test_float_max_abs_example_3),
         TDT_TEST(test_float_max_abs_null),
         TDT_TEST(test_float_max_abs_wrong_kind),
         TDT_TEST(test_float_max_abs_vs_cpu),
+        TDT_TEST(test_float_max_abs_empty),
         TDT_TEST(test_float_max_abs_dim_example_1),
         TDT_TEST(test_float_max_abs_dim_example_2),
         TDT_TEST(test_float_max_abs_dim_example_3),
         TDT_TEST(test_float_max_abs_dim_null),
         TDT_TEST(test_float_max_abs_dim_wrong_kind),
         TDT_TEST(test_float_max_abs_dim_vs_cpu),
+        TDT_TEST(test_float_max_abs_dim_empty),
         TDT_TEST(test_float_any_example_1),
         TDT_TEST(test_float_any_example_2),
         TDT_TEST(test_float_any_example_3),
@@ -30749,11 +37427,13 @@ int main(void)
         TDT_TEST(test_float_any_null),
         TDT_TEST(test_float_any_wrong_kind),
         TDT_TEST(test_float_any_vs_cpu),
+        TDT_TEST(test_float_any_empty),
         TDT_TEST(test_float_any_dim_example_1),
         TDT_TEST(test_float_any_dim_example_2),
         TDT_TEST(test_float_any_dim_null),
         TDT_TEST(test_float_any_dim_wrong_kind),
         TDT_TEST(test_float_any_dim_vs_cpu),
+        TDT_TEST(test_float_any_dim_empty),
         TDT_TEST(test_float_all_example_1),
         TDT_TEST(test_float_all_example_2),
         TDT_TEST(test_float_all_example_3),
@@ -30761,11 +37441,13 @@ int main(void)
         TDT_TEST(test_float_all_null),
         TDT_TEST(test_float_all_wrong_kind),
         TDT_TEST(test_float_all_vs_cpu),
+        TDT_TEST(test_float_all_empty),
         TDT_TEST(test_float_all_dim_example_1),
         TDT_TEST(test_float_all_dim_example_2),
         TDT_TEST(test_float_all_dim_null),
         TDT_TEST(test_float_all_dim_wrong_kind),
         TDT_TEST(test_float_all_dim_vs_cpu),
+        TDT_TEST(test_float_all_dim_empty),
         TDT_TEST(test_float_cumsum_example_1),
         TDT_TEST(test_float_cumsum_example_2),
         TDT_TEST(test_float_cumsum_example_3),
@@ -30773,6 +37455,7 @@ int main(void)
         TDT_TEST(test_float_cumsum_null),
         TDT_TEST(test_float_cumsum_wrong_kind),
         TDT_TEST(test_float_cumsum_vs_cpu),
+        TDT_TEST(test_float_cumsum_empty),
         TDT_TEST(test_float_cumprod_null),
         TDT_TEST(test_float_cumprod_wrong_kind),
         TDT_TEST(test_float_cumprod_unsupported),
@@ -30782,12 +37465,14 @@ int main(void)
         TDT_TEST(test_float_cummax_null),
         TDT_TEST(test_float_cummax_wrong_kind),
         TDT_TEST(test_float_cummax_vs_cpu),
+        TDT_TEST(test_float_cummax_empty),
         TDT_TEST(test_float_cummin_example_1),
         TDT_TEST(test_float_cummin_example_2),
         TDT_TEST(test_float_cummin_example_3),
         TDT_TEST(test_float_cummin_null),
         TDT_TEST(test_float_cummin_wrong_kind),
         TDT_TEST(test_float_cummin_vs_cpu),
+        TDT_TEST(test_float_cummin_empty),
         TDT_TEST(test_float_sort_null),
         TDT_TEST(test_float_sort_wrong_kind),
         TDT_TEST(test_float_sort_unsupported),
@@ -30804,49 +37489,61 @@ int main(void)
         TDT_TEST(test_float_neg_null),
         TDT_TEST(test_float_neg_wrong_kind),
         TDT_TEST(test_float_neg_vs_cpu),
+        TDT_TEST(test_float_neg_empty),
         TDT_TEST(test_float_abs_example_1),
         TDT_TEST(test_float_abs_null),
         TDT_TEST(test_float_abs_wrong_kind),
         TDT_TEST(test_float_abs_vs_cpu),
+        TDT_TEST(test_float_abs_empty),
         TDT_TEST(test_float_exp_example_1),
+        TDT_TEST(test_float_exp_example_2),
         TDT_TEST(test_float_exp_null),
         TDT_TEST(test_float_exp_wrong_kind),
         TDT_TEST(test_float_exp_vs_cpu),
+        TDT_TEST(test_float_exp_empty),
         TDT_TEST(test_float_log_example_1),
         TDT_TEST(test_float_log_example_2),
         TDT_TEST(test_float_log_null),
         TDT_TEST(test_float_log_wrong_kind),
         TDT_TEST(test_float_log_vs_cpu),
+        TDT_TEST(test_float_log_empty),
         TDT_TEST(test_float_sqrt_example_1),
         TDT_TEST(test_float_sqrt_example_2),
         TDT_TEST(test_float_sqrt_null),
         TDT_TEST(test_float_sqrt_wrong_kind),
         TDT_TEST(test_float_sqrt_vs_cpu),
+        TDT_TEST(test_float_sqrt_empty),
         TDT_TEST(test_float_sin_example_1),
         TDT_TEST(test_float_sin_null),
         TDT_TEST(test_float_sin_wrong_kind),
         TDT_TEST(test_float_sin_vs_cpu),
+        TDT_TEST(test_float_sin_empty),
         TDT_TEST(test_float_cos_example_1),
         TDT_TEST(test_float_cos_null),
         TDT_TEST(test_float_cos_wrong_kind),
         TDT_TEST(test_float_cos_vs_cpu),
+        TDT_TEST(test_float_cos_empty),
         TDT_TEST(test_float_tanh_example_1),
         TDT_TEST(test_float_tanh_null),
         TDT_TEST(test_float_tanh_wrong_kind),
         TDT_TEST(test_float_tanh_vs_cpu),
+        TDT_TEST(test_float_tanh_empty),
         TDT_TEST(test_float_sigmoid_example_1),
         TDT_TEST(test_float_sigmoid_null),
         TDT_TEST(test_float_sigmoid_wrong_kind),
         TDT_TEST(test_float_sigmoid_vs_cpu),
+        TDT_TEST(test_float_sigmoid_empty),
         TDT_TEST(test_float_relu_example_1),
         TDT_TEST(test_float_relu_example_2),
         TDT_TEST(test_float_relu_null),
         TDT_TEST(test_float_relu_wrong_kind),
         TDT_TEST(test_float_relu_vs_cpu),
+        TDT_TEST(test_float_relu_empty),
         TDT_TEST(test_float_gelu_example_1),
         TDT_TEST(test_float_gelu_null),
         TDT_TEST(test_float_gelu_wrong_kind),
         TDT_TEST(test_float_gelu_vs_cpu),
+        TDT_TEST(test_float_gelu_empty),
         TDT_TEST(test_float_powf_scalar_example_1),
         TDT_TEST(test_float_powf_scalar_example_2),
         TDT_TEST(test_float_powf_scalar_example_3),
@@ -30854,89 +37551,114 @@ int main(void)
         TDT_TEST(test_float_powf_scalar_null),
         TDT_TEST(test_float_powf_scalar_wrong_kind),
         TDT_TEST(test_float_powf_scalar_vs_cpu),
+        TDT_TEST(test_float_powf_scalar_empty),
         TDT_TEST(test_float_clamp_example_1),
         TDT_TEST(test_float_clamp_example_2),
         TDT_TEST(test_float_clamp_null),
         TDT_TEST(test_float_clamp_wrong_kind),
         TDT_TEST(test_float_clamp_vs_cpu),
+        TDT_TEST(test_float_clamp_empty),
         TDT_TEST(test_float_add_scalar_example_1),
         TDT_TEST(test_float_add_scalar_null),
         TDT_TEST(test_float_add_scalar_wrong_kind),
         TDT_TEST(test_float_add_scalar_vs_cpu),
+        TDT_TEST(test_float_add_scalar_empty),
         TDT_TEST(test_float_mul_scalar_example_1),
         TDT_TEST(test_float_mul_scalar_null),
         TDT_TEST(test_float_mul_scalar_wrong_kind),
         TDT_TEST(test_float_mul_scalar_vs_cpu),
+        TDT_TEST(test_float_mul_scalar_empty),
         TDT_TEST(test_float_mask_fill_example_1),
         TDT_TEST(test_float_mask_fill_example_2),
         TDT_TEST(test_float_mask_fill_null),
         TDT_TEST(test_float_mask_fill_wrong_kind),
         TDT_TEST(test_float_mask_fill_backend_mismatch),
         TDT_TEST(test_float_mask_fill_vs_cpu),
+        TDT_TEST(test_float_mask_fill_empty),
         TDT_TEST(test_float_sum_example_1),
         TDT_TEST(test_float_sum_example_2),
         TDT_TEST(test_float_sum_example_3),
+        TDT_TEST(test_float_sum_example_4),
         TDT_TEST(test_float_sum_null),
         TDT_TEST(test_float_sum_wrong_kind),
         TDT_TEST(test_float_sum_vs_cpu),
+        TDT_TEST(test_float_sum_empty),
         TDT_TEST(test_float_sum_dim_example_1),
         TDT_TEST(test_float_sum_dim_example_2),
         TDT_TEST(test_float_sum_dim_example_3),
         TDT_TEST(test_float_sum_dim_example_4),
         TDT_TEST(test_float_sum_dim_example_5),
+        TDT_TEST(test_float_sum_dim_example_6),
+        TDT_TEST(test_float_sum_dim_example_7),
         TDT_TEST(test_float_sum_dim_null),
         TDT_TEST(test_float_sum_dim_wrong_kind),
         TDT_TEST(test_float_sum_dim_vs_cpu),
+        TDT_TEST(test_float_sum_dim_empty),
         TDT_TEST(test_float_mean_dim_example_1),
         TDT_TEST(test_float_mean_dim_example_2),
         TDT_TEST(test_float_mean_dim_example_3),
         TDT_TEST(test_float_mean_dim_example_4),
+        TDT_TEST(test_float_mean_dim_example_5),
         TDT_TEST(test_float_mean_dim_null),
         TDT_TEST(test_float_mean_dim_wrong_kind),
         TDT_TEST(test_float_mean_dim_vs_cpu),
+        TDT_TEST(test_float_mean_dim_empty),
         TDT_TEST(test_float_max_dim_example_1),
         TDT_TEST(test_float_max_dim_example_2),
         TDT_TEST(test_float_max_dim_example_3),
         TDT_TEST(test_float_max_dim_example_4),
+        TDT_TEST(test_float_max_dim_example_5),
         TDT_TEST(test_float_max_dim_null),
         TDT_TEST(test_float_max_dim_wrong_kind),
         TDT_TEST(test_float_max_dim_vs_cpu),
+        TDT_TEST(test_float_max_dim_empty),
         TDT_TEST(test_float_min_dim_example_1),
         TDT_TEST(test_float_min_dim_example_2),
         TDT_TEST(test_float_min_dim_example_3),
         TDT_TEST(test_float_min_dim_example_4),
+        TDT_TEST(test_float_min_dim_example_5),
         TDT_TEST(test_float_min_dim_null),
         TDT_TEST(test_float_min_dim_wrong_kind),
         TDT_TEST(test_float_min_dim_vs_cpu),
+        TDT_TEST(test_float_min_dim_empty),
         TDT_TEST(test_float_argmax_example_1),
         TDT_TEST(test_float_argmax_example_2),
         TDT_TEST(test_float_argmax_example_3),
+        TDT_TEST(test_float_argmax_example_4),
         TDT_TEST(test_float_argmax_null),
         TDT_TEST(test_float_argmax_wrong_kind),
         TDT_TEST(test_float_argmax_vs_cpu),
+        TDT_TEST(test_float_argmax_empty),
         TDT_TEST(test_float_argmin_example_1),
         TDT_TEST(test_float_argmin_example_2),
         TDT_TEST(test_float_argmin_example_3),
+        TDT_TEST(test_float_argmin_example_4),
         TDT_TEST(test_float_argmin_null),
         TDT_TEST(test_float_argmin_wrong_kind),
         TDT_TEST(test_float_argmin_vs_cpu),
+        TDT_TEST(test_float_argmin_empty),
         TDT_TEST(test_float_into_int_example_1),
         TDT_TEST(test_float_into_int_example_2),
         TDT_TEST(test_float_into_int_null),
         TDT_TEST(test_float_into_int_wrong_kind),
         TDT_TEST(test_float_into_int_vs_cpu),
+        TDT_TEST(test_float_into_int_empty),
         TDT_TEST(test_float_into_data_example_1),
         TDT_TEST(test_float_into_data_example_2),
+        TDT_TEST(test_float_into_data_example_3),
         TDT_TEST(test_float_into_data_null),
         TDT_TEST(test_float_into_data_wrong_kind),
         TDT_TEST(test_float_into_data_vs_cpu),
+        TDT_TEST(test_float_into_data_empty),
         TDT_TEST(test_int_add_example_1),
         TDT_TEST(test_int_add_example_2),
         TDT_TEST(test_int_add_example_3),
+        TDT_TEST(test_int_add_example_4),
         TDT_TEST(test_int_add_null),
         TDT_TEST(test_int_add_wrong_kind),
         TDT_TEST(test_int_add_backend_mismatch),
         TDT_TEST(test_int_add_vs_cpu),
+        TDT_TEST(test_int_add_empty),
         TDT_TEST(test_int_sub_example_1),
         TDT_TEST(test_int_sub_example_2),
         TDT_TEST(test_int_sub_example_3),
@@ -30944,12 +37666,14 @@ int main(void)
         TDT_TEST(test_int_sub_wrong_kind),
         TDT_TEST(test_int_sub_backend_mismatch),
         TDT_TEST(test_int_sub_vs_cpu),
+        TDT_TEST(test_int_sub_empty),
         TDT_TEST(test_int_mul_example_1),
         TDT_TEST(test_int_mul_example_2),
         TDT_TEST(test_int_mul_null),
         TDT_TEST(test_int_mul_wrong_kind),
         TDT_TEST(test_int_mul_backend_mismatch),
         TDT_TEST(test_int_mul_vs_cpu),
+        TDT_TEST(test_int_mul_empty),
         TDT_TEST(test_int_div_example_1),
         TDT_TEST(test_int_div_example_2),
         TDT_TEST(test_int_div_example_3),
@@ -30957,72 +37681,84 @@ int main(void)
         TDT_TEST(test_int_div_wrong_kind),
         TDT_TEST(test_int_div_backend_mismatch),
         TDT_TEST(test_int_div_vs_cpu),
+        TDT_TEST(test_int_div_empty),
         TDT_TEST(test_int_remainder_example_1),
         TDT_TEST(test_int_remainder_example_2),
         TDT_TEST(test_int_remainder_null),
         TDT_TEST(test_int_remainder_wrong_kind),
         TDT_TEST(test_int_remainder_backend_mismatch),
         TDT_TEST(test_int_remainder_vs_cpu),
+        TDT_TEST(test_int_remainder_empty),
         TDT_TEST(test_int_equal_example_1),
         TDT_TEST(test_int_equal_example_2),
         TDT_TEST(test_int_equal_null),
         TDT_TEST(test_int_equal_wrong_kind),
         TDT_TEST(test_int_equal_backend_mismatch),
         TDT_TEST(test_int_equal_vs_cpu),
+        TDT_TEST(test_int_equal_empty),
         TDT_TEST(test_int_greater_example_1),
         TDT_TEST(test_int_greater_example_2),
         TDT_TEST(test_int_greater_null),
         TDT_TEST(test_int_greater_wrong_kind),
         TDT_TEST(test_int_greater_backend_mismatch),
         TDT_TEST(test_int_greater_vs_cpu),
+        TDT_TEST(test_int_greater_empty),
         TDT_TEST(test_int_lower_example_1),
         TDT_TEST(test_int_lower_example_2),
         TDT_TEST(test_int_lower_null),
         TDT_TEST(test_int_lower_wrong_kind),
         TDT_TEST(test_int_lower_backend_mismatch),
         TDT_TEST(test_int_lower_vs_cpu),
+        TDT_TEST(test_int_lower_empty),
         TDT_TEST(test_int_mask_where_example_1),
         TDT_TEST(test_int_mask_where_example_2),
         TDT_TEST(test_int_mask_where_null),
         TDT_TEST(test_int_mask_where_wrong_kind),
         TDT_TEST(test_int_mask_where_backend_mismatch),
         TDT_TEST(test_int_mask_where_vs_cpu),
+        TDT_TEST(test_int_mask_where_empty),
         TDT_TEST(test_bool_and_example_1),
         TDT_TEST(test_bool_and_example_2),
         TDT_TEST(test_bool_and_null),
         TDT_TEST(test_bool_and_wrong_kind),
         TDT_TEST(test_bool_and_backend_mismatch),
         TDT_TEST(test_bool_and_vs_cpu),
+        TDT_TEST(test_bool_and_empty),
         TDT_TEST(test_bool_or_example_1),
         TDT_TEST(test_bool_or_example_2),
         TDT_TEST(test_bool_or_null),
         TDT_TEST(test_bool_or_wrong_kind),
         TDT_TEST(test_bool_or_backend_mismatch),
         TDT_TEST(test_bool_or_vs_cpu),
+        TDT_TEST(test_bool_or_empty),
         TDT_TEST(test_bool_xor_example_1),
         TDT_TEST(test_bool_xor_example_2),
         TDT_TEST(test_bool_xor_null),
         TDT_TEST(test_bool_xor_wrong_kind),
         TDT_TEST(test_bool_xor_backend_mismatch),
         TDT_TEST(test_bool_xor_vs_cpu),
+        TDT_TEST(test_bool_xor_empty),
         TDT_TEST(test_bool_equal_example_1),
         TDT_TEST(test_bool_equal_example_2),
         TDT_TEST(test_bool_equal_null),
         TDT_TEST(test_bool_equal_wrong_kind),
         TDT_TEST(test_bool_equal_backend_mismatch),
         TDT_TEST(test_bool_equal_vs_cpu),
+        TDT_TEST(test_bool_equal_empty),
         TDT_TEST(test_bool_not_equal_example_1),
         TDT_TEST(test_bool_not_equal_example_2),
         TDT_TEST(test_bool_not_equal_null),
         TDT_TEST(test_bool_not_equal_wrong_kind),
         TDT_TEST(test_bool_not_equal_backend_mismatch),
         TDT_TEST(test_bool_not_equal_vs_cpu),
+        TDT_TEST(test_bool_not_equal_empty),
         TDT_TEST(test_bool_mask_where_example_1),
         TDT_TEST(test_bool_mask_where_example_2),
         TDT_TEST(test_bool_mask_where_null),
         TDT_TEST(test_bool_mask_where_wrong_kind),
         TDT_TEST(test_bool_mask_where_backend_mismatch),
         TDT_TEST(test_bool_mask_where_vs_cpu),
+        TDT_TEST(test_bool_mask_where_empty),
         TDT_TEST(test_int_powi_null),
         TDT_TEST(test_int_powi_wrong_kind),
         TDT_TEST(test_int_powi_backend_mismatch),
@@ -31032,29 +37768,34 @@ int main(void)
         TDT_TEST(test_int_maximum_wrong_kind),
         TDT_TEST(test_int_maximum_backend_mismatch),
         TDT_TEST(test_int_maximum_vs_cpu),
+        TDT_TEST(test_int_maximum_empty),
         TDT_TEST(test_int_minimum_example_1),
         TDT_TEST(test_int_minimum_null),
         TDT_TEST(test_int_minimum_wrong_kind),
         TDT_TEST(test_int_minimum_backend_mismatch),
         TDT_TEST(test_int_minimum_vs_cpu),
+        TDT_TEST(test_int_minimum_empty),
         TDT_TEST(test_int_not_equal_example_1),
         TDT_TEST(test_int_not_equal_example_2),
         TDT_TEST(test_int_not_equal_null),
         TDT_TEST(test_int_not_equal_wrong_kind),
         TDT_TEST(test_int_not_equal_backend_mismatch),
         TDT_TEST(test_int_not_equal_vs_cpu),
+        TDT_TEST(test_int_not_equal_empty),
         TDT_TEST(test_int_greater_equal_example_1),
         TDT_TEST(test_int_greater_equal_example_2),
         TDT_TEST(test_int_greater_equal_null),
         TDT_TEST(test_int_greater_equal_wrong_kind),
         TDT_TEST(test_int_greater_equal_backend_mismatch),
         TDT_TEST(test_int_greater_equal_vs_cpu),
+        TDT_TEST(test_int_greater_equal_empty),
         TDT_TEST(test_int_lower_equal_example_1),
         TDT_TEST(test_int_lower_equal_example_2),
         TDT_TEST(test_int_lower_equal_null),
         TDT_TEST(test_int_lower_equal_wrong_kind),
         TDT_TEST(test_int_lower_equal_backend_mismatch),
         TDT_TEST(test_int_lower_equal_vs_cpu),
+        TDT_TEST(test_int_lower_equal_empty),
         TDT_TEST(test_int_matmul_null),
         TDT_TEST(test_int_matmul_wrong_kind),
         TDT_TEST(test_int_matmul_backend_mismatch),
@@ -31081,22 +37822,27 @@ int main(void)
         TDT_TEST(test_int_bitwise_right_shift_unsupported),
         TDT_TEST(test_int_slice_assign_example_1),
         TDT_TEST(test_int_slice_assign_example_2),
+        TDT_TEST(test_int_slice_assign_example_3),
         TDT_TEST(test_int_slice_assign_null),
         TDT_TEST(test_int_slice_assign_wrong_kind),
         TDT_TEST(test_int_slice_assign_backend_mismatch),
         TDT_TEST(test_int_slice_assign_vs_cpu),
+        TDT_TEST(test_int_slice_assign_empty),
         TDT_TEST(test_bool_slice_assign_example_1),
         TDT_TEST(test_bool_slice_assign_example_2),
+        TDT_TEST(test_bool_slice_assign_example_3),
         TDT_TEST(test_bool_slice_assign_null),
         TDT_TEST(test_bool_slice_assign_wrong_kind),
         TDT_TEST(test_bool_slice_assign_backend_mismatch),
         TDT_TEST(test_bool_slice_assign_vs_cpu),
+        TDT_TEST(test_bool_slice_assign_empty),
         TDT_TEST(test_float_prelu_example_1),
         TDT_TEST(test_float_prelu_example_2),
         TDT_TEST(test_float_prelu_null),
         TDT_TEST(test_float_prelu_wrong_kind),
         TDT_TEST(test_float_prelu_backend_mismatch),
         TDT_TEST(test_float_prelu_vs_cpu),
+        TDT_TEST(test_float_prelu_empty),
         TDT_TEST(test_float_cross_entropy_example_1),
         TDT_TEST(test_float_cross_entropy_example_2),
         TDT_TEST(test_float_cross_entropy_example_3),
@@ -31104,25 +37850,30 @@ int main(void)
         TDT_TEST(test_float_cross_entropy_wrong_kind),
         TDT_TEST(test_float_cross_entropy_backend_mismatch),
         TDT_TEST(test_float_cross_entropy_vs_cpu),
+        TDT_TEST(test_float_cross_entropy_empty),
         TDT_TEST(test_float_add_example_1),
         TDT_TEST(test_float_add_example_2),
         TDT_TEST(test_float_add_example_3),
+        TDT_TEST(test_float_add_example_4),
         TDT_TEST(test_float_add_null),
         TDT_TEST(test_float_add_wrong_kind),
         TDT_TEST(test_float_add_backend_mismatch),
         TDT_TEST(test_float_add_vs_cpu),
+        TDT_TEST(test_float_add_empty),
         TDT_TEST(test_float_sub_example_1),
         TDT_TEST(test_float_sub_example_2),
         TDT_TEST(test_float_sub_null),
         TDT_TEST(test_float_sub_wrong_kind),
         TDT_TEST(test_float_sub_backend_mismatch),
         TDT_TEST(test_float_sub_vs_cpu),
+        TDT_TEST(test_float_sub_empty),
         TDT_TEST(test_float_mul_example_1),
         TDT_TEST(test_float_mul_example_2),
         TDT_TEST(test_float_mul_null),
         TDT_TEST(test_float_mul_wrong_kind),
         TDT_TEST(test_float_mul_backend_mismatch),
         TDT_TEST(test_float_mul_vs_cpu),
+        TDT_TEST(test_float_mul_empty),
         TDT_TEST(test_float_div_example_1),
         TDT_TEST(test_float_div_example_2),
         TDT_TEST(test_float_div_example_3),
@@ -31130,6 +37881,7 @@ int main(void)
         TDT_TEST(test_float_div_wrong_kind),
         TDT_TEST(test_float_div_backend_mismatch),
         TDT_TEST(test_float_div_vs_cpu),
+        TDT_TEST(test_float_div_empty),
         TDT_TEST(test_float_powf_example_1),
         TDT_TEST(test_float_powf_example_2),
         TDT_TEST(test_float_powf_example_3),
@@ -31137,79 +37889,94 @@ int main(void)
         TDT_TEST(test_float_powf_wrong_kind),
         TDT_TEST(test_float_powf_backend_mismatch),
         TDT_TEST(test_float_powf_vs_cpu),
+        TDT_TEST(test_float_powf_empty),
         TDT_TEST(test_float_maximum_example_1),
         TDT_TEST(test_float_maximum_example_2),
         TDT_TEST(test_float_maximum_null),
         TDT_TEST(test_float_maximum_wrong_kind),
         TDT_TEST(test_float_maximum_backend_mismatch),
         TDT_TEST(test_float_maximum_vs_cpu),
+        TDT_TEST(test_float_maximum_empty),
         TDT_TEST(test_float_minimum_example_1),
         TDT_TEST(test_float_minimum_example_2),
         TDT_TEST(test_float_minimum_null),
         TDT_TEST(test_float_minimum_wrong_kind),
         TDT_TEST(test_float_minimum_backend_mismatch),
         TDT_TEST(test_float_minimum_vs_cpu),
+        TDT_TEST(test_float_minimum_empty),
         TDT_TEST(test_float_equal_example_1),
         TDT_TEST(test_float_equal_example_2),
         TDT_TEST(test_float_equal_null),
         TDT_TEST(test_float_equal_wrong_kind),
         TDT_TEST(test_float_equal_backend_mismatch),
         TDT_TEST(test_float_equal_vs_cpu),
+        TDT_TEST(test_float_equal_empty),
         TDT_TEST(test_float_greater_example_1),
         TDT_TEST(test_float_greater_example_2),
         TDT_TEST(test_float_greater_null),
         TDT_TEST(test_float_greater_wrong_kind),
         TDT_TEST(test_float_greater_backend_mismatch),
         TDT_TEST(test_float_greater_vs_cpu),
+        TDT_TEST(test_float_greater_empty),
         TDT_TEST(test_float_greater_equal_example_1),
         TDT_TEST(test_float_greater_equal_example_2),
         TDT_TEST(test_float_greater_equal_null),
         TDT_TEST(test_float_greater_equal_wrong_kind),
         TDT_TEST(test_float_greater_equal_backend_mismatch),
         TDT_TEST(test_float_greater_equal_vs_cpu),
+        TDT_TEST(test_float_greater_equal_empty),
         TDT_TEST(test_float_lower_example_1),
         TDT_TEST(test_float_lower_example_2),
         TDT_TEST(test_float_lower_null),
         TDT_TEST(test_float_lower_wrong_kind),
         TDT_TEST(test_float_lower_backend_mismatch),
         TDT_TEST(test_float_lower_vs_cpu),
+        TDT_TEST(test_float_lower_empty),
         TDT_TEST(test_float_lower_equal_example_1),
         TDT_TEST(test_float_lower_equal_example_2),
         TDT_TEST(test_float_lower_equal_null),
         TDT_TEST(test_float_lower_equal_wrong_kind),
         TDT_TEST(test_float_lower_equal_backend_mismatch),
         TDT_TEST(test_float_lower_equal_vs_cpu),
+        TDT_TEST(test_float_lower_equal_empty),
         TDT_TEST(test_float_mask_where_example_1),
         TDT_TEST(test_float_mask_where_example_2),
         TDT_TEST(test_float_mask_where_null),
         TDT_TEST(test_float_mask_where_wrong_kind),
         TDT_TEST(test_float_mask_where_backend_mismatch),
         TDT_TEST(test_float_mask_where_vs_cpu),
+        TDT_TEST(test_float_mask_where_empty),
         TDT_TEST(test_float_matmul_example_1),
         TDT_TEST(test_float_matmul_example_2),
         TDT_TEST(test_float_matmul_example_3),
+        TDT_TEST(test_float_matmul_example_4),
+        TDT_TEST(test_float_matmul_example_5),
         TDT_TEST(test_float_matmul_null),
         TDT_TEST(test_float_matmul_wrong_kind),
         TDT_TEST(test_float_matmul_backend_mismatch),
         TDT_TEST(test_float_matmul_vs_cpu),
+        TDT_TEST(test_float_matmul_empty),
         TDT_TEST(test_float_atan2_example_1),
         TDT_TEST(test_float_atan2_example_2),
         TDT_TEST(test_float_atan2_null),
         TDT_TEST(test_float_atan2_wrong_kind),
         TDT_TEST(test_float_atan2_backend_mismatch),
         TDT_TEST(test_float_atan2_vs_cpu),
+        TDT_TEST(test_float_atan2_empty),
         TDT_TEST(test_float_hypot_example_1),
         TDT_TEST(test_float_hypot_example_2),
         TDT_TEST(test_float_hypot_null),
         TDT_TEST(test_float_hypot_wrong_kind),
         TDT_TEST(test_float_hypot_backend_mismatch),
         TDT_TEST(test_float_hypot_vs_cpu),
+        TDT_TEST(test_float_hypot_empty),
         TDT_TEST(test_float_powi_example_1),
         TDT_TEST(test_float_powi_example_2),
         TDT_TEST(test_float_powi_null),
         TDT_TEST(test_float_powi_wrong_kind),
         TDT_TEST(test_float_powi_backend_mismatch),
         TDT_TEST(test_float_powi_vs_cpu),
+        TDT_TEST(test_float_powi_empty),
         TDT_TEST(test_float_remainder_example_1),
         TDT_TEST(test_float_remainder_example_2),
         TDT_TEST(test_float_remainder_example_3),
@@ -31217,19 +37984,23 @@ int main(void)
         TDT_TEST(test_float_remainder_wrong_kind),
         TDT_TEST(test_float_remainder_backend_mismatch),
         TDT_TEST(test_float_remainder_vs_cpu),
+        TDT_TEST(test_float_remainder_empty),
         TDT_TEST(test_float_not_equal_example_1),
         TDT_TEST(test_float_not_equal_example_2),
         TDT_TEST(test_float_not_equal_null),
         TDT_TEST(test_float_not_equal_wrong_kind),
         TDT_TEST(test_float_not_equal_backend_mismatch),
         TDT_TEST(test_float_not_equal_vs_cpu),
+        TDT_TEST(test_float_not_equal_empty),
         TDT_TEST(test_float_slice_assign_example_1),
         TDT_TEST(test_float_slice_assign_example_2),
         TDT_TEST(test_float_slice_assign_example_3),
+        TDT_TEST(test_float_slice_assign_example_4),
         TDT_TEST(test_float_slice_assign_null),
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),
         TDT_TEST(test_float_slice_assign_vs_cpu),
+        TDT_TEST(test_float_slice_assign_empty),
         TDT_TEST(test_float_cross_example_1),
         TDT_TEST(test_float_cross_example_2),
         TDT_TEST(test_float_cross_example_3),
@@ -31238,27 +38009,35 @@ int main(void)
         TDT_TEST(test_float_cross_wrong_kind),
         TDT_TEST(test_float_cross_backend_mismatch),
         TDT_TEST(test_float_cross_vs_cpu),
+        TDT_TEST(test_float_cross_empty),
         TDT_TEST(test_float_cat_example_1),
         TDT_TEST(test_float_cat_example_2),
         TDT_TEST(test_float_cat_example_3),
+        TDT_TEST(test_float_cat_example_4),
+        TDT_TEST(test_float_cat_example_5),
         TDT_TEST(test_float_cat_null),
         TDT_TEST(test_float_cat_wrong_kind),
         TDT_TEST(test_float_cat_backend_mismatch),
         TDT_TEST(test_float_cat_vs_cpu),
+        TDT_TEST(test_float_cat_empty),
         TDT_TEST(test_int_cat_example_1),
         TDT_TEST(test_int_cat_example_2),
         TDT_TEST(test_int_cat_example_3),
+        TDT_TEST(test_int_cat_example_4),
         TDT_TEST(test_int_cat_null),
         TDT_TEST(test_int_cat_wrong_kind),
         TDT_TEST(test_int_cat_backend_mismatch),
         TDT_TEST(test_int_cat_vs_cpu),
+        TDT_TEST(test_int_cat_empty),
         TDT_TEST(test_bool_cat_example_1),
         TDT_TEST(test_bool_cat_example_2),
         TDT_TEST(test_bool_cat_example_3),
+        TDT_TEST(test_bool_cat_example_4),
         TDT_TEST(test_bool_cat_null),
         TDT_TEST(test_bool_cat_wrong_kind),
         TDT_TEST(test_bool_cat_backend_mismatch),
         TDT_TEST(test_bool_cat_vs_cpu),
+        TDT_TEST(test_bool_cat_empty),
         TDT_TEST(test_float_stack_example_1),
         TDT_TEST(test_float_stack_example_2),
         TDT_TEST(test_float_stack_example_3),
@@ -31267,28 +38046,35 @@ int main(void)
         TDT_TEST(test_float_stack_wrong_kind),
         TDT_TEST(test_float_stack_backend_mismatch),
         TDT_TEST(test_float_stack_vs_cpu),
+        TDT_TEST(test_float_stack_empty),
         TDT_TEST(test_int_stack_example_1),
         TDT_TEST(test_int_stack_null),
         TDT_TEST(test_int_stack_wrong_kind),
         TDT_TEST(test_int_stack_backend_mismatch),
         TDT_TEST(test_int_stack_vs_cpu),
+        TDT_TEST(test_int_stack_empty),
         TDT_TEST(test_bool_stack_example_1),
         TDT_TEST(test_bool_stack_null),
         TDT_TEST(test_bool_stack_wrong_kind),
         TDT_TEST(test_bool_stack_backend_mismatch),
         TDT_TEST(test_bool_stack_vs_cpu),
+        TDT_TEST(test_bool_stack_empty),
         TDT_TEST(test_float_to_device_example_1),
+        TDT_TEST(test_float_to_device_example_2),
         TDT_TEST(test_float_to_device_null),
         TDT_TEST(test_float_to_device_wrong_kind),
         TDT_TEST(test_float_to_device_vs_cpu),
+        TDT_TEST(test_float_to_device_empty),
         TDT_TEST(test_int_to_device_example_1),
         TDT_TEST(test_int_to_device_null),
         TDT_TEST(test_int_to_device_wrong_kind),
         TDT_TEST(test_int_to_device_vs_cpu),
+        TDT_TEST(test_int_to_device_empty),
         TDT_TEST(test_bool_to_device_example_1),
         TDT_TEST(test_bool_to_device_null),
         TDT_TEST(test_bool_to_device_wrong_kind),
         TDT_TEST(test_bool_to_device_vs_cpu),
+        TDT_TEST(test_bool_to_device_empty),
         TDT_TEST(test_sync_null),
     };
     return cmocka_run_group_tests_name("ops_vulkan", tests, group_setup, group_teardown);

@@ -208,8 +208,20 @@ end
 
 local function emit_checks(b, op)
   -- NULL checks, in parameter order.
+  -- Host data of an empty tensor may be NULL: host input whose `shape` argument holds a
+  -- 0, host output of capacity 0 (the rule then checks that the tensor is empty).
+  local shape_arg
   for _, a in ipairs(op.args) do
-    if a.t.tensor or a.t.device or a.t.host_in or a.t.host_out or a.t.group then
+    if a.type == "shape" then shape_arg = shape_arg or a end
+  end
+  for _, a in ipairs(op.args) do
+    if a.t.host_in and shape_arg then
+      b:put("    if (%s == NULL && !td_dims_have_zero(%s, %s_len))", a.name, shape_arg.name, shape_arg.name)
+      b:put("        return td_err_null(td_opname, %s);", util.c_string(a.name))
+    elseif a.t.host_out then
+      b:put("    if (%s == NULL && %s_len > 0)", a.name, a.name)
+      b:put("        return td_err_null(td_opname, %s);", util.c_string(a.name))
+    elseif a.t.tensor or a.t.device or a.t.host_in or a.t.group then
       b:put("    if (%s == NULL)", a.name)
       b:put("        return td_err_null(td_opname, %s);", util.c_string(a.name))
     elseif a.t.array then
@@ -338,6 +350,19 @@ local function emit_composite(b, op)
   b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
   b:put("    td_status td_st = TD_OK;")
   for _, n in ipairs(entry_names(op)) do b:put("    (void)%s;", n) end
+  do
+    -- An empty result needs no pieces (some, like max_dim, reject empty input): on a
+    -- backend device it is made directly, as the kernel arms do.
+    local home = op.family == "creation" and device_arg(op).name or (primary(op) .. "->device")
+    b:put("    if (td_shape_out != NULL && td_shape_out->numel == 0 && %s->backend != TD_BACKEND_AUTODIFF) {", home)
+    b:put("        td_tensor *td_e = NULL;")
+    b:put("        TD_TRY(td_tensor_new_on(td_opname, %s, %s, td_shape_out, &td_e));", home,
+      schema.dtypes[schema.classes[op.returns]])
+    b:put("        td_e->ctx = td_ctx;")
+    b:put("        *out = td_e;")
+    b:put("        return TD_OK;")
+    b:put("    }")
+  end
   for _, t in ipairs(plan.temps) do b:put("    td_tensor *%s = NULL;", t) end
   for _, d in ipairs(plan.decls) do b:put("    %s", d) end
   for _, l in ipairs(plan.lines) do b:put("    %s", l) end
@@ -493,8 +518,15 @@ emit_backend_arm_body = function(b, model, op, be, impl)
       b:put("    (void)%s;", n)
     end
   end
+  -- An empty result needs no kernel (a collective still runs: every rank must take part).
+  local skip_empty = op.rule ~= nil and op.family ~= "distributed"
   if not returns_tensor(op) then
-    b:put("    (void)td_shape_out;")
+    if skip_empty and op.returns == "host" then
+      b:put("    if (td_shape_out->numel == 0)")
+      b:put("        return TD_OK; /* no elements to copy */")
+    else
+      b:put("    (void)td_shape_out;")
+    end
     b:put("    (void)td_ctx;")
     b:put("    return %s%s(%s);", P, op.name, table.concat(kernel_names(op, "td_r"), ", "))
     b:put("}")
@@ -509,7 +541,13 @@ emit_backend_arm_body = function(b, model, op, be, impl)
   b:put("    TD_TRY(td_tensor_new_on(%s, %s, %s, td_shape_out, &td_r));", util.c_string(op.name), dev,
     schema.dtypes[cls])
   b:put("    td_r->ctx = td_ctx;")
-  b:put("    td_status td_st = %s%s(%s);", P, op.name, table.concat(kernel_names(op, "td_r"), ", "))
+  if skip_empty then
+    b:put("    /* An empty result has no elements to compute. */")
+    b:put("    td_status td_st = td_shape_out->numel == 0 ? TD_OK : %s%s(%s);", P, op.name,
+      table.concat(kernel_names(op, "td_r"), ", "))
+  else
+    b:put("    td_status td_st = %s%s(%s);", P, op.name, table.concat(kernel_names(op, "td_r"), ", "))
+  end
   b:put("    if (td_st != TD_OK) {")
   b:put("        td_tensor_release(td_r);")
   b:put("        return td_st;")

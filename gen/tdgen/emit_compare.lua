@@ -100,6 +100,7 @@ end
 
 function R.same(P) return over_shapes(P, function() return { {} } end) end
 R.reduce_all = R.same
+R.reduce_all_nonempty = R.same
 R.host_out = R.same
 
 function R.broadcast(P)
@@ -288,8 +289,6 @@ end
 -- reduce / cumulative / sort group: the whole-tensor and per-dim reductions that have no
 -- identity take the same shapes; ops along a dim also take dim 0 / -1 of 0-d shapes; topk
 -- keeps 1, about half and all of the dim.
-R.reduce_all_nonempty = R.same
-R.reduce_dim_nonempty = function(P) return R.reduce_dim(P) end
 
 function R.along_dim(P)
   return over_shapes(P, function(s, i)
@@ -312,6 +311,7 @@ function R.topk(P)
     return out
   end)
 end
+R.reduce_dim_nonempty = R.reduce_dim
 
 -- m, k, n in {1, 7, 64, 129} (each m with each n, k cycling), batched, broadcast batches,
 -- one large enough for the CPU's threaded matmul, and a k of more than 2^20 (more than
@@ -337,8 +337,6 @@ end
 
 -- int ops (issue 10): the nonempty reductions take the cases of their plain rules (no
 -- case has a zero size); random_int the random shapes with a few [low, high) ranges.
-R.reduce_all_nonempty = R.reduce_all
-R.reduce_dim_nonempty = R.reduce_dim
 function R.random_int(P)
   local cases = {}
   local ranges = { { 0, 10 }, { -5, 5 }, { -2147483648, 2147483647 }, { 7, 8 } }
@@ -499,9 +497,218 @@ function R.cross(P)
   return cases
 end
 
+-- Zero-size cases per shape rule (the generated test_<op>_empty, on every backend and on
+-- autodiff): empty inputs ([0], [2,0,3], a 0 broadcast against a 1), empty results of
+-- non-empty inputs (a slice of length 0, expand to 0), non-empty results of empty inputs
+-- (sums, matmul with an empty inner dim, cat). Each case says what the result must be:
+-- `shape` (worked out by hand from PyTorch's rules), or `status`, the error the rule must
+-- give on every backend (max over an empty dim, 0 against 3 in a broadcast).
+local Z = {}
+local function zc(v, want) return { fill = C, v = v, want = want } end
+local function shp(s) return { shape = s } end
+local function err(st) return { status = st or "TD_E_SHAPE" } end
+
+-- One tensor, its result shaped like it (or as `f` says).
+local function one_tensor(P, f)
+  local out = {}
+  for _, s in ipairs({ { 0 }, { 2, 0, 3 }, { 0, 1 }, { 3, 0 } }) do
+    out[#out + 1] = zc({ [P[1]] = s }, f and f(s) or shp(s))
+  end
+  return out
+end
+function Z.same(P) return one_tensor(P) end
+Z.host_out = Z.same
+function Z.reduce_all(P) return one_tensor(P, function() return shp({}) end) end
+function Z.reduce_all_nonempty(P) return one_tensor(P, function() return err() end) end
+
+function Z.broadcast(P)
+  local out = {}
+  for _, p in ipairs({ { { 0 }, { 0 }, { 0 } }, { { 2, 0, 3 }, { 2, 0, 3 }, { 2, 0, 3 } }, { { 0, 1 }, { 1, 4 }, { 0, 4 } },
+    { { 1, 4 }, { 0, 1 }, { 0, 4 } }, { { 0 }, { 1 }, { 0 } }, { {}, { 0, 3 }, { 0, 3 } }, { { 2, 0, 3 }, { 3 }, { 2, 0, 3 } },
+    { { 0 }, { 3 } }, { { 2, 0 }, { 2, 2 } } }) do
+    out[#out + 1] = zc({ [P[1]] = p[1], [P[2]] = p[2] }, p[3] and shp(p[3]) or err())
+  end
+  return out
+end
+
+function Z.broadcast3(P)
+  local out = {}
+  for _, t in ipairs({ { { 0 }, { 0 }, { 0 }, { 0 } }, { { 2, 0, 3 }, { 1, 3 }, {}, { 2, 0, 3 } },
+    { { 0, 1 }, { 1, 4 }, { 4 }, { 0, 4 } }, { { 3 }, { 0, 1 }, { 1 }, { 0, 3 } }, { { 0 }, { 3 }, { 1 } } }) do
+    out[#out + 1] = zc({ [P[1]] = t[1], [P[2]] = t[2], [P[3]] = t[3] }, t[4] and shp(t[4]) or err())
+  end
+  return out
+end
+
+function Z.mask_fill(P)
+  local out = {}
+  for _, m in ipairs({ { { 0 }, { 0 }, true }, { { 2, 0, 3 }, { 3 }, true }, { { 0, 4 }, { 1, 4 }, true },
+    { { 0, 3 }, {}, true }, { { 3 }, { 0, 3 } } }) do
+    out[#out + 1] = zc({ [P[1]] = m[1], [P[2]] = m[2] }, m[3] and shp(m[1]) or err())
+  end
+  return out
+end
+
+function Z.from_shape(P)
+  local out = {}
+  for _, s in ipairs({ { 0 }, { 2, 0, 3 }, { 0, 0 }, { 5, 0 } }) do out[#out + 1] = zc({ [P[1]] = s }, shp(s)) end
+  return out
+end
+
+function Z.random(P)
+  return { zc({ [P[1]] = { 0 }, [P[2]] = "uniform", [P[3]] = -1, [P[4]] = 3 }, shp({ 0 })),
+    zc({ [P[1]] = { 2, 0, 3 }, [P[2]] = "normal", [P[3]] = 0, [P[4]] = 1 }, shp({ 2, 0, 3 })) }
+end
+
+function Z.arange(P)
+  local out = {}
+  for _, r in ipairs({ { 3, 3, 1 }, { -2, -2, -5 }, { 0, 0, 7 } }) do
+    out[#out + 1] = zc({ [P[1]] = r[1], [P[2]] = r[2], [P[3]] = r[3] }, shp({ 0 }))
+  end
+  out[#out + 1] = zc({ [P[1]] = 5, [P[2]] = 2, [P[3]] = 1 }, err())
+  return out
+end
+
+function Z.reshape(P)
+  local out = {}
+  for _, r in ipairs({ { { 2, 0, 3 }, { 0, 6 }, { 0, 6 } }, { { 2, 0, 3 }, { -1, 3 }, { 0, 3 } }, { { 0 }, { 5, 0, 2 }, { 5, 0, 2 } },
+    { { 2, 0, 3 }, { -1 }, { 0 } }, { { 0, 4 }, { 4, -1, 0 } }, { { 2, 0 }, {} } }) do
+    out[#out + 1] = zc({ [P[1]] = r[1], [P[2]] = r[2] }, r[3] and shp(r[3]) or err())
+  end
+  return out
+end
+
+function Z.swap_dims(P)
+  return { zc({ [P[1]] = { 2, 0, 3 }, [P[2]] = 0, [P[3]] = 1 }, shp({ 0, 2, 3 })),
+    zc({ [P[1]] = { 0 }, [P[2]] = 0, [P[3]] = -1 }, shp({ 0 })),
+    zc({ [P[1]] = { 3, 1, 0 }, [P[2]] = -1, [P[3]] = 0 }, shp({ 0, 1, 3 })) }
+end
+
+function Z.permute(P)
+  return { zc({ [P[1]] = { 2, 0, 3 }, [P[2]] = { 2, 0, 1 } }, shp({ 3, 2, 0 })),
+    zc({ [P[1]] = { 0, 1 }, [P[2]] = { 1, 0 } }, shp({ 1, 0 })), zc({ [P[1]] = { 0 }, [P[2]] = { 0 } }, shp({ 0 })) }
+end
+
+function Z.expand(P)
+  local out = {}
+  for _, r in ipairs({ { { 0 }, { 2, 0 }, { 2, 0 } }, { { 1, 3 }, { 0, 3 }, { 0, 3 } }, { { 0, 1 }, { 0, 4 }, { 0, 4 } },
+    { { 2, 0, 1 }, { -1, -1, 5 }, { 2, 0, 5 } }, { {}, { 0 }, { 0 } }, { { 0 }, { 3 } } }) do
+    out[#out + 1] = zc({ [P[1]] = r[1], [P[2]] = r[2] }, r[3] and shp(r[3]) or err())
+  end
+  return out
+end
+
+-- a, starts, ends, the result (nil: a range error).
+local SLICES = { { { 3, 4 }, { 1 }, { 1 }, { 0, 4 } }, { { 3, 4 }, { 0, 2 }, { 3, 2 }, { 3, 0 } },
+  { { 2, 0, 3 }, { 1 }, { 2 }, { 1, 0, 3 } }, { { 0 }, { 0 }, { 0 }, { 0 } }, { { 3, 4 }, { 3, 4 }, { 3, 4 }, { 0, 0 } },
+  { { 3 }, { 2 }, { 1 } } }
+function Z.slice(P)
+  local out = {}
+  for _, r in ipairs(SLICES) do
+    out[#out + 1] = zc({ [P[1]] = r[1], [P[2]] = r[2], [P[3]] = r[3] }, r[4] and shp(r[4]) or err("TD_E_RANGE"))
+  end
+  return out
+end
+
+function Z.slice_assign(P)
+  local out = {}
+  for _, r in ipairs(SLICES) do
+    if r[4] then out[#out + 1] = zc({ [P[1]] = r[1], [P[2]] = r[4], [P[3]] = r[2], [P[4]] = r[3] }, shp(r[1])) end
+  end
+  out[#out + 1] = zc({ [P[1]] = { 3, 4 }, [P[2]] = { 1, 4 }, [P[3]] = { 1 }, [P[4]] = { 1 } }, err())
+  return out
+end
+
+-- PyTorch skips 1-d empty inputs ([0]) whatever the other shapes.
+function Z.cat(P)
+  local out = {}
+  for _, r in ipairs({ { { { 2, 3 }, { 0 }, { 1, 3 } }, 0, { 3, 3 } }, { { { 2, 0 }, { 2, 3 } }, 1, { 2, 3 } },
+    { { { 0, 3 }, { 0, 3 } }, 0, { 0, 3 } }, { { { 0 }, { 0 } }, 0, { 0 } }, { { { 2, 0, 3 }, { 2, 1, 3 } }, -2, { 2, 1, 3 } },
+    { { { 0 }, { 4 } }, -1, { 4 } }, { { { 2, 3 }, { 0 } }, 1, { 2, 3 } }, { { { 0, 2 }, { 2, 3 } }, 0 } }) do
+    out[#out + 1] = zc({ [P[1]] = r[1], [P[2]] = r[2] }, r[3] and shp(r[3]) or err())
+  end
+  return out
+end
+
+local REDUCE_DIMS = { { { 2, 0, 3 }, 1, { 2, 1, 3 }, true }, { { 2, 0, 3 }, 0, { 1, 0, 3 } }, { { 0 }, 0, { 1 }, true },
+  { { 0, 4 }, -1, { 0, 1 } }, { { 0, 4 }, -2, { 1, 4 }, true } }
+function Z.reduce_dim(P)
+  local out = {}
+  for _, r in ipairs(REDUCE_DIMS) do out[#out + 1] = zc({ [P[1]] = r[1], [P[2]] = r[2] }, shp(r[3])) end
+  return out
+end
+
+-- No identity: reducing an empty dim is an error; the other dims of an empty tensor are fine.
+function Z.reduce_dim_nonempty(P)
+  local out = {}
+  for _, r in ipairs(REDUCE_DIMS) do out[#out + 1] = zc({ [P[1]] = r[1], [P[2]] = r[2] }, r[4] and err() or shp(r[3])) end
+  return out
+end
+
+function Z.matmul(P)
+  local out = {}
+  for _, r in ipairs({ { { 2, 0 }, { 0, 3 }, { 2, 3 } }, { { 0, 4 }, { 4, 5 }, { 0, 5 } }, { { 3, 4 }, { 4, 0 }, { 3, 0 } },
+    { { 2, 3, 0 }, { 0, 4 }, { 2, 3, 4 } }, { { 0, 2, 3 }, { 3, 4 }, { 0, 2, 4 } }, { { 0, 3 }, { 3, 0 }, { 0, 0 } },
+    { { 2, 0 }, { 3, 4 } } }) do
+    out[#out + 1] = zc({ [P[1]] = r[1], [P[2]] = r[2] }, r[3] and shp(r[3]) or err())
+  end
+  return out
+end
+
+-- A rule without its own zero-size cases (Z): its first cases with a tensor of 1 dim or
+-- more, with the leading dim of the tensors of the most dims (so that broadcasts still line
+-- up) and of every list item set to 0. What the result must be is not known here: the CPU's
+-- result, or its error, is the reference on every backend (`want = { as_reference = true }`).
+local function derived_empty(rule, P)
+  local kinds = schema.rules[rule] or {}
+  local out = {}
+  for _, c in ipairs(R[rule](P)) do
+    local v, any, top = {}, false, 0
+    for k, x in pairs(c.v) do v[k] = x end
+    for i, kind in ipairs(kinds) do
+      if kind == "tensor" and c.v[P[i]] then top = math.max(top, #c.v[P[i]]) end
+    end
+    for i, kind in ipairs(kinds) do
+      local x = c.v[P[i]]
+      if kind == "tensor" and x and #x > 0 and #x == top then
+        v[P[i]] = copy(x)
+        v[P[i]][1] = 0
+        any = true
+      elseif kind == "list" and x then
+        local items = {}
+        for k, item in ipairs(x) do
+          items[k] = copy(item)
+          if #item > 0 then items[k][1] = 0; any = true end
+        end
+        v[P[i]] = items
+      end
+    end
+    if any then out[#out + 1] = { fill = c.fill, v = v, want = { as_reference = true } } end
+    if #out >= 3 then break end
+  end
+  return out
+end
+
+M.Z_for_tests = Z -- the zero-size case generators (tests/gen/test_compare.lua swaps one out)
+
+-- The zero-size cases of op, completed like the others (nil when its rule has no cases).
+function M.empty_cases(op)
+  if not op.rule then return nil end
+  local cases
+  if Z[op.rule.name] then
+    cases = Z[op.rule.name](op.rule.args)
+  elseif R[op.rule.name] then
+    cases = derived_empty(op.rule.name, op.rule.args)
+  else
+    return nil
+  end
+  M.complete(op, cases)
+  return cases
+end
+
 -- A case's value for each argument the rule does not name: from the examples (cycling),
 -- a tensor the shape of the first tensor, a seed per case, else a fixed default.
-local function complete(op, cases)
+function M.complete(op, cases)
   local exs = op.examples or {}
   for ci, c in ipairs(cases) do
     local first
@@ -598,6 +805,12 @@ local function case_row(op, c)
   if #is > 0 then parts[#parts + 1] = ".i = { " .. table.concat(is, ", ") .. " }" end
   if #fs > 0 then parts[#parts + 1] = ".f = { " .. table.concat(fs, ", ") .. " }" end
   if hn then parts[#parts + 1] = ".hn = " .. hn end
+  local w = c.want
+  if w and w.status then parts[#parts + 1] = ".want_status = " .. w.status end
+  if w and w.as_reference then parts[#parts + 1] = ".as_reference = true" end
+  if w and w.shape then
+    parts[#parts + 1] = string.format(".want_shape = true, .want_ndim = %d, .want_dims = %s", #w.shape, ints(w.shape))
+  end
   return "{ " .. table.concat(parts, ", ") .. " }"
 end
 
@@ -675,7 +888,8 @@ local function why_not(model, be, op)
 end
 
 -- Whether the comparison of op against the CPU belongs in be's tests: a backend other than
--- the CPU that implements an op with a result, outside the distributed family.
+-- the CPU that runs an op with a result (natively or as a composite), outside the
+-- distributed family.
 function M.applies(model, be, op)
   return be.name ~= "cpu" and model.backend_by_name.cpu ~= nil and be.runs[op.name] == true
     and op.family ~= "distributed" and (schema.classes[op.returns] ~= nil or op.returns == "host")
@@ -687,41 +901,40 @@ function M.applies_composite(model, be, op)
   return be.name == "cpu" and be.ops[op.name] == true and op.decomp ~= nil
 end
 
--- Emits test_<op>_vs_cpu into b (test(name) registers it): the op's case table, its call,
--- and the test that runs them, or a test that reports why it is skipped.
--- composite: the test holds the CPU's native kernel (the reference) against the op's
--- decomposition on the CPU, instead of be against the CPU.
-function M.emit(b, model, be, op, test, composite)
-  local name = "test_" .. op.name .. (composite and "_composite_vs_native" or "_vs_cpu")
-  local fn = composite and ("cmpc_" .. op.name) or ("cmp_" .. op.name)
-  local why = why_not(model, be, op)
-  local cases, rows = {}, {}
-  if not why then
-    cases = R[op.rule.name](op.rule.args)
-    complete(op, cases)
-    if op.family == "to_device" then
-      for i, c in ipairs(cases) do
-        c.route = ({ "TDT_ROUTE_SAME", "TDT_ROUTE_TO_CPU", "TDT_ROUTE_FROM_CPU" })[(i - 1) % 3 + 1]
-      end
-    end
-    for i, c in ipairs(cases) do
-      local row, err = case_row(op, c)
-      if not row then why = err; break end
-      rows[i] = row
-    end
+-- The case rows of op, or nil and why they do not fit tdt_case.
+local function rows_of(op, cases)
+  local rows = {}
+  for i, c in ipairs(cases) do
+    local row, err = case_row(op, c)
+    if not row then return nil, err end
+    rows[i] = row
   end
-  if why then
-    b:put("")
-    b:put("static void %s(void **state)", test(name))
-    b:put("{")
-    b:put("    (void)state;")
-    b:put("    tdt_compare_skip(%s, %s);", util.c_string(op.name), util.c_string(why))
-    b:put("}")
-    return
-  end
+  return rows
+end
+
+local function emit_skip(b, op, name, why, test)
   b:put("")
-  if composite then
-    -- The decomposition, on the device the inputs are on (the result's for a creation op).
+  b:put("static void %s(void **state)", test(name))
+  b:put("{")
+  b:put("    (void)state;")
+  b:put("    tdt_compare_skip(%s, %s);", util.c_string(op.name), util.c_string(why))
+  b:put("}")
+end
+
+-- The op's call from a tdt_call (emitted once per op and test file); with `composite`,
+-- also cmpc_<op>, which runs the op's decomposition on the device the call is made on.
+local function emit_call(b, op, emitted, composite)
+  if not emitted[op.name] then
+    emitted[op.name] = true
+    b:put("")
+    b:put("static td_status cmp_%s(const tdt_call *c)", op.name)
+    b:put("{")
+    b:put("    return td_%s(%s);", op.name, call_exprs(op))
+    b:put("}")
+  end
+  if composite and not emitted["composite " .. op.name] then
+    emitted["composite " .. op.name] = true
+    b:put("")
     b:put("static td_status cmpc_%s(const tdt_call *c)", op.name)
     b:put("{")
     b:put("    td_status st = td_device_set_composites(c->dev, true);")
@@ -731,14 +944,11 @@ function M.emit(b, model, be, op, test, composite)
     b:put("    return st;")
     b:put("}")
   end
-  b:put("static td_status cmp_%s(const tdt_call *c)", op.name)
-  b:put("{")
-  b:put("    return td_%s(%s);", op.name, call_exprs(op))
-  b:put("}")
-  b:put("")
-  b:put("static const tdt_case cases_%s[] = {", op.name)
-  for _, r in ipairs(rows) do b:put("    %s,", r) end
-  b:put("};")
+end
+
+-- The static tdt_op_desc `desc` of op (inside a test function); `composite`: the device
+-- under test runs the decomposition (run_test).
+local function emit_desc(b, op, composite)
   local dtypes, domains = {}, {}
   local dom = op.fields.domain or {}
   for _, a in ipairs(op.args) do
@@ -757,14 +967,10 @@ function M.emit(b, model, be, op, test, composite)
     if a.t.host_out then out_dtype, out_host = schema.dtypes[a.t.host_out], true end
   end
   if schema.classes[op.returns] then out_dtype = schema.dtypes[schema.classes[op.returns]] end
-  b:put("")
-  b:put("static void %s(void **state)", test(name))
-  b:put("{")
-  b:put("    (void)state;")
   b:put("    static const tdt_op_desc desc = {")
   b:put("        .name = %s,", util.c_string(op.name))
   b:put("        .run = cmp_%s,", op.name)
-  if composite then b:put("        .run_test = %s,", fn) end
+  if composite then b:put("        .run_test = cmpc_%s,", op.name) end
   if #dtypes > 0 then
     b:put("        .dtype = { %s },", table.concat(dtypes, ", "))
     b:put("        .domain = { %s },", table.concat(domains, ", "))
@@ -785,9 +991,130 @@ function M.emit(b, model, be, op, test, composite)
   b:put("        .nmse = %s,", string.format("%.9g", op.fields.nmse or M.DEFAULT_NMSE))
   b:put("        .seed = %du,", M.seed_of(op.name))
   b:put("    };")
-  b:put("    tdt_compare(dev, %s, &desc, cases_%s, (int)(sizeof cases_%s / sizeof cases_%s[0]));",
-    composite and "dev" or "cpu_dev", op.name, op.name, op.name)
+end
+
+-- Emits test_<op>_vs_cpu into b (test(name) registers it): the op's case table, its call,
+-- and the test that runs them, or a test that reports why it is skipped. With `composite`,
+-- test_<op>_composite_vs_native instead: the CPU's native kernel (the reference) against
+-- the op's decomposition on the CPU.
+function M.emit(b, model, be, op, test, emitted, composite)
+  emitted = emitted or {}
+  local name = "test_" .. op.name .. (composite and "_composite_vs_native" or "_vs_cpu")
+  local why = why_not(model, be, op)
+  local rows
+  if not why then
+    local cases = R[op.rule.name](op.rule.args)
+    M.complete(op, cases)
+    if op.family == "to_device" then
+      for i, c in ipairs(cases) do
+        c.route = ({ "TDT_ROUTE_SAME", "TDT_ROUTE_TO_CPU", "TDT_ROUTE_FROM_CPU" })[(i - 1) % 3 + 1]
+      end
+    end
+    rows, why = rows_of(op, cases)
+  end
+  if why then return emit_skip(b, op, name, why, test) end
+  emit_call(b, op, emitted, composite)
+  local tab = (composite and "ccases_" or "cases_") .. op.name
+  if not emitted["cases " .. tab] then
+    emitted["cases " .. tab] = true
+    b:put("")
+    b:put("static const tdt_case %s[] = {", tab)
+    for _, r in ipairs(rows) do b:put("    %s,", r) end
+    b:put("};")
+  end
+  b:put("")
+  b:put("static void %s(void **state)", test(name))
+  b:put("{")
+  b:put("    (void)state;")
+  emit_desc(b, op, composite)
+  b:put("    tdt_compare(dev, %s, &desc, %s, (int)(sizeof %s / sizeof %s[0]));", composite and "dev" or "cpu_dev",
+    tab, tab, tab)
   b:put("}")
+end
+
+-- Whether op gets the zero-size test on be: it implements it, outside the distributed and
+-- device families, with a result.
+function M.applies_empty(be, op)
+  return be.runs[op.name] == true and op.family ~= "distributed" and op.family ~= "device"
+    and (schema.classes[op.returns] ~= nil or op.returns == "host")
+end
+
+-- Emits test_<op>_empty: the zero-size cases (M.empty_cases) run on the device under test
+-- and on autodiff over it, each against `ref` (the CPU device; the device itself where the
+-- model has no CPU backend), with the result shape or the error each case names.
+function M.emit_empty(b, model, be, op, test, ref, emitted)
+  emitted = emitted or {}
+  local name = "test_" .. op.name .. "_empty"
+  local why
+  if model.backend_by_name.cpu and be.name ~= "cpu" then why = why_not(model, be, op) end
+  local cases = not why and M.empty_cases(op) or nil
+  if not why and not cases then
+    why = string.format("no zero-size cases for the shape rule '%s' (gen/tdgen/emit_compare.lua)",
+      op.rule and op.rule.name or "(none)")
+  end
+  local rows
+  if not why then
+    if #cases == 0 then
+      why = string.format("the cases of the shape rule '%s' have no tensor of 1 dim or more to empty", op.rule.name)
+    else
+      if op.family == "to_device" then
+        for i, c in ipairs(cases) do
+          c.route = ({ "TDT_ROUTE_SAME", "TDT_ROUTE_TO_CPU", "TDT_ROUTE_FROM_CPU" })[(i - 1) % 3 + 1]
+        end
+      end
+      rows, why = rows_of(op, cases)
+    end
+  end
+  if why then return emit_skip(b, op, name, why, test) end
+  emit_call(b, op, emitted)
+  b:put("")
+  b:put("static const tdt_case empty_%s[] = {", op.name)
+  for _, r in ipairs(rows) do b:put("    %s,", r) end
+  b:put("};")
+  b:put("")
+  b:put("static void %s(void **state)", test(name))
+  b:put("{")
+  b:put("    (void)state;")
+  emit_desc(b, op)
+  b:put("    const int n = (int)(sizeof empty_%s / sizeof empty_%s[0]);", op.name, op.name)
+  b:put("    tdt_compare(dev, %s, &desc, empty_%s, n);", ref, op.name)
+  b:put("    tdt_compare(ad_dev, %s, &desc, empty_%s, n);", ref, op.name)
+  b:put("}")
+end
+
+-- A zero-size case for the gradient check of op: the first that must succeed, with a float
+-- input; nil when there is none. Values as in the spec examples (tensors as { shape, data }).
+function M.empty_gradcheck_case(op)
+  local cases = M.empty_cases(op)
+  if not cases then return nil end
+  for _, c in ipairs(cases) do
+    if c.want and c.want.shape then
+      local ex, floats = {}, 0
+      for _, a in ipairs(op.args) do
+        local v = c.v[a.name]
+        local function tensor(shape, cls)
+          local data = {}
+          for i = 1, numel(shape) do
+            data[i] = cls == "bool" and (i % 2 == 1) or (cls == "int" and 0 or 0.5 * (i % 3) - 0.25)
+          end
+          return { shape = shape, data = data }
+        end
+        if a.t.tensor then
+          ex[a.name] = tensor(v, a.t.tensor)
+          if a.t.tensor == "float" then floats = floats + 1 end
+        elseif a.t.list then
+          local items = {}
+          for i, s in ipairs(v) do items[i] = tensor(s, a.t.list) end
+          ex[a.name] = items
+          if a.t.list == "float" then floats = floats + 1 end
+        elseif v ~= nil then
+          ex[a.name] = v
+        end
+      end
+      if floats > 0 then return ex end
+    end
+  end
+  return nil
 end
 
 return M

@@ -274,6 +274,7 @@ function M.ops_tests(model, be, specs_note)
   b:put("static td_device *dev;    /* the %s device under test */", be.name)
   b:put("static td_device *ad_dev; /* autodiff(%s): another kind, for mismatch errors */", be.name)
   if vs_cpu then b:put("static td_device *cpu_dev; /* the reference */") end
+  local emitted = {} -- ops whose cmp_<op> call is in the file
   for _, op in ipairs(model.ops) do
     if op.family == "distributed" then goto continue end -- needs a process group: tests/dist
     local impl = be.runs[op.name]
@@ -359,8 +360,12 @@ function M.ops_tests(model, be, specs_note)
       b:put("}")
     end
     -- Another backend against the CPU over many shapes (gen/tdgen/emit_compare.lua).
-    if compare.applies(model, be, op) then compare.emit(b, model, be, op, test) end
-    if compare.applies_composite(model, be, op) then compare.emit(b, model, be, op, test, true) end
+    if compare.applies(model, be, op) then compare.emit(b, model, be, op, test, emitted) end
+    if compare.applies_composite(model, be, op) then compare.emit(b, model, be, op, test, emitted, true) end
+    -- Zero-size tensors: on the device and on autodiff over it, against the CPU.
+    if compare.applies_empty(be, op) then
+      compare.emit_empty(b, model, be, op, test, vs_cpu and "cpu_dev" or "dev", emitted)
+    end
     -- Not implemented by this backend: the generated arm says so.
     if not impl and can_hold(be, op) and (ex1 or op.family == "creation" or op.family == "device") then
       b:put("")
@@ -467,14 +472,66 @@ function M.autodiff_tests(model, be, specs_note)
         local parts = {}
         for i, inp in ipairs(inputs) do
           if inp.positive == "above_one" then
-            parts[i] = string.format("{ s%d, %d, TDT_ABOVE_ONE }", i, inp.nd)
+            parts[i] = string.format("{ s%d, %d, TDT_ABOVE_ONE, false }", i, inp.nd)
           else
-            parts[i] = string.format("{ s%d, %d, %s }", i, inp.nd, inp.positive and "true" or "false")
+            parts[i] = string.format("{ s%d, %d, %s, false }", i, inp.nd, inp.positive and "true" or "false")
           end
         end
         b:put("    const tdt_input ins[] = { %s };", table.concat(parts, ", "))
         b:put("    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_%s, ins, %d, %du);", op.name, #inputs, compare.seed_of("g" .. op.name))
         b:put("}")
+        -- The same with zero-size inputs (or an empty result): backward runs, and every
+        -- float input with a formula gets a gradient of its own shape.
+        local zex = compare.empty_gradcheck_case(op)
+        if zex then
+          local zover, zins, zk = {}, {}, 0
+          local has_formula = {}
+          for n in pairs(op.fields.backward or {}) do has_formula[n] = true end
+          if op.ad_decomp then -- differentiated through its pieces: every float input
+            for _, a in ipairs(op.args) do
+              if a.t.tensor == "float" or a.t.list == "float" then has_formula[a.name] = true end
+            end
+          end
+          for _, a in ipairs(op.args) do
+            if a.t.tensor == "float" then
+              zover[a.name] = { ins = zk }
+              zins[#zins + 1] = { shape = zex[a.name].shape, positive = op.fields.gradcheck and op.fields.gradcheck[a.name],
+                grad = has_formula[a.name] }
+              zk = zk + 1
+            elseif a.t.list == "float" then
+              zover[a.name] = { ins = zk }
+              for _, item in ipairs(zex[a.name]) do
+                zins[#zins + 1] = { shape = item.shape, grad = has_formula[a.name] }
+                zk = zk + 1
+              end
+            end
+          end
+          b:put("")
+          b:put("static td_status fwd_%s_empty(td_device *d, td_tensor *const *ins, td_tensor **out)", op.name)
+          b:put("{")
+          b:put("    (void)d;")
+          local zexprs, zowned = emit_args(b, op, zex, zover, "d")
+          b:put("    td_status st = %s(%s);", call, table.concat(zexprs, ", "):gsub("&out", "out"))
+          release_all(b, zowned)
+          b:put("    return st;")
+          b:put("}")
+          b:put("")
+          b:put("static void %s(void **state)", test("test_" .. op.name .. "_gradcheck_empty"))
+          b:put("{")
+          b:put("    (void)state;")
+          local zparts = {}
+          for i, inp in ipairs(zins) do
+            local dims, nd = c_dims(inp.shape)
+            b:put("    static const int64_t s%d[] = %s;", i, dims)
+            zparts[i] = string.format("{ s%d, %d, %s, %s }", i, nd,
+              inp.positive == "above_one" and "TDT_ABOVE_ONE" or (inp.positive and "true" or "false"),
+              inp.grad and "true" or "false")
+          end
+          b:put("    const tdt_input ins[] = { %s };", table.concat(zparts, ", "))
+          b:put("    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_%s_empty, ins, %d, %du);", op.name, #zins,
+            op.decl_index * 7919 + 1)
+          b:put("}")
+        end
       end
       -- The guard: the first float input loses its context.
       local guarded

@@ -148,7 +148,7 @@ M.helpers = {
   inverse_permute = { c = "td_ad_inverse_permute", params = { "tensor", "array" }, uses = { "float_permute" } },
   slice_grad = { c = "td_ad_slice_grad", params = { "tensor", "shape_of", "array", "array" }, uses = { "float_zeros", "float_slice_assign" } },
   extreme_grad = { c = "td_ad_extreme_grad", params = { "tensor", "tensor", "tensor" }, uses = { "float_equal", "bool_into_float", "float_mul" } },
-  cat_slice = { c = "td_ad_cat_slice", params = { "tensor", "iscalar" }, node = true, uses = { "float_slice" } },
+  cat_slice = { c = "td_ad_cat_slice", params = { "tensor", "iscalar" }, node = true, uses = { "float_slice", "float_zeros" } },
   all_reduce_grad = { c = "td_ad_all_reduce_grad", params = { "tensor", "tensor", "tensor", "group", "reduce" },
     uses = { "float_all_reduce", "float_equal", "bool_into_float", "float_mul" } },
   broadcast_grad = { c = "td_ad_broadcast_grad", params = { "tensor", "group", "iscalar" },

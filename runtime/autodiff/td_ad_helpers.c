@@ -279,13 +279,17 @@ td_status td_ad_extreme_grad(const td_tensor *g, const td_tensor *a, const td_te
 }
 #endif
 
-#if defined(TD_HAVE_OP_FLOAT_SLICE)
+#if defined(TD_HAVE_OP_FLOAT_SLICE) && defined(TD_HAVE_OP_FLOAT_ZEROS)
 td_status td_ad_cat_slice(const td_ad_node *n, int i, const td_tensor *g, int64_t dim, td_tensor **out)
 {
+    /* An empty input (cat skips a [0] whatever the other shapes) gets an empty gradient of its shape. */
+    if (n->in_shapes[i].numel == 0)
+        return td_float_zeros(g->device, n->in_shapes[i].dims, n->in_shapes[i].ndim, out);
     int64_t starts[TD_MAX_DIMS] = { 0 }, ends[TD_MAX_DIMS];
     int64_t off = 0;
     for (int k = 0; k < i; k++)
-        off += n->in_shapes[k].dims[dim];
+        if (n->in_shapes[k].numel > 0)
+            off += n->in_shapes[k].dims[dim];
     for (int d = 0; d <= dim; d++)
         ends[d] = g->shape.dims[d];
     starts[dim] = off;

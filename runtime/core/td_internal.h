@@ -57,7 +57,9 @@ typedef struct td_backend_vtable {
     td_status (*device_count)(int *count);
     /* device: an open device to describe, or NULL for device `index` (in range) */
     td_status (*device_info)(const td_device *device, int index, td_device_info *out);
-    td_status (*alloc)(td_tensor *t); /* storage for t->shape.numel elements of t->dtype */
+    /* storage for t->shape.numel elements of t->dtype; for 0 elements a backend may leave
+     * t->data NULL (free is only called for non-NULL data) */
+    td_status (*alloc)(td_tensor *t);
     void (*free)(td_tensor *t);
     td_status (*read)(const td_tensor *t, void *host);  /* whole tensor, row-major */
     td_status (*write)(td_tensor *t, const void *host); /* whole tensor, row-major */
@@ -97,6 +99,15 @@ const char *td_dtype_name(td_dtype dtype);
 td_status td_shape_from(const char *op, const int64_t *dims, int ndim, td_shape *out);
 void td_shape_format(const td_shape *s, char *buf, size_t cap);
 bool td_shape_equal(const td_shape *a, const td_shape *b);
+/* Whether dims (n of them, NULL allowed) hold a 0: the tensor they describe is empty, so
+ * its host data may be NULL (the generated from_data entries). */
+static inline bool td_dims_have_zero(const int64_t *dims, int n)
+{
+    for (int i = 0; dims != NULL && i < n; i++)
+        if (dims[i] == 0)
+            return true;
+    return false;
+}
 /* Row-major strides of s, in elements. */
 void td_shape_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS]);
 /* Strides of `in` for reading it as if broadcast to `out` (right-aligned). */

@@ -43,6 +43,10 @@ td_status td_rule_slice_assign(const char *op, const td_shape *a, const td_shape
 td_status td_rule_cat(const char *op, const td_tensor *const *xs, int xs_len, int64_t *dim, td_shape *out);
 td_status td_rule_reduce_all(const char *op, const td_shape *a, td_shape *out);
 td_status td_rule_reduce_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
+/* As reduce_all / reduce_dim, for reductions without an identity (max, argmax, ...): an
+ * empty input (an empty reduced dim) is an error, as in PyTorch. */
+td_status td_rule_reduce_all_nonempty(const char *op, const td_shape *a, td_shape *out);
+td_status td_rule_reduce_dim_nonempty(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
 td_status td_rule_matmul(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
 td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *mask, td_shape *out);
 td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out);
@@ -71,10 +75,6 @@ td_status td_rule_one_hot(const char *op, const td_shape *indices, int64_t num_c
 /* logits [N, C], targets [N] -> a 0-dim result. */
 td_status td_rule_cross_entropy(const char *op, const td_shape *logits, const td_shape *targets, td_shape *out);
 /* ---- reduce / cumulative / sort group (runtime/core/td_rules_reduce.c) ---- */
-/* Whole-tensor reductions that have no value on an empty tensor (max, min, max_abs, int max/min/mean). */
-td_status td_rule_reduce_all_nonempty(const char *op, const td_shape *a, td_shape *out);
-/* reduce_dim for reductions that have no value over an empty dim (max_abs_dim, int max_dim/argmax/mean_dim). */
-td_status td_rule_reduce_dim_nonempty(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
 /* Ops along one dim that keep the shape (cumsum, sort, softmax, ...); a 0-d tensor takes dim 0 or -1. */
 td_status td_rule_along_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
 /* topk: the shape of a with dim resized to count (0 <= count <= size of dim). */

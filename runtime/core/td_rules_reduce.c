@@ -16,27 +16,7 @@ static td_status norm_dim_0d(const char *op, int64_t *dim, int ndim)
     return TD_OK;
 }
 
-td_status td_rule_reduce_all_nonempty(const char *op, const td_shape *a, td_shape *out)
-{
-    if (a->numel == 0)
-        return td_error(TD_E_SHAPE, "%s: the tensor is empty, and the reduction has no identity", op);
-    return td_rule_reduce_all(op, a, out);
-}
-
-td_status td_rule_reduce_dim_nonempty(const char *op, const td_shape *a, int64_t *dim, td_shape *out)
-{
-    TD_TRY(norm_dim_0d(op, dim, a->ndim));
-    *out = *a;
-    if (a->ndim == 0)
-        return TD_OK;
-    if (a->dims[*dim] == 0)
-        return td_error(TD_E_SHAPE, "%s: dim %lld is empty, and the reduction has no identity", op, (long long)*dim);
-    out->dims[*dim] = 1;
-    out->numel = 1;
-    for (int d = 0; d < out->ndim; d++)
-        out->numel *= out->dims[d];
-    return TD_OK;
-}
+/* reduce_all_nonempty and reduce_dim_nonempty are core rules (td_shape.c). */
 
 td_status td_rule_along_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out)
 {

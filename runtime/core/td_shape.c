@@ -46,18 +46,34 @@ void td_broadcast_strides(const td_shape *in, const td_shape *out, int64_t strid
 }
 
 
-/* Sets s->numel from s->dims (each at least 1), checking the limit before every product,
- * so no rule can overflow however its dims were combined. */
+/* The element count of dims (0 when a dim is 0); false when the product of the non-zero
+ * dims passes TD_MAX_NUMEL. The limit holds for the non-zero dims even when a dim is 0, so
+ * strides and byte offsets computed over any subset of the dims never overflow. Checked
+ * before every product, so no rule can overflow however its dims were combined. */
+static bool numel_of(const int64_t *dims, int ndim, int64_t *numel)
+{
+    int64_t nonzero = 1;
+    bool zero = false;
+    for (int i = 0; i < ndim; i++) {
+        if (dims[i] == 0) {
+            zero = true;
+            continue;
+        }
+        if (dims[i] > TD_MAX_NUMEL / nonzero)
+            return false;
+        nonzero *= dims[i];
+    }
+    *numel = zero ? 0 : nonzero;
+    return true;
+}
+
+/* Sets s->numel from s->dims (each at least 0). */
 static td_status set_numel(const char *op, td_shape *s)
 {
-    s->numel = 1;
-    for (int i = 0; i < s->ndim; i++) {
-        if (s->dims[i] > TD_MAX_NUMEL / s->numel) {
-            char buf[256];
-            td_shape_format(s, buf, sizeof buf);
-            return td_error(TD_E_SHAPE, "%s: the result shape %s has more than 2^40 elements", op, buf);
-        }
-        s->numel *= s->dims[i];
+    if (!numel_of(s->dims, s->ndim, &s->numel)) {
+        char buf[256];
+        td_shape_format(s, buf, sizeof buf);
+        return td_error(TD_E_SHAPE, "%s: the result shape %s has more than 2^40 elements", op, buf);
     }
     return TD_OK;
 }
@@ -69,14 +85,13 @@ td_status td_shape_from(const char *op, const int64_t *dims, int ndim, td_shape 
     out->ndim = ndim;
     out->numel = 1;
     for (int i = 0; i < ndim; i++) {
-        if (dims[i] < 1)
-            return td_error(TD_E_SHAPE, "%s: dim %d has size %lld; sizes must be at least 1", op, i,
+        if (dims[i] < 0)
+            return td_error(TD_E_SHAPE, "%s: dim %d has size %lld; sizes cannot be negative", op, i,
                             (long long)dims[i]);
-        if (dims[i] > TD_MAX_NUMEL / out->numel)
-            return td_error(TD_E_SHAPE, "%s: shape too large", op);
         out->dims[i] = dims[i];
-        out->numel *= dims[i];
     }
+    if (!numel_of(dims, ndim, &out->numel))
+        return td_error(TD_E_SHAPE, "%s: shape too large", op);
     return TD_OK;
 }
 
@@ -149,9 +164,13 @@ td_status td_rule_arange(const char *op, int64_t start, int64_t end, int64_t ste
 {
     if (step == 0)
         return td_error(TD_E_INVALID, "%s: step must not be 0", op);
-    if ((step > 0 && start >= end) || (step < 0 && start <= end))
-        return td_error(TD_E_SHAPE, "%s: range [%lld, %lld) with step %lld is empty", op, (long long)start,
-                        (long long)end, (long long)step);
+    if ((step > 0 && start > end) || (step < 0 && start < end))
+        return td_error(TD_E_SHAPE, "%s: range [%lld, %lld) goes against the sign of step %lld", op,
+                        (long long)start, (long long)end, (long long)step);
+    if (start == end) { /* empty, as in PyTorch */
+        const int64_t zero = 0;
+        return td_shape_from(op, &zero, 1, out);
+    }
     /* The elements are int32: start and the last element start + (n - 1) * step must be in
      * range; end need not be (arange(0, 2^40, 2^40) is [0]). Unsigned arithmetic: end - start
      * and (n - 1) * |step| are below 2^64 whatever the int64 arguments. */
@@ -174,20 +193,32 @@ td_status td_rule_reshape(const char *op, const td_shape *a, const int64_t *shap
         return td_error(TD_E_SHAPE, "%s: %d dims given; tensors have 0 to %d", op, shape_len, TD_MAX_DIMS);
     int64_t dims[TD_MAX_DIMS];
     int infer = -1;
-    int64_t known = 1;
+    int64_t known = 1; /* product of the given dims, 0 when one is 0 */
+    int64_t nonzero = 1;
     for (int i = 0; i < shape_len; i++) {
         dims[i] = shape[i];
         if (shape[i] == -1) {
             if (infer >= 0)
                 return td_error(TD_E_SHAPE, "%s: only one dim may be -1", op);
             infer = i;
-        } else if (shape[i] < 1) {
+        } else if (shape[i] < 0) {
             return td_error(TD_E_SHAPE, "%s: dim %d has size %lld", op, i, (long long)shape[i]);
+        } else if (shape[i] == 0) {
+            known = 0;
         } else {
-            if (shape[i] > TD_MAX_NUMEL / known)
+            if (shape[i] > TD_MAX_NUMEL / nonzero)
                 return td_error(TD_E_SHAPE, "%s: shape too large", op);
-            known *= shape[i];
+            nonzero *= shape[i];
+            known = known == 0 ? 0 : nonzero;
         }
+    }
+    if (infer >= 0 && known == 0) {
+        /* PyTorch: with a 0 among the given dims, any size of the -1 dim fits. */
+        char sa[128];
+        td_shape_format(a, sa, sizeof sa);
+        return td_error(TD_E_SHAPE,
+                        "%s: cannot reshape %s into a shape with a 0 and a -1: the size of the -1 dim is ambiguous",
+                        op, sa);
     }
     if (infer >= 0) {
         if (a->numel % known != 0)
@@ -278,7 +309,7 @@ static td_status check_ranges(const char *op, const td_shape *a, const int64_t *
     *out = *a;
     for (int i = 0; i < starts_len; i++) {
         const int64_t s = norm_bound(starts[i], a->dims[i]), e = norm_bound(ends[i], a->dims[i]);
-        if (s < 0 || s >= e || e > a->dims[i])
+        if (s < 0 || s > e || e > a->dims[i]) /* start == end: empty */
             return td_error(TD_E_RANGE, "%s: range [%lld, %lld) is out of range for dim %d of size %lld", op,
                             (long long)starts[i], (long long)ends[i], i, (long long)a->dims[i]);
         starts_out[i] = s;
@@ -310,21 +341,34 @@ td_status td_rule_slice_assign(const char *op, const td_shape *a, const td_shape
     return TD_OK;
 }
 
+/* PyTorch's legacy rule: a 1-d tensor of shape [0] is skipped whatever the other shapes. */
+static bool cat_skipped(const td_shape *s)
+{
+    return s->ndim == 1 && s->dims[0] == 0;
+}
+
 td_status td_rule_cat(const char *op, const td_tensor *const *xs, int xs_len, int64_t *dim, td_shape *out)
 {
-    const td_shape *s0 = &xs[0]->shape;
+    int r = 0; /* the reference: the first input not skipped (xs[0] when all are) */
+    while (r < xs_len - 1 && cat_skipped(&xs[r]->shape))
+        r++;
+    const td_shape *s0 = &xs[r]->shape;
+    const bool all_skipped = cat_skipped(s0);
     if (s0->ndim == 0)
         return td_error(TD_E_SHAPE, "%s: 0-d tensors cannot be concatenated (they have no dim to join along)", op);
     TD_TRY(norm_dim(op, "dim", dim, s0->ndim));
     *out = *s0;
-    for (int k = 1; k < xs_len; k++) {
+    out->dims[*dim] = 0;
+    for (int k = 0; k < xs_len; k++) {
         const td_shape *s = &xs[k]->shape;
+        if (!all_skipped && cat_skipped(s))
+            continue;
         if (s->ndim != s0->ndim)
-            return td_error(TD_E_SHAPE, "%s: xs[%d] has %d dims, xs[0] has %d", op, k, s->ndim, s0->ndim);
+            return td_error(TD_E_SHAPE, "%s: xs[%d] has %d dims, xs[%d] has %d", op, k, s->ndim, r, s0->ndim);
         for (int i = 0; i < s0->ndim; i++)
             if (i != *dim && s->dims[i] != s0->dims[i])
-                return td_error(TD_E_SHAPE, "%s: xs[%d] has size %lld in dim %d, xs[0] has %lld", op, k,
-                                (long long)s->dims[i], i, (long long)s0->dims[i]);
+                return td_error(TD_E_SHAPE, "%s: xs[%d] has size %lld in dim %d, xs[%d] has %lld", op, k,
+                                (long long)s->dims[i], i, r, (long long)s0->dims[i]);
         if (s->dims[*dim] > TD_MAX_NUMEL - out->dims[*dim])
             return td_error(TD_E_SHAPE, "%s: the result would have more than 2^40 elements", op);
         out->dims[*dim] += s->dims[*dim];
@@ -338,14 +382,36 @@ td_status td_rule_reduce_all(const char *op, const td_shape *a, td_shape *out)
     return td_shape_from(op, NULL, 0, out);
 }
 
+td_status td_rule_reduce_all_nonempty(const char *op, const td_shape *a, td_shape *out)
+{
+    if (a->numel == 0) {
+        char sa[128];
+        td_shape_format(a, sa, sizeof sa);
+        return td_error(TD_E_SHAPE, "%s: cannot reduce %s: it has no elements, and the reduction has no identity",
+                        op, sa);
+    }
+    return td_shape_from(op, NULL, 0, out);
+}
+
 td_status td_rule_reduce_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out)
 {
     TD_TRY(norm_dim(op, "dim", dim, a->ndim));
     *out = *a;
     if (a->ndim == 0)
         return TD_OK; /* a 0-d tensor's one element is the whole dim: the result is 0-d */
-    out->numel /= a->dims[*dim];
     out->dims[*dim] = 1;
+    return set_numel(op, out);
+}
+
+td_status td_rule_reduce_dim_nonempty(const char *op, const td_shape *a, int64_t *dim, td_shape *out)
+{
+    TD_TRY(td_rule_reduce_dim(op, a, dim, out));
+    if (a->numel == 0 && a->dims[*dim] == 0) {
+        char sa[128];
+        td_shape_format(a, sa, sizeof sa);
+        return td_error(TD_E_SHAPE, "%s: cannot reduce dim %lld of %s: it has size 0, and the reduction has no "
+                        "identity", op, (long long)*dim, sa);
+    }
     return TD_OK;
 }
 

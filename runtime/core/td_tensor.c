@@ -530,6 +530,14 @@ td_status td_guard(const char *op, const td_tensor *t)
 td_status td_stage_to_device(const char *op, const td_tensor *a, td_device *device, td_tensor **out)
 {
     td_device *target = device->backend == TD_BACKEND_AUTODIFF ? device->inner : device;
+    if (a->shape.numel == 0) { /* nothing to move: no staging buffer, no reads or writes */
+        td_tensor *r = NULL;
+        TD_TRY(td_tensor_new_on(op, target, a->dtype, &a->shape, &r));
+        if (device->backend == TD_BACKEND_AUTODIFF)
+            return td_tensor_wrap(op, device, r, td_device_context(device), out);
+        *out = r;
+        return TD_OK;
+    }
     size_t bytes = (size_t)a->shape.numel * td_dtype_size(a->dtype);
     void *host = td_malloc(bytes);
     if (host == NULL)

@@ -54,7 +54,8 @@ td_status td_cpu_alloc(td_tensor *t)
 {
     const size_t bytes = td_cpu_nbytes(t);
     if (bytes < ((size_t)1 << POOL_MIN_SHIFT)) {
-        t->data = td_malloc(bytes);
+        /* An empty tensor gets one byte: its data pointer is never NULL, and malloc(0) may return NULL. */
+        t->data = td_malloc(bytes > 0 ? bytes : 1);
     } else {
         int c = size_class(bytes);
         if (c == POOL_CLASSES)
@@ -95,13 +96,15 @@ void td_cpu_free(td_tensor *t)
 
 td_status td_cpu_read(const td_tensor *t, void *host)
 {
-    memcpy(host, t->data, td_cpu_nbytes(t));
+    if (t->shape.numel > 0) /* host may be NULL for an empty tensor */
+        memcpy(host, t->data, td_cpu_nbytes(t));
     return TD_OK;
 }
 
 td_status td_cpu_write(td_tensor *t, const void *host)
 {
-    memcpy(t->data, host, td_cpu_nbytes(t));
+    if (t->shape.numel > 0)
+        memcpy(t->data, host, td_cpu_nbytes(t));
     return TD_OK;
 }
 

@@ -116,6 +116,9 @@ static void copy_blocked(const copy_plan *p, int k, int64_t dst_off, int64_t src
 void td_cpu_strided_copy(void *dst, const int64_t *dst_st, int64_t dst_off, const void *src,
                          const int64_t *src_st, int64_t src_off, size_t esz, int ndim, const int64_t *dims)
 {
+    for (int d = 0; d < ndim; d++)
+        if (dims[d] == 0)
+            return; /* an empty region: nothing to copy */
     copy_plan p = { .nd = 0, .dst = (char *)dst, .src = (const char *)src, .esz = esz };
     /* Drop size-1 dims and merge dims that are contiguous in both, so that e.g. a slice of
      * the leading dim becomes one memcpy. */
@@ -237,6 +240,8 @@ static td_status cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_ten
     const size_t esz = td_dtype_size(out->dtype);
     for (int i = 0; i < xs_len; i++) {
         const td_tensor *x = xs[i];
+        if (x->shape.numel == 0)
+            continue; /* empty inputs add nothing (a skipped [0] may not even have dim) */
         td_cpu_strides(&x->shape, src_st);
         td_cpu_strided_copy(out->data, dst_st, at * dst_st[dim], x->data, src_st, 0, esz, x->shape.ndim,
                             x->shape.dims);

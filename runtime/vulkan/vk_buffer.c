@@ -155,6 +155,12 @@ td_status vk_check_size(const char *op, int64_t n)
 
 td_status td_vulkan_alloc(td_tensor *t)
 {
+    if (t->shape.numel == 0) {
+        /* An empty tensor has no buffer (Vulkan has no buffers of 0 bytes): reads and writes
+         * copy nothing, and a shader it is bound to gets the dummy buffer and no work. */
+        t->data = NULL;
+        return TD_OK;
+    }
     TD_TRY(vk_check_size("alloc", t->shape.numel));
     vk_dev *d = vk_of(t->device);
     const VkDeviceSize bytes = (VkDeviceSize)t->shape.numel * VK_WORD;
@@ -176,6 +182,8 @@ void td_vulkan_free(td_tensor *t)
 
 td_status td_vulkan_read(const td_tensor *t, void *host)
 {
+    if (t->shape.numel == 0)
+        return TD_OK;
     vk_dev *d = vk_of(t->device);
     const vk_buf *b = vk_buf_of(t);
     if (d->recording)
@@ -194,6 +202,8 @@ td_status td_vulkan_read(const td_tensor *t, void *host)
 
 td_status td_vulkan_write(td_tensor *t, const void *host)
 {
+    if (t->shape.numel == 0)
+        return TD_OK;
     vk_dev *d = vk_of(t->device);
     vk_buf *b = vk_buf_of(t);
     /* Writing from the host while the open batch uses the buffer would race it. */

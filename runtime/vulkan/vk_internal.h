@@ -117,5 +117,7 @@ static inline uint32_t vk_f2u(float f)
 td_status vk_copy_strided(const td_tensor *src, td_tensor *dst, const char *op, int ndim, const int64_t *dims,
                           const int64_t *src_st, int64_t src_off, const int64_t *dst_st, int64_t dst_off);
 td_status vk_check_size(const char *op, int64_t n);
+/* Sets every element of out to the 32-bit word (no dispatch when out is empty). */
+td_status vk_fill(const char *op, td_tensor *out, uint32_t word);
 
 #endif

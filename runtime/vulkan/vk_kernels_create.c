@@ -3,7 +3,7 @@
 
 #include "vk_internal.h"
 
-static td_status fill(const char *op, td_tensor *out, uint32_t word)
+td_status vk_fill(const char *op, td_tensor *out, uint32_t word)
 {
     const uint32_t p[4] = { (uint32_t)out->shape.numel, VK_U_FILL, word, 0 };
     vk_buf *const bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
@@ -35,42 +35,42 @@ td_status td_vulkan_float_zeros(const int64_t *shape, int shape_len, td_tensor *
 {
     (void)shape;
     (void)shape_len;
-    return fill("float_zeros", out, 0u);
+    return vk_fill("float_zeros", out, 0u);
 }
 
 td_status td_vulkan_int_zeros(const int64_t *shape, int shape_len, td_tensor *out)
 {
     (void)shape;
     (void)shape_len;
-    return fill("int_zeros", out, 0u);
+    return vk_fill("int_zeros", out, 0u);
 }
 
 td_status td_vulkan_float_ones(const int64_t *shape, int shape_len, td_tensor *out)
 {
     (void)shape;
     (void)shape_len;
-    return fill("float_ones", out, vk_f2u(1.0f));
+    return vk_fill("float_ones", out, vk_f2u(1.0f));
 }
 
 td_status td_vulkan_int_ones(const int64_t *shape, int shape_len, td_tensor *out)
 {
     (void)shape;
     (void)shape_len;
-    return fill("int_ones", out, 1u);
+    return vk_fill("int_ones", out, 1u);
 }
 
 td_status td_vulkan_float_full(const int64_t *shape, int shape_len, float value, td_tensor *out)
 {
     (void)shape;
     (void)shape_len;
-    return fill("float_full", out, vk_f2u(value));
+    return vk_fill("float_full", out, vk_f2u(value));
 }
 
 td_status td_vulkan_int_full(const int64_t *shape, int shape_len, int32_t value, td_tensor *out)
 {
     (void)shape;
     (void)shape_len;
-    return fill("int_full", out, (uint32_t)value);
+    return vk_fill("int_full", out, (uint32_t)value);
 }
 
 td_status td_vulkan_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out)

@@ -109,6 +109,8 @@ VK_BINARY(bool_or, VK_B_OR)
 static td_status check_divisor(const char *op, const td_tensor *b)
 {
     vk_dev *d = vk_of(b->device);
+    if (b->shape.numel == 0)
+        return TD_OK; /* no buffer, and no divisor */
     if (d->recording && vk_buf_of(b)->batch == d->batch)
         TD_TRY(vk_flush(d, op));
     const int32_t *pb = (const int32_t *)vk_buf_of(b)->map;

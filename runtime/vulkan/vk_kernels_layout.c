@@ -83,6 +83,8 @@ static td_status cat(const char *op, const td_tensor *const *xs, int xs_len, int
     td_shape_strides(&out->shape, dst_st);
     for (int i = 0; i < xs_len; i++) {
         const td_tensor *x = xs[i];
+        if (x->shape.numel == 0)
+            continue; /* empty inputs add nothing (a skipped [0] may not even have dim) */
         td_shape_strides(&x->shape, src_st);
         TD_TRY(vk_copy_strided(x, out, op, x->shape.ndim, x->shape.dims, src_st, 0, dst_st, at * dst_st[dim]));
         at += x->shape.dims[dim];

@@ -1,4 +1,5 @@
 /* Vulkan backend: reductions (whole-tensor and per-dim) and batched matmul. */
+#include <math.h>
 #include <string.h>
 
 #include "vk_internal.h"
@@ -66,8 +67,17 @@ static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, v
     return st;
 }
 
+/* A reduction over an empty dim (only sums and means: the rules reject the extremes):
+ * 0, or NaN for a mean (0 / 0), as PyTorch gives. */
+static td_status reduce_empty(const char *op, uint32_t code, td_tensor *out)
+{
+    return vk_fill(op, out, code == VK_R_MEAN ? vk_f2u(NAN) : 0u);
+}
+
 static td_status sum_all(const char *op, uint32_t code, const td_tensor *a, td_tensor *out)
 {
+    if (a->shape.numel == 0)
+        return reduce_empty(op, code, out);
     return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), 1, a->shape.numel, 1);
 }
 
@@ -85,6 +95,8 @@ static td_status reduce_dim(const char *op, uint32_t code, const td_tensor *a, i
 {
     int64_t outer, size, inner;
     td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    if (size == 0)
+        return reduce_empty(op, code, out);
     return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
 }
 
@@ -139,6 +151,8 @@ td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tens
         p[20 + d] = (uint32_t)bst[d];
     }
     vk_dev *dev = vk_of(out->device);
+    if (k == 0) /* an empty inner dim: a sum of nothing, as in PyTorch */
+        return vk_fill("float_matmul", out, 0u);
     vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };
     const int64_t gx = (n + 15) / 16, gy = (m + 15) / 16;
     if (gx > dev->max_groups[0] || gy > dev->max_groups[1])

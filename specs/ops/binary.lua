@@ -15,6 +15,9 @@ op {
       out = { shape = { 2, 3 }, data = { 11, 21, 31, 8, 18, 28 } } },
     { a = { shape = { 2 }, data = { 2147483647, -2147483648 } }, b = { shape = { 2 }, data = { 1, -1 } },
       out = { shape = { 2 }, data = { -2147483648, 2147483647 } } },
+    -- zero-size: a 0-d tensor broadcasts to an empty one
+    { a = { shape = { 0 }, data = {} }, b = { shape = {}, data = { 7 } },
+      out = { shape = { 0 }, data = {} } },
   },
 }
 

@@ -15,6 +15,9 @@ op {
       out = { shape = { 2, 3 }, data = { 1.25, 1.5, 1.75, 2.25, 2.5, 2.75 } } },
     { a = { shape = { 2 }, data = { "inf", 1 } }, b = { shape = {}, data = { "-inf" } },
       out = { shape = { 2 }, data = { "nan", "-inf" } } },
+    -- zero-size: 0 broadcasts with 1 (not with 3)
+    { a = { shape = { 0, 1 }, data = {} }, b = { shape = { 1, 4 }, data = { 1, 2, 3, 4 } },
+      out = { shape = { 0, 4 }, data = {} } },
   },
   backward = { a = "grad", b = "grad" },
   bound = "memory",
@@ -259,6 +262,11 @@ op {
       out = { shape = { 2, 2, 3 }, data = { 1, 2, 0, 3, 4, 2, 5, 6, 4, 7, 8, 6 } } },
     { a = { shape = { 1, 3 }, data = { 1, -1, 0.5 } }, b = { shape = { 2, 3, 1 }, data = { 2, 4, 6, -1, 0, 1 } },
       out = { shape = { 2, 1, 1 }, data = { 1, -0.5 } } },
+    -- zero-size: an empty inner dim: zeros of shape [m, n]; an empty m: an empty result
+    { a = { shape = { 2, 0 }, data = {} }, b = { shape = { 0, 3 }, data = {} },
+      out = { shape = { 2, 3 }, data = { 0, 0, 0, 0, 0, 0 } } },
+    { a = { shape = { 0, 2 }, data = {} }, b = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
+      out = { shape = { 0, 3 }, data = {} } },
   },
   backward = { a = "matmul(grad, swap_dims(b, -1, -2))", b = "matmul(swap_dims(a, -1, -2), grad)" },
   bound = "compute",

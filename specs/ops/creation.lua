@@ -56,6 +56,9 @@ op {
       out = { shape = { 2, 3 }, data = { 1.5, -2, 0, 3.25, 0.001, -7 } } },
     { data = { 4.5 }, shape = {},
       out = { shape = {}, data = { 4.5 } } },
+    -- zero-size: no elements, and the data may be empty
+    { data = {}, shape = { 2, 0 },
+      out = { shape = { 2, 0 }, data = {} } },
   },
 }
 
@@ -102,6 +105,9 @@ op {
       out = { shape = { 2, 3 }, data = { 0, 0, 0, 0, 0, 0 } } },
     { shape = {},
       out = { shape = {}, data = { 0 } } },
+    -- zero-size: a dim of 0
+    { shape = { 0, 3 },
+      out = { shape = { 0, 3 }, data = {} } },
   },
 }
 
@@ -178,6 +184,9 @@ op {
       out = { shape = { 3 }, data = { -4, -4, -4 } } },
     { shape = { 2, 1 }, value = 2147483647,
       out = { shape = { 2, 1 }, data = { 2147483647, 2147483647 } } },
+    -- zero-size: a dim of 0
+    { shape = { 2, 0, 1 }, value = 5,
+      out = { shape = { 2, 0, 1 }, data = {} } },
   },
 }
 
@@ -207,5 +216,8 @@ op {
       out = { shape = { 4 }, data = { -3, 0, 3, 6 } } },
     { start = 5, ["end"] = -4, step = -3,
       out = { shape = { 3 }, data = { 5, 2, -1 } } },
+    -- zero-size: start == end is an empty range (PyTorch)
+    { start = 3, ["end"] = 3, step = 1,
+      out = { shape = { 0 }, data = {} } },
   },
 }

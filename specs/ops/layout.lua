@@ -17,6 +17,9 @@ op {
       out = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } } },
     { a = { shape = { 1, 1 }, data = { 2.5 } }, shape = {},
       out = { shape = {}, data = { 2.5 } } },
+    -- zero-size: to and from shapes with a 0; -1 inferred from the others
+    { a = { shape = { 2, 0, 3 }, data = {} }, shape = { -1, 3 },
+      out = { shape = { 0, 3 }, data = {} } },
   },
   backward = { a = "reshape_as(grad, a)" },
   bound = "memory",
@@ -59,6 +62,9 @@ op {
       out = { shape = { 3, 2 }, data = { 0.5, 2, 1, 2.5, 1.5, 3 } } },
     { a = { shape = { 2, 3, 2 }, data = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 } }, perm = { -1, 0, -2 },
       out = { shape = { 2, 2, 3 }, data = { 0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11 } } },
+    -- zero-size: dims of 0 move like the others
+    { a = { shape = { 2, 0, 3 }, data = {} }, perm = { 2, 0, 1 },
+      out = { shape = { 3, 2, 0 }, data = {} } },
   },
   backward = { a = "inverse_permute(grad, perm)" },
   bound = "memory",
@@ -106,6 +112,9 @@ op {
       out = { shape = { 2, 2, 2 }, data = { 1, 1.5, 2, 2.5, 4, 4.5, 5, 5.5 } } },
     { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } }, starts = { -2, 1 }, ends = { 3, -1 },
       out = { shape = { 2, 2 }, data = { 2.5, 3, 4.5, 5 } } },
+    -- zero-size: a range of length 0
+    { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } }, starts = { 1 }, ends = { 1 },
+      out = { shape = { 0, 4 }, data = {} } },
   },
   backward = { a = "slice_grad(grad, a, starts, ends)" },
   bound = "memory",
@@ -134,6 +143,9 @@ op {
     { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } },
       value = { shape = { 1, 4 }, data = { -0.5, -1, -1.5, -2 } }, starts = { -1 }, ends = { 3 },
       out = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, -0.5, -1, -1.5, -2 } } },
+    -- zero-size: an empty region: a copy of a
+    { a = { shape = { 2, 2 }, data = { 1, 2, 3, 4 } }, value = { shape = { 0, 2 }, data = {} }, starts = { 1 }, ends = { 1 },
+      out = { shape = { 2, 2 }, data = { 1, 2, 3, 4 } } },
   },
   backward = { a = "slice_assign(grad, zeros_as(grad, value), starts, ends)", value = "slice(grad, starts, ends)" },
   bound = "memory",
@@ -156,6 +168,11 @@ op {
     { xs = { { shape = { 2, 1, 2 }, data = { 0.5, 1, 1.5, 2 } }, { shape = { 2, 2, 2 }, data = { 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6 } } },
       dim = -2,
       out = { shape = { 2, 3, 2 }, data = { 0.5, 1, 2.5, 3, 3.5, 4, 1.5, 2, 4.5, 5, 5.5, 6 } } },
+    -- zero-size: empty inputs add nothing; [0] is skipped whatever the other shapes (PyTorch)
+    { xs = { { shape = { 2, 2 }, data = { 1, 2, 3, 4 } }, { shape = { 0 }, data = {} }, { shape = { 1, 2 }, data = { 5, 6 } } }, dim = 0,
+      out = { shape = { 3, 2 }, data = { 1, 2, 3, 4, 5, 6 } } },
+    { xs = { { shape = { 2, 0 }, data = {} }, { shape = { 2, 1 }, data = { 7, 8 } } }, dim = 1,
+      out = { shape = { 2, 1 }, data = { 7, 8 } } },
   },
   backward = { xs = "cat_slice(grad, dim)" },
   bound = "memory",
@@ -257,6 +274,9 @@ op {
       out = { shape = { 2, 2, 2 }, data = { -3, -2, -1, 0, 3, 4, 5, 6 } } },
     { a = { shape = { 5 }, data = { 10, 20, 30, 40, 50 } }, starts = { -3 }, ends = { -1 },
       out = { shape = { 2 }, data = { 30, 40 } } },
+    -- zero-size: a range of length 0 in the second dim
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, starts = { 0, 3 }, ends = { 2, 3 },
+      out = { shape = { 2, 0 }, data = {} } },
   },
 }
 
@@ -280,6 +300,9 @@ op {
       starts = { 2 },
       ends = { 3 },
       out = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, -6, -7, -8, -9 } } },
+    -- zero-size: an empty region: a copy of a
+    { a = { shape = { 3 }, data = { 1, 2, 3 } }, value = { shape = { 0 }, data = {} }, starts = { 3 }, ends = { 3 },
+      out = { shape = { 3 }, data = { 1, 2, 3 } } },
   },
 }
 
@@ -300,6 +323,9 @@ op {
     { xs = { { shape = { 2, 1, 2 }, data = { -4, -3, -2, -1 } }, { shape = { 2, 2, 2 }, data = { 0, 1, 2, 3, 4, 5, 6, 7 } } },
       dim = -2,
       out = { shape = { 2, 3, 2 }, data = { -4, -3, 0, 1, 2, 3, -2, -1, 4, 5, 6, 7 } } },
+    -- zero-size: all empty
+    { xs = { { shape = { 0, 3 }, data = {} }, { shape = { 0, 3 }, data = {} } }, dim = 0,
+      out = { shape = { 0, 3 }, data = {} } },
   },
 }
 
@@ -374,6 +400,9 @@ op {
       out = { shape = { 2, 3 }, data = { false, false, true, false, false, true } } },
     { a = { shape = {}, data = { false } }, shape = { 2, 2 },
       out = { shape = { 2, 2 }, data = { false, false, false, false } } },
+    -- zero-size: a size-1 dim expands to 0
+    { a = { shape = { 1, 2 }, data = { true, false } }, shape = { 0, 2 },
+      out = { shape = { 0, 2 }, data = {} } },
   },
 }
 
@@ -399,6 +428,9 @@ op {
       starts = { 0, 1 },
       ends = { 2, 3 },
       out = { shape = { 2, 2, 2 }, data = { false, true, false, false, false, true, false, false } } },
+    -- zero-size: a range of length 0
+    { a = { shape = { 2, 2 }, data = { true, false, false, true } }, starts = { 0, 2 }, ends = { 2, 2 },
+      out = { shape = { 2, 0 }, data = {} } },
   },
 }
 
@@ -422,6 +454,9 @@ op {
       starts = { 2 },
       ends = { 3 },
       out = { shape = { 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, true } } },
+    -- zero-size: empty a, empty value
+    { a = { shape = { 0, 2 }, data = {} }, value = { shape = { 0, 2 }, data = {} }, starts = { 0 }, ends = { 0 },
+      out = { shape = { 0, 2 }, data = {} } },
   },
 }
 
@@ -443,5 +478,8 @@ op {
     { xs = { { shape = { 2, 1, 2 }, data = { false, false, true, false } }, { shape = { 2, 2, 2 }, data = { false, true, false, false, true, false, false, true } } },
       dim = -2,
       out = { shape = { 2, 3, 2 }, data = { false, false, false, true, false, false, true, false, true, false, false, true } } },
+    -- zero-size: [0] is skipped whatever the other shapes (PyTorch)
+    { xs = { { shape = { 0 }, data = {} }, { shape = { 1, 2 }, data = { true, false } } }, dim = 1,
+      out = { shape = { 1, 2 }, data = { true, false } } },
   },
 }

@@ -11,6 +11,9 @@ op {
   examples = {
     { a = { shape = { 2, 2 }, data = { 1.5, -2, "nan", "inf" } },
       out = { shape = { 2, 2 }, data = { 1.5, -2, "nan", "inf" } } },
+    -- zero-size: nothing to move
+    { a = { shape = { 0, 2 }, data = {} },
+      out = { shape = { 0, 2 }, data = {} } },
   },
   backward = { a = "to_input_device(grad)" },
   bound = "memory",

@@ -33,6 +33,9 @@ op {
       out = { shape = {}, data = { 17 } } },
     { a = { shape = { 2 }, data = { 2147483647, 1 } },
       out = { shape = {}, data = { -2147483648 } } },
+    -- zero-size: the sum of nothing is 0
+    { a = { shape = { 0 }, data = {} },
+      out = { shape = {}, data = { 0 } } },
   },
 }
 
@@ -91,6 +94,9 @@ op {
   examples = {
     { a = { shape = { 2, 2 }, data = { true, false, false, true } },
       out = { shape = { 2, 2 }, data = { false, true, true, false } } },
+    -- zero-size: an empty result
+    { a = { shape = { 3, 0 }, data = {} },
+      out = { shape = { 3, 0 }, data = {} } },
   },
 }
 

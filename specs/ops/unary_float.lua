@@ -43,6 +43,9 @@ op {
   examples = {
     { a = { shape = { 2, 3 }, data = { 0, 1, -1, 2.5, -10, 10 } },
       out = { shape = { 2, 3 }, data = { 1, 2.7182817, 0.36787945, 12.182494, 4.539993e-05, 22026.465 } } },
+    -- zero-size: an empty result
+    { a = { shape = { 0, 2 }, data = {} },
+      out = { shape = { 0, 2 }, data = {} } },
   },
   tolerance = 1e-4,
   backward = { a = "grad * result" },
@@ -309,6 +312,9 @@ op {
       out = { shape = {}, data = { 3 } } },
     { a = { shape = { 3 }, data = { 1, "inf", 2 } },
       out = { shape = {}, data = { "inf" } } },
+    -- zero-size: the sum of nothing is 0
+    { a = { shape = { 2, 0 }, data = {} },
+      out = { shape = {}, data = { 0 } } },
   },
   backward = { a = "expand_as(grad, a)" },
   bound = "memory",
@@ -332,6 +338,11 @@ op {
       out = { shape = { 2, 1, 2 }, data = { 4, 6, 12, 14 } } },
     { a = { shape = {}, data = { 2.5 } }, dim = 0, out = { shape = {}, data = { 2.5 } } },
     { a = { shape = {}, data = { -3 } }, dim = -1, out = { shape = {}, data = { -3 } } },
+    -- zero-size: over an empty dim: 0 per slab; over a full dim of an empty tensor: empty
+    { a = { shape = { 2, 0 }, data = {} }, dim = 1,
+      out = { shape = { 2, 1 }, data = { 0, 0 } } },
+    { a = { shape = { 2, 0 }, data = {} }, dim = 0,
+      out = { shape = { 1, 0 }, data = {} } },
   },
   backward = { a = "expand_as(grad, a)" },
   bound = "memory",
@@ -355,6 +366,9 @@ op {
     { a = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 5, 6, 7, 8 } }, dim = -3,
       out = { shape = { 1, 2, 2 }, data = { 3, 4, 5, 6 } } },
     { a = { shape = {}, data = { 7 } }, dim = -1, out = { shape = {}, data = { 7 } } },
+    -- zero-size: the mean of nothing is NaN (0 / 0)
+    { a = { shape = { 2, 0, 1 }, data = {} }, dim = 1,
+      out = { shape = { 2, 1, 1 }, data = { "nan", "nan" } } },
   },
   backward = { a = "mean_grad(grad, a, dim)" },
   bound = "memory",
@@ -367,7 +381,7 @@ op {
   doc = "Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).",
   args = { "float a", "dim dim" },
   returns = "float",
-  shape = "reduce_dim(a, dim)",
+  shape = "reduce_dim_nonempty(a, dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True); values only",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = 1,
@@ -377,6 +391,9 @@ op {
     { a = { shape = { 2, 2, 2 }, data = { 1, -8, 3, 4, -5, 6, 0, -7 } }, dim = 2,
       out = { shape = { 2, 2, 1 }, data = { 1, 4, 6, 0 } } },
     { a = { shape = {}, data = { -4 } }, dim = 0, out = { shape = {}, data = { -4 } } },
+    -- zero-size: over a full dim of an empty tensor (over the empty dim: an error)
+    { a = { shape = { 0, 3 }, data = {} }, dim = 1,
+      out = { shape = { 0, 1 }, data = {} } },
   },
   backward = { a = "extreme_grad(grad, a, result)" },
   bound = "memory",
@@ -389,7 +406,7 @@ op {
   doc = "Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).",
   args = { "float a", "dim dim" },
   returns = "float",
-  shape = "reduce_dim(a, dim)",
+  shape = "reduce_dim_nonempty(a, dim)",
   decompose = "-float_max_dim(-a, dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True); values only",
   examples = {
@@ -400,6 +417,9 @@ op {
     { a = { shape = { 2, 2, 2 }, data = { 1, -8, 3, 4, -5, 6, 0, -7 } }, dim = 2,
       out = { shape = { 2, 2, 1 }, data = { -8, 3, -5, -7 } } },
     { a = { shape = {}, data = { 1.5 } }, dim = -1, out = { shape = {}, data = { 1.5 } } },
+    -- zero-size: over a full dim of an empty tensor (over the empty dim: an error)
+    { a = { shape = { 0, 3 }, data = {} }, dim = 1,
+      out = { shape = { 0, 1 }, data = {} } },
   },
   backward = { a = "extreme_grad(grad, a, result)" },
   bound = "memory",
@@ -412,7 +432,7 @@ op {
   doc = "Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).",
   args = { "float a", "dim dim" },
   returns = "int",
-  shape = "reduce_dim(a, dim)",
+  shape = "reduce_dim_nonempty(a, dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True)",
   examples = {
     { a = { shape = { 2, 4 }, data = { 1, 3, 3, 2, 5, 5, 1, 5 } }, dim = 1,
@@ -420,6 +440,9 @@ op {
     { a = { shape = { 2, 3 }, data = { 1, 4, 2, 1, 0, 7 } }, dim = -2,
       out = { shape = { 1, 3 }, data = { 0, 0, 1 } } },
     { a = { shape = {}, data = { 9 } }, dim = 0, out = { shape = {}, data = { 0 } } },
+    -- zero-size: over a full dim of an empty tensor (over the empty dim: an error)
+    { a = { shape = { 3, 0 }, data = {} }, dim = 0,
+      out = { shape = { 1, 0 }, data = {} } },
   },
 }
 
@@ -430,7 +453,7 @@ op {
   doc = "Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).",
   args = { "float a", "dim dim" },
   returns = "int",
-  shape = "reduce_dim(a, dim)",
+  shape = "reduce_dim_nonempty(a, dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True)",
   examples = {
     { a = { shape = { 2, 4 }, data = { 2, 0, 0, 1, 4, 4, 4, 4 } }, dim = 1,
@@ -438,6 +461,9 @@ op {
     { a = { shape = { 2, 3 }, data = { 1, 4, 2, 1, 0, 7 } }, dim = -2,
       out = { shape = { 1, 3 }, data = { 0, 1, 0 } } },
     { a = { shape = {}, data = { -9 } }, dim = -1, out = { shape = {}, data = { 0 } } },
+    -- zero-size: over a full dim of an empty tensor (over the empty dim: an error)
+    { a = { shape = { 3, 0 }, data = {} }, dim = 0,
+      out = { shape = { 1, 0 }, data = {} } },
   },
 }
 
@@ -471,5 +497,8 @@ op {
       out = { data = { 1.5, -2, "inf", 0 } } },
     { a = { shape = {}, data = { 0.25 } },
       out = { data = { 0.25 } } },
+    -- zero-size: nothing to copy
+    { a = { shape = { 0, 4 }, data = {} },
+      out = { data = {} } },
   },
 }

@@ -373,10 +373,28 @@ static td_status loss_on(td_device *d, tdt_fwd_fn fwd, const tdt_input *ins, flo
         td_tensor *gi = NULL;
         st = td_grads_get(g, t[i], &gi);
         int64_t gn = numel_of(ins[i].shape, ins[i].ndim);
-        if (st == TD_OK && gi == NULL)
-            memset(grads[i], 0, sizeof(float) * (size_t)gn);
-        else if (st == TD_OK)
-            st = td_float_into_data(gi, grads[i], gn);
+        if (st == TD_OK && gi == NULL && ins[i].grad) {
+            print_error("gradcheck: input %d got no gradient\n", i);
+            st = TD_E_INTERNAL;
+        } else if (st == TD_OK && gi == NULL) {
+            if (gn > 0)
+                memset(grads[i], 0, sizeof(float) * (size_t)gn);
+        } else if (st == TD_OK) {
+            /* the gradient has the input's shape (an empty one too) */
+            int64_t dims[TD_MAX_DIMS];
+            int nd = -1;
+            td_tensor_shape(gi, dims, &nd);
+            bool same = nd == ins[i].ndim;
+            for (int d = 0; same && d < nd; d++)
+                same = dims[d] == ins[i].shape[d];
+            if (!same) {
+                print_error("gradcheck: the gradient of input %d has %d dims [%lld, ...], not the input's shape\n", i,
+                            nd, nd > 0 ? (long long)dims[0] : 0LL);
+                st = TD_E_INTERNAL;
+            } else {
+                st = td_float_into_data(gi, grads[i], gn);
+            }
+        }
         td_tensor_release(gi);
     }
     td_grads_release(g);
@@ -396,9 +414,10 @@ void tdt_gradcheck_impl(td_device *inner, td_device *ad_none, td_device *ad_bal,
     unsigned state = seed;
     for (int i = 0; i < n; i++) {
         int64_t k = numel_of(ins[i].shape, ins[i].ndim);
-        data[i] = malloc(sizeof(float) * (size_t)k);
-        ana[i] = malloc(sizeof(float) * (size_t)k);
-        bal[i] = malloc(sizeof(float) * (size_t)k);
+        /* an empty input's host data is NULL: from_data must take it */
+        data[i] = k > 0 ? malloc(sizeof(float) * (size_t)k) : NULL;
+        ana[i] = k > 0 ? malloc(sizeof(float) * (size_t)k) : NULL;
+        bal[i] = k > 0 ? malloc(sizeof(float) * (size_t)k) : NULL;
         fill_input(data[i], k, ins[i].positive, &state);
     }
     /* The weights need the output's size: run once on the inner device. */
@@ -414,7 +433,7 @@ void tdt_gradcheck_impl(td_device *inner, td_device *ad_none, td_device *ad_bal,
     for (int i = 0; i < n; i++)
         td_tensor_release(t[i]);
     td_tensor_release(out);
-    float *w = malloc(sizeof(float) * (size_t)on);
+    float *w = on > 0 ? malloc(sizeof(float) * (size_t)on) : NULL;
     for (int64_t j = 0; j < on; j++)
         w[j] = 2.0f * next_uniform(&state) - 1.0f;
     float loss;
@@ -613,7 +632,7 @@ static void call_and_read(const tdt_op_desc *op, const tdt_case *cs, td_device *
 {
     td_tensor *out = NULL;
     const int64_t cap = cs->nt > 0 ? case_numel(cs, 0) : 1;
-    void *host_out = op->out_host ? calloc((size_t)cap, 4) : NULL;
+    void *host_out = op->out_host && cap > 0 ? calloc((size_t)cap, 4) : NULL;
     const tdt_call call = { .cs = cs, .dev = target, .ins = (const td_tensor *const *)ins, .nins = cs->nt,
                             .host_in = host_in, .host_out = host_out, .host_out_len = cap, .out = &out };
     td_status st = (test_side && op->run_test != NULL ? op->run_test : op->run)(&call);
@@ -633,7 +652,7 @@ static void call_and_read(const tdt_op_desc *op, const tdt_case *cs, td_device *
     td_tensor_dtype(out, &s->dtype);
     td_tensor_shape(out, s->dims, &s->ndim);
     td_tensor_numel(out, &s->n);
-    s->data = calloc((size_t)s->n, 4);
+    s->data = s->n > 0 ? calloc((size_t)s->n, 4) : NULL; /* empty: into_data(t, NULL, 0) */
     st = read_quiet(out, cpu, s->dtype, s->data, s->n);
     if (st != TD_OK)
         side_fail(s, st, "reading the result", 0);
@@ -813,6 +832,22 @@ static bool same_values(const tdt_op_desc *op, const side *got, const side *want
     return false;
 }
 
+/* Whether the reference's result has the shape the case wants; else why. */
+static bool same_dims(const side *want, const tdt_case *cs, char *msg, size_t size)
+{
+    bool same = want->ndim == cs->want_ndim;
+    for (int d = 0; same && d < cs->want_ndim; d++)
+        same = want->dims[d] == cs->want_dims[d];
+    if (same)
+        return true;
+    size_t w = 0;
+    put(msg, size, &w, "the reference's result has shape ");
+    put_dims(msg, size, &w, want->dims, want->ndim);
+    put(msg, size, &w, ", want ");
+    put_dims(msg, size, &w, cs->want_dims, cs->want_ndim);
+    return false;
+}
+
 void tdt_compare_skip(const char *op, const char *why)
 {
     print_message("%s vs cpu: skipped: %s\n", op, why);
@@ -838,11 +873,11 @@ void tdt_compare_impl(td_device *dev, td_device *cpu, const tdt_op_desc *op, con
         void *host[TDT_CASE_TENSORS] = { NULL }, *host_in = NULL;
         for (int j = 0; j < cs->nt; j++) {
             int64_t n = case_numel(cs, j);
-            host[j] = calloc((size_t)n, 4);
+            host[j] = n > 0 ? calloc((size_t)n, 4) : NULL; /* empty: NULL data must be accepted */
             fill_values(op->dtype[j], op->domain[j], cs->fill, host[j], n, seed + 31u * (unsigned)j);
         }
         if (op->host_in) {
-            host_in = calloc((size_t)(cs->hn > 0 ? cs->hn : 1), 4);
+            host_in = cs->hn > 0 ? calloc((size_t)cs->hn, 4) : NULL;
             fill_values(op->host_dtype, TDT_DOMAIN_ANY, cs->fill, host_in, cs->hn, seed + 97u);
         }
         side want, got;
@@ -859,11 +894,26 @@ void tdt_compare_impl(td_device *dev, td_device *cpu, const tdt_op_desc *op, con
         } else if (got.st == TD_E_UNSUPPORTED && strcmp(got.stage, "reading the result") == 0) {
             snprintf(skip_why, sizeof skip_why, "%s cannot read its %s results back: %s", bname, dtype_name(got.dtype),
                      got.msg);
+        } else if (cs->want_status != TD_OK || (cs->as_reference && want.st != TD_OK)) {
+            /* both must fail with the status the case (or the reference) names, when running */
+            const td_status ws = cs->want_status != TD_OK ? cs->want_status : want.st;
+            if (want.st != ws || strcmp(want.stage, "running") != 0)
+                snprintf(why, sizeof why, "the reference gave %s (%s%s%s), want %s when running",
+                         td_status_name(want.st), want.st == TD_OK ? "no error" : want.stage,
+                         want.st == TD_OK ? "" : ": ", want.st == TD_OK ? "" : want.msg, td_status_name(ws));
+            else if (got.st != ws || strcmp(got.stage, "running") != 0)
+                snprintf(why, sizeof why, "got %s (%s%s%s), want %s when running, as the reference",
+                         td_status_name(got.st), got.st == TD_OK ? "no error" : got.stage, got.st == TD_OK ? "" : ": ",
+                         got.st == TD_OK ? "" : got.msg, td_status_name(ws));
+            else if (strstr(got.msg, op->name) == NULL)
+                snprintf(why, sizeof why, "the message does not name %s: '%s'", op->name, got.msg);
         } else if (want.st != TD_OK) {
             snprintf(why, sizeof why, "the reference failed %s: %s: %s (an invalid generated case)", want.stage,
                      td_status_name(want.st), want.msg);
         } else if (got.st != TD_OK) {
             snprintf(why, sizeof why, "%s %s: %s", got.stage, td_status_name(got.st), got.msg);
+        } else if (cs->want_shape && !same_dims(&want, cs, why, sizeof why)) {
+            /* why says how */
         } else if (!same_values(op, &got, &want, &nmse, why, sizeof why)) {
             /* why says how */
         } else {

@@ -102,6 +102,14 @@ typedef struct tdt_case {
     int64_t i[TDT_CASE_INTS];                   /* dim, i32, i64, u64 and distribution arguments */
     float f[TDT_CASE_FLOATS];                   /* f32 arguments */
     int64_t hn;                                 /* elements of the host input (from_data) */
+    /* What the case must give (zero-size cases): the error both sides fail with (TD_OK:
+     * none); or, with as_reference, whatever the reference gives (its error, or a result
+     * to compare); and, when want_shape, the result's shape. */
+    td_status want_status;
+    bool as_reference;
+    bool want_shape;
+    int want_ndim;
+    int64_t want_dims[TD_MAX_DIMS];
 } tdt_case;
 
 /* What the generated call of the op receives. */
@@ -137,7 +145,8 @@ typedef struct tdt_op_desc {
 } tdt_op_desc;
 
 /* Runs every case on dev and on cpu with the same inputs and compares the results: the
- * status (TD_OK on both), dtype and shape; ints and bools exactly; floats by NaN and
+ * status (TD_OK on both, or the case's want_status on both, or with as_reference the
+ * reference's on both), the shape the case wants (want_shape), dtype and shape; ints and bools exactly; floats by NaN and
  * infinity positions exactly, the rest by NMSE = sum((got - want)^2) / sum(want^2)
  * <= op->nmse. Prints each differing case (shapes, attributes, fill, where it differs),
  * then a summary line; fails when a case differs. A backend that cannot make the inputs
@@ -166,6 +175,7 @@ typedef struct tdt_input {
     const int64_t *shape;
     int ndim;
     int positive; /* 1 (true): values in [0.5, 1.5] instead of +-[0.2, 1]; TDT_ABOVE_ONE: [1.5, 2.5] */
+    bool grad;    /* a gradient must reach it (zero-size checks); any gradient must have its shape */
 } tdt_input;
 
 /* Checks the gradients of L = sum(fwd(ins) * w), w fixed random weights, at random inputs:

@@ -817,8 +817,10 @@ static void rd_shape(gshape *g)
         g->len = 5 + (int)(m & 3);
         for (int i = 0; i < g->len; i++)
             g->d[i] = 1 + u8() % 2;
-    } else if (m < 0xD0) { /* a size below 1 */
-        static const int64_t bad[4] = { 0, -1, -7, INT64_MIN };
+    } else if (m < 0xD0) { /* a negative size */
+        /* (sizes of 0 are valid, but the model does not follow empty tensors through its
+         * other rules: tests/runtime/test_zero_size.c and the generated test_<op>_empty do) */
+        static const int64_t bad[4] = { -2, -1, -7, INT64_MIN };
         g->len = 1 + (int)(m & 3);
         for (int i = 0; i < g->len; i++)
             g->d[i] = 1 + u8() % 8;
@@ -844,7 +846,8 @@ static void rd_shape(gshape *g)
     }
 }
 
-/* The from_shape rule: 0..8 dims, each at least 1, not too many elements. */
+/* The from_shape rule: 0..8 dims, none negative, not too many elements (the model makes
+ * no sizes of 0). */
 static void model_from_shape(expect *e, const gshape *g)
 {
     if (g->null_ptr && g->len > 0)
@@ -995,6 +998,17 @@ static void op_create(void)
     }
     default: {
         int64_t start = rd_i64(), end = rd_i64(), step = rd_i64();
+        if (end == start && step != 0) {
+            /* an empty range is valid, but the model follows no empty tensors: put end on
+             * the wrong side of start instead (an error either way) */
+            const bool up = step > 0;
+            if (up ? start > INT64_MIN : start < INT64_MAX) {
+                end = up ? start - 1 : start + 1;
+            } else {
+                end = up ? start + 1 : start - 1;
+                step = up ? -1 : 1;
+            }
+        }
         trace("    arange(%lld, %lld, %lld)\n", (long long)start, (long long)end, (long long)step);
         /* start, start + step, ... before end: at least one element, every one an int32. */
         if (step == 0) {
@@ -1574,7 +1588,9 @@ static void rd_ranges(granges *r, const mshape *s)
         int i = k > 0 ? (int)((mb >> 3) % (unsigned)k) : 0;
         int64_t d = (s && i < nd) ? s->d[i] : 1;
         switch (mb & 7) {
-        case 0: if (k) r->ends[i] = r->starts[i]; break;          /* empty */
+        case 0: if (k) r->ends[i] = r->starts[i] - 2; break;      /* end before start (an empty range
+                                                                     is valid, but the model follows no
+                                                                     empty tensors) */
         case 1: if (k) r->ends[i] = r->starts[i] - 1; break;      /* end before start */
         case 2: if (k) r->ends[i] = d + 1; break;                 /* past the end */
         case 3: if (k) r->starts[i] = -1; break;                  /* negative */
@@ -1599,7 +1615,7 @@ static void model_ranges(expect *e, const mshape *s, const granges *r, mshape *o
         /* a negative bound counts from the end of its dim */
         const int64_t st = r->starts[i] < 0 && r->starts[i] >= -s->d[i] ? r->starts[i] + s->d[i] : r->starts[i];
         const int64_t en = r->ends[i] < 0 && r->ends[i] >= -s->d[i] ? r->ends[i] + s->d[i] : r->ends[i];
-        if (st < 0 || en > s->d[i] || st >= en)
+        if (st < 0 || en > s->d[i] || st > en)
             e->errs |= E(TD_E_RANGE);
         else
             out->d[i] = en - st;

@@ -89,6 +89,62 @@ for _, r in ipairs(rules) do
   end
 end
 
+-- Zero-size cases: every rule but the distributed one has its own (each saying the result
+-- shape or the error it must give), with an empty tensor or an empty result among them.
+local function emit_empty(op)
+  local b = util.buffer()
+  local tests = {}
+  compare.emit_empty(b, model, be, op, function(n) tests[#tests + 1] = n; return n end, "cpu_dev")
+  return b:text(), tests
+end
+-- Rules whose zero-size cases are still derived from their many-shape ones (the CPU's
+-- result or error is the reference there): each must leave this list for cases of its own.
+local DERIVED = {}
+for _, r in ipairs({ "along_dim", "cross", "cross_entropy", "flip", "gather", "narrow", "one_hot", "pad", "random_int",
+  "repeat_dim", "scatter", "select", "select_add", "stack", "topk", "transpose", "tri_mask", "unfold" }) do
+  DERIVED[r] = true
+end
+for _, r in ipairs(rules) do
+  local op = op_for_rule(r)
+  if op and DERIVED[r] then
+    check("rule " .. r .. ": zero-size cases derived, hand cases pending", true, "")
+  elseif op then
+    allow(op)
+    local text, tests = emit_empty(op)
+    local rows = select(2, text:gsub("\n    { %.fill = ", ""))
+    local told = select(2, text:gsub("%.want_shape = true", "")) + select(2, text:gsub("%.want_status = TD_E_", ""))
+    check("rule " .. r .. ": zero-size cases", #tests == 1 and tests[1] == "test_op_" .. r .. "_empty"
+      and not text:find("tdt_compare_skip", 1, true) and rows >= 2 and told == rows
+      and (text:find("{ %d, { [%d, ]*0[,} ]") ~= nil or text:find("%.want_dims = { [%d, ]*0[,} ]") ~= nil),
+      rows .. " cases, " .. told .. " with what they must give; " .. text:sub(1, 400))
+    check("rule " .. r .. ": zero-size cases on the device and on autodiff",
+      text:find("tdt_compare(dev, cpu_dev, &desc, empty_op_" .. r, 1, true) ~= nil
+      and text:find("tdt_compare(ad_dev, cpu_dev, &desc, empty_op_" .. r, 1, true) ~= nil, text:sub(1, 300))
+  end
+end
+do
+  local text = emit_empty(op_for_rule("reduce_dim_nonempty"))
+  check("reduce_dim_nonempty: an empty dim is an error", text:find(
+    "{ 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE", 1, true) ~= nil, text)
+  text = emit_empty(op_for_rule("matmul"))
+  check("matmul: [2,0] @ [0,3] is [2,3]", text:find(
+    "{ 2, { 2, 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 }", 1, true) ~= nil,
+    text)
+  text = emit_empty(op_for_rule("cat"))
+  check("cat: [0] is skipped beside [2,3] and [1,3]", text:find(
+    "{ 2, { 2, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, " ..
+    ".want_dims = { 3, 3 }", 1, true) ~= nil, text)
+  -- A rule without its own zero-size cases: derived from its many-shape ones, the CPU decides.
+  local saved = compare.Z_for_tests and compare.Z_for_tests.same
+  local op = make_op("op_newrule", "unary_float", { "float a" }, "float", "same", { "a" })
+  allow(op)
+  compare.Z_for_tests.same = nil
+  text = emit_empty(op)
+  compare.Z_for_tests.same = saved
+  check("a rule without zero-size cases: derived ones, the reference decides",
+    text:find(".as_reference = true", 1, true) ~= nil and text:find("{ 1, { 0 } }", 1, true) ~= nil, text)
+end
+
 -- Broadcast pairs include a 0-d input with a big one, [3,1] x [1,4] and a leading-dim broadcast.
 do
   local text = emit(op_for_rule("broadcast"))

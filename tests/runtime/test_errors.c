@@ -331,12 +331,12 @@ static void test_slices_out_of_range(void **state)
     EXPECT_ERR(td_float_slice(a, st0, 2, end_past, 2, &out), TD_E_RANGE, "float_slice", "range [0, 5)",
                "dim 1 of size 4");
     assert_null(out);
-    static const int64_t st_eq[] = { 2 }, end_eq[] = { 2 };
-    EXPECT_ERR(td_float_slice(a, st_eq, 1, end_eq, 1, &out), TD_E_RANGE, "float_slice", "range [2, 2)");
+    static const int64_t st_past[] = { 5 }, end_past2[] = { 5 }; /* empty, but past the end */
+    EXPECT_ERR(td_float_slice(a, st_past, 1, end_past2, 1, &out), TD_E_RANGE, "float_slice", "range [5, 5)");
     static const int64_t st_gt[] = { 2 }, end_gt[] = { 1 };
     EXPECT_ERR(td_int_slice(i, st_gt, 1, end_gt, 1, &out), TD_E_RANGE, "int_slice", "range [2, 1)");
-    static const int64_t st_neg[] = { -1 }, end_neg[] = { 2 };
-    EXPECT_ERR(td_float_slice(a, st_neg, 1, end_neg, 1, &out), TD_E_RANGE, "float_slice", "range [-1, 2)");
+    static const int64_t st_neg[] = { -1 }, end_neg[] = { 1 }; /* -1 is 2, past the end 1 */
+    EXPECT_ERR(td_float_slice(a, st_neg, 1, end_neg, 1, &out), TD_E_RANGE, "float_slice", "range [-1, 1)");
     /* negative bounds count from the end: -1 is 2 above (empty), -4 is before the start of a size-3 dim */
     static const int64_t st_far[] = { -4 }, end_far[] = { 2 };
     EXPECT_ERR(td_float_slice(a, st_far, 1, end_far, 1, &out), TD_E_RANGE, "float_slice", "range [-4, 2)");
@@ -387,7 +387,10 @@ static void test_reshape_errors(void **state)
     static const int64_t bad_infer[] = { -1, 4 };
     EXPECT_ERR(td_float_reshape(a, bad_infer, 2, &out), TD_E_SHAPE, "float_reshape", "cannot infer the -1 dim");
     static const int64_t zero[] = { 0, 6 };
-    EXPECT_ERR(td_float_reshape(a, zero, 2, &out), TD_E_SHAPE, "float_reshape", "dim 0 has size 0");
+    EXPECT_ERR(td_float_reshape(a, zero, 2, &out), TD_E_SHAPE, "float_reshape", "cannot reshape [2, 3]",
+               "into 0 elements");
+    static const int64_t negative[] = { -2, -3 };
+    EXPECT_ERR(td_float_reshape(a, negative, 2, &out), TD_E_SHAPE, "float_reshape", "dim 0 has size -2");
     static const int64_t nine[9] = { 1, 1, 1, 1, 1, 1, 1, 2, 3 };
     EXPECT_ERR(td_float_reshape(a, nine, 9, &out), TD_E_SHAPE, "float_reshape", "9 dims");
     assert_null(out);
@@ -442,19 +445,28 @@ static void test_from_data_bad_shapes(void **state)
     EXPECT_ERR(td_float_from_data(dev, data, nine, 9, &out), TD_E_SHAPE, "float_from_data", "9 dims given");
     assert_null(out);
     static const int64_t zero[] = { 2, 0 };
-    EXPECT_ERR(td_float_from_data(dev, data, zero, 2, &out), TD_E_SHAPE, "float_from_data", "dim 1 has size 0");
     static const int64_t negative[] = { -2, 3 };
     EXPECT_ERR(td_float_from_data(dev, data, negative, 2, &out), TD_E_SHAPE, "float_from_data",
-               "dim 0 has size -2");
+               "dim 0 has size -2", "cannot be negative");
     EXPECT_ERR(td_float_from_data(dev, data, zero, -1, &out), TD_E_INVALID, "float_from_data",
                "shape_len is -1; a length cannot be negative");
     static const int32_t idata[4] = { 0 };
-    EXPECT_ERR(td_int_from_data(ad_dev, idata, zero, 2, &out), TD_E_SHAPE, "int_from_data", "size 0");
+    static const int64_t negative1[] = { 3, -1 };
+    EXPECT_ERR(td_int_from_data(ad_dev, idata, negative1, 2, &out), TD_E_SHAPE, "int_from_data", "size -1");
     EXPECT_ERR(td_float_zeros(dev, negative, 2, &out), TD_E_SHAPE, "float_zeros", "size -2");
-    EXPECT_ERR(td_float_random(dev, zero, 2, TD_UNIFORM, 0, 1, 1, &out), TD_E_SHAPE, "float_random", "size 0");
-    /* too many elements to address */
+    EXPECT_ERR(td_float_random(dev, negative1, 2, TD_UNIFORM, 0, 1, 1, &out), TD_E_SHAPE, "float_random",
+               "size -1");
+    /* a dim of 0 makes an empty tensor (tests/runtime/test_zero_size.c), and NULL data is fine then */
+    tdt_check(td_float_from_data(dev, NULL, zero, 2, &out), "float_from_data of [2, 0]");
+    td_tensor_release(out);
+    out = (td_tensor *)&out;
+    static const int64_t nine0[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 0 };
+    EXPECT_ERR(td_float_from_data(dev, NULL, nine0, 9, &out), TD_E_SHAPE, "float_from_data", "9 dims given");
+    /* too many elements to address, counting the non-zero dims even beside a 0 */
     static const int64_t huge[] = { INT64_C(1) << 30, INT64_C(1) << 30 };
     EXPECT_ERR(td_float_zeros(dev, huge, 2, &out), TD_E_SHAPE, "float_zeros", "too large");
+    static const int64_t huge0[] = { INT64_C(1) << 30, 0, INT64_C(1) << 30 };
+    EXPECT_ERR(td_float_zeros(dev, huge0, 3, &out), TD_E_SHAPE, "float_zeros", "too large");
     assert_null(out);
 }
 
@@ -523,10 +535,11 @@ static void test_arange_errors(void **state)
     td_tensor *out = (td_tensor *)&out;
     EXPECT_ERR(td_int_arange(dev, 0, 5, 0, &out), TD_E_INVALID, "int_arange", "step must not be 0");
     assert_null(out);
-    EXPECT_ERR(td_int_arange(dev, 5, 5, 1, &out), TD_E_SHAPE, "int_arange", "[5, 5)", "is empty");
-    EXPECT_ERR(td_int_arange(dev, 5, 0, 1, &out), TD_E_SHAPE, "int_arange", "is empty");
-    EXPECT_ERR(td_int_arange(dev, 0, 5, -1, &out), TD_E_SHAPE, "int_arange", "step -1 is empty");
-    EXPECT_ERR(td_int_arange(ad_dev, 0, 0, 2, &out), TD_E_SHAPE, "int_arange", "is empty");
+    /* start == end is an empty range (as in PyTorch: tests/runtime/test_zero_size.c); an end
+     * on the wrong side of start is an error. */
+    EXPECT_ERR(td_int_arange(dev, 5, 0, 1, &out), TD_E_SHAPE, "int_arange", "[5, 0)", "against the sign of step 1");
+    EXPECT_ERR(td_int_arange(dev, 0, 5, -1, &out), TD_E_SHAPE, "int_arange", "step -1");
+    EXPECT_ERR(td_int_arange(ad_dev, 0, -1, 2, &out), TD_E_SHAPE, "int_arange", "against the sign");
     EXPECT_ERR(td_int_arange(dev, 0, INT64_C(1) << 33, 1, &out), TD_E_RANGE, "int_arange", "int32 range");
     assert_null(out);
 }
