@@ -218,7 +218,7 @@ static void test_float_neg_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 586006u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 649358u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -249,7 +249,7 @@ static void test_float_abs_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 593925u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 657277u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -280,7 +280,7 @@ static void test_float_exp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 601844u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 665196u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -311,7 +311,7 @@ static void test_float_log_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 609763u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 673115u);
 }
 
 static void test_float_log_guard(void **state)
@@ -342,7 +342,7 @@ static void test_float_sqrt_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 617682u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 681034u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -373,7 +373,7 @@ static void test_float_sin_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 625601u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 688953u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -404,7 +404,7 @@ static void test_float_cos_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 633520u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 696872u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -435,7 +435,7 @@ static void test_float_tanh_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 641439u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 704791u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -466,7 +466,7 @@ static void test_float_sigmoid_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 649358u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 712710u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -497,7 +497,7 @@ static void test_float_relu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 657277u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 720629u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -528,7 +528,7 @@ static void test_float_gelu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 665196u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 728548u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -559,7 +559,7 @@ static void test_float_powf_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 673115u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 736467u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -590,7 +590,7 @@ static void test_float_clamp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 681034u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 744386u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -621,7 +621,7 @@ static void test_float_add_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 688953u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 752305u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -652,7 +652,7 @@ static void test_float_mul_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 696872u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 760224u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -689,7 +689,7 @@ static void test_float_mask_fill_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 704791u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 768143u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -750,7 +750,7 @@ static void test_float_sum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 712710u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 776062u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -781,7 +781,7 @@ static void test_float_sum_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 720629u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 783981u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -812,7 +812,7 @@ static void test_float_mean_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 728548u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 791900u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -843,7 +843,7 @@ static void test_float_max_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 736467u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 799819u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -874,7 +874,7 @@ static void test_float_min_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 744386u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 807738u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -2125,6 +2125,79 @@ static void test_float_slice_assign_merge_none_balanced(void **state)
     td_tensor_release(value);
 }
 
+static td_status fwd_float_linear(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_linear(ins[0], ins[1], ins[2], out);
+    return st;
+}
+
+static void test_float_linear_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(3), INT64_C(2) };
+    static const int64_t s3[] = { INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false }, { s3, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_linear, ins, 3, 554330u);
+}
+
+static void test_float_linear_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t w_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float w_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *w = tdt_make(ad_dev, TD_F32, w_data, w_shape, 2);
+    (void)w_data;
+    assert_non_null(w);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 1.0f, -1.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_linear(x, w, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+}
+
+static void test_float_linear_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t w_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float w_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *w = tdt_make(ad_bal, TD_F32, w_data, w_shape, 2);
+    (void)w_data;
+    assert_non_null(w);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 1.0f, -1.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_linear(x, w, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+}
+
 static td_status fwd_float_cat(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -2176,7 +2249,7 @@ static void test_float_to_device_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 498897u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 562249u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -2324,6 +2397,9 @@ int main(void)
         TDT_TEST(test_float_slice_assign_gradcheck),
         TDT_TEST(test_float_slice_assign_guard),
         TDT_TEST(test_float_slice_assign_merge_none_balanced),
+        TDT_TEST(test_float_linear_gradcheck),
+        TDT_TEST(test_float_linear_guard),
+        TDT_TEST(test_float_linear_merge_none_balanced),
         TDT_TEST(test_float_cat_gradcheck),
         TDT_TEST(test_float_cat_guard),
         TDT_TEST(test_float_to_device_gradcheck),

@@ -46,4 +46,30 @@ td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *m
 td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out);
 td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, td_shape *out);
 
+/* module: conv, pool, linear (td_rules_module.c) */
+td_status td_rule_conv2d(const char *op, const td_shape *x, const td_shape *weight, const td_shape *bias,
+                         const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                         const int64_t *dilation, int dilation_len, int64_t groups, td_shape *out);
+td_status td_rule_conv2d_backward_input(const char *op, const td_shape *grad, const td_shape *weight,
+                                        const td_shape *x, const int64_t *stride, int stride_len,
+                                        const int64_t *padding, int padding_len, const int64_t *dilation,
+                                        int dilation_len, int64_t groups, td_shape *out);
+td_status td_rule_conv2d_backward_weight(const char *op, const td_shape *grad, const td_shape *x,
+                                         const td_shape *weight, const int64_t *stride, int stride_len,
+                                         const int64_t *padding, int padding_len, const int64_t *dilation,
+                                         int dilation_len, int64_t groups, td_shape *out);
+td_status td_rule_max_pool2d(const char *op, const td_shape *x, const int64_t *kernel, int kernel_len,
+                             const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                             const int64_t *dilation, int dilation_len, td_shape *out);
+td_status td_rule_max_pool2d_backward(const char *op, const td_shape *x, const td_shape *grad, const int64_t *kernel,
+                                      int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding,
+                                      int padding_len, const int64_t *dilation, int dilation_len, td_shape *out);
+td_status td_rule_avg_pool2d(const char *op, const td_shape *x, const int64_t *kernel, int kernel_len,
+                             const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                             int64_t count_include_pad, td_shape *out);
+td_status td_rule_avg_pool2d_backward(const char *op, const td_shape *x, const td_shape *grad, const int64_t *kernel,
+                                      int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding,
+                                      int padding_len, int64_t count_include_pad, td_shape *out);
+td_status td_rule_linear(const char *op, const td_shape *x, const td_shape *w, const td_shape *b, td_shape *out);
+
 #endif

@@ -6,7 +6,8 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_reduce.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_layout.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_matmul.c
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_dist.c)
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_dist.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_module.c)
 
 # TD_OPENMP and TD_BLAS are AUTO, ON or OFF (td_use_dependency); this file is included once
 # per library built, and its configure lines are printed once.

@@ -64,6 +64,10 @@ backend {
     "bool_not", "bool_and", "bool_or",
     -- collectives (over MPI; TD_E_UNSUPPORTED in a build without it)
     "float_all_reduce", "float_broadcast", "float_all_gather", "int_all_reduce",
+    -- module ops: conv, pool, linear and their backward ops (runtime/cpu/cpu_module.c)
+    "float_conv2d", "float_conv2d_backward_input", "float_conv2d_backward_weight",
+    "float_max_pool2d", "float_max_pool2d_backward", "float_avg_pool2d", "float_avg_pool2d_backward",
+    "float_linear",
     -- device
     "sync",
   },
