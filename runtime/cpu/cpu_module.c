@@ -68,6 +68,20 @@ static conv conv_of(const td_shape *x, const td_shape *w, const td_shape *y, con
     return g;
 }
 
+/* The output columns j whose input column j s - p + b d lies in [0, w): [*j0, *j1). */
+static void valid_cols(const conv *g, int64_t b, int64_t *j0, int64_t *j1)
+{
+    const int64_t off = b * g->dw - g->pw; /* input column of output column 0 */
+    int64_t lo = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
+    int64_t hi = g->w - off <= 0 ? 0 : (g->w - off + g->sw - 1) / g->sw;
+    if (hi > g->ow)
+        hi = g->ow;
+    if (lo > hi)
+        lo = hi;
+    *j0 = lo;
+    *j1 = hi;
+}
+
 /* col [cg kh kw, oh ow] = the windows of x's channels [cg] (planes of h w), zeros outside. */
 static void im2col(const conv *g, const float *restrict x, float *restrict col)
 {
@@ -76,19 +90,26 @@ static void im2col(const conv *g, const float *restrict x, float *restrict col)
             for (int64_t b = 0; b < g->kw; b++) {
                 float *restrict row = col + ((c * g->kh + a) * g->kw + b) * g->p;
                 const float *plane = x + c * g->h * g->w;
+                int64_t j0, j1;
+                valid_cols(g, b, &j0, &j1);
+                const int64_t off = b * g->dw - g->pw;
                 for (int64_t i = 0; i < g->oh; i++) {
                     const int64_t ih = i * g->sh - g->ph + a * g->dh;
                     float *restrict r = row + i * g->ow;
                     if (ih < 0 || ih >= g->h) {
-                        for (int64_t j = 0; j < g->ow; j++)
-                            r[j] = 0.0f;
+                        memset(r, 0, sizeof(float) * (size_t)g->ow);
                         continue;
                     }
-                    const float *xr = plane + ih * g->w;
-                    for (int64_t j = 0; j < g->ow; j++) {
-                        const int64_t iw = j * g->sw - g->pw + b * g->dw;
-                        r[j] = (iw >= 0 && iw < g->w) ? xr[iw] : 0.0f;
-                    }
+                    const float *xr = plane + ih * g->w + off;
+                    for (int64_t j = 0; j < j0; j++)
+                        r[j] = 0.0f;
+                    if (g->sw == 1)
+                        memcpy(r + j0, xr + j0, sizeof(float) * (size_t)(j1 - j0));
+                    else
+                        for (int64_t j = j0; j < j1; j++)
+                            r[j] = xr[j * g->sw];
+                    for (int64_t j = j1; j < g->ow; j++)
+                        r[j] = 0.0f;
                 }
             }
 }
@@ -101,17 +122,17 @@ static void col2im(const conv *g, const float *restrict col, float *restrict dx)
             for (int64_t b = 0; b < g->kw; b++) {
                 const float *restrict row = col + ((c * g->kh + a) * g->kw + b) * g->p;
                 float *plane = dx + c * g->h * g->w;
+                int64_t j0, j1;
+                valid_cols(g, b, &j0, &j1);
+                const int64_t off = b * g->dw - g->pw;
                 for (int64_t i = 0; i < g->oh; i++) {
                     const int64_t ih = i * g->sh - g->ph + a * g->dh;
                     if (ih < 0 || ih >= g->h)
                         continue;
-                    float *xr = plane + ih * g->w;
+                    float *restrict xr = plane + ih * g->w + off;
                     const float *restrict r = row + i * g->ow;
-                    for (int64_t j = 0; j < g->ow; j++) {
-                        const int64_t iw = j * g->sw - g->pw + b * g->dw;
-                        if (iw >= 0 && iw < g->w)
-                            xr[iw] += r[j];
-                    }
+                    for (int64_t j = j0; j < j1; j++)
+                        xr[j * g->sw] += r[j];
                 }
             }
 }
@@ -272,6 +293,23 @@ static pool pool_of(const td_shape *x, const td_shape *y, const int64_t *kernel,
  * row-major order; a NaN wins, the last one). */
 static inline int64_t argmax_at(const pool *g, const float *plane, int64_t i, int64_t j)
 {
+    const int64_t ih0 = i * g->sh - g->ph, iw0 = j * g->sw - g->pw;
+    if (ih0 >= 0 && iw0 >= 0 && ih0 + (g->kh - 1) * g->dh < g->h && iw0 + (g->kw - 1) * g->dw < g->w) {
+        /* inside the plane: no bounds checks */
+        int64_t best = ih0 * g->w + iw0;
+        float m = plane[best];
+        for (int64_t a = 0; a < g->kh; a++) {
+            const int64_t rowp = (ih0 + a * g->dh) * g->w + iw0;
+            for (int64_t b = 0; b < g->kw; b++) {
+                const float v = plane[rowp + b * g->dw];
+                if (v > m || v != v) {
+                    m = v;
+                    best = rowp + b * g->dw;
+                }
+            }
+        }
+        return best;
+    }
     int64_t best = -1;
     float m = -INFINITY;
     for (int64_t a = 0; a < g->kh; a++) {
