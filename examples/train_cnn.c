@@ -3,6 +3,7 @@
  *
  *   train_cnn [--device cpu|vulkan] [--epochs N] [--limit N] [--strategy none|balanced]
  *             [--csv FILE] [--no-plot] [--data DIR] [--seed S] [--expect-fall]
+ *             [--write-losses FILE] [--expect-losses FILE]
  *   train_cnn --help
  *
  * Data: the IDX files of Debian's dataset-fashion-mnist (gzip, read with zlib) under
@@ -18,7 +19,10 @@
  * after each, and `step median: X.XXX ms` (forward + backward + update, median over the
  * steps of the last epoch) at the end. --limit N: at most N steps per epoch and the first
  * N * 64 test images. --expect-fall: exit 1 unless the mean loss of the last 10 steps is
- * below that of the first 10. Exits 77 when the data files are missing. */
+ * below that of the first 10. --write-losses writes every step's loss, one a line;
+ * --expect-losses fails unless the first (up to 20) steps' losses match a file written so
+ * (relative 1e-3: another backend runs the same steps). Exits 77 when the data files are
+ * missing. */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
 #include <math.h>
@@ -51,6 +55,8 @@ typedef struct options {
     const char *data;
     uint64_t seed;
     int expect_fall;
+    const char *write_losses;
+    const char *expect_losses;
 } options;
 
 static void usage(FILE *f)
@@ -66,6 +72,8 @@ static void usage(FILE *f)
                "  --data DIR           the gzip'd IDX files                 [" DEFAULT_DATA "]\n"
                "  --seed S             initialisation and shuffle seed                    [1]\n"
                "  --expect-fall        fail unless the last 10 steps' loss is below the first 10's\n"
+               "  --write-losses FILE  every step's loss, one a line\n"
+               "  --expect-losses FILE fail unless the first 20 steps' losses match FILE's (1e-3)\n"
                "  --help               this text\n"
                "Data: apt-get install dataset-fashion-mnist. Backends in this build:");
     for (int b = 0; b < (int)TD_BACKEND_COUNT; b++)
@@ -87,7 +95,7 @@ static int parse_long(const char *v, long lo, long hi, long *out)
 /* 0: parsed; 1: done (--help); -1: a usage error, said on stderr. */
 static int parse_args(int argc, char **argv, options *o)
 {
-    enum { O_DEVICE = 256, O_EPOCHS, O_LIMIT, O_STRATEGY, O_CSV, O_NO_PLOT, O_DATA, O_SEED, O_FALL };
+    enum { O_DEVICE = 256, O_EPOCHS, O_LIMIT, O_STRATEGY, O_CSV, O_NO_PLOT, O_DATA, O_SEED, O_FALL, O_WRITE, O_EXPECT };
     static const struct option longopts[] = {
         { "device", required_argument, NULL, O_DEVICE },
         { "epochs", required_argument, NULL, O_EPOCHS },
@@ -98,6 +106,8 @@ static int parse_args(int argc, char **argv, options *o)
         { "data", required_argument, NULL, O_DATA },
         { "seed", required_argument, NULL, O_SEED },
         { "expect-fall", no_argument, NULL, O_FALL },
+        { "write-losses", required_argument, NULL, O_WRITE },
+        { "expect-losses", required_argument, NULL, O_EXPECT },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -130,6 +140,8 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         }
         case O_FALL: o->expect_fall = 1; break;
+        case O_WRITE: o->write_losses = optarg; break;
+        case O_EXPECT: o->expect_losses = optarg; break;
         case ':':
             fprintf(stderr, "train_cnn: option '%s' needs a value (see --help)\n", argv[optind - 1]);
             return -1;
@@ -656,6 +668,38 @@ int main(int argc, char **argv)
         if (k == 0 || !(b < a)) {
             fprintf(stderr, "train_cnn: the loss did not fall\n");
             rc = 1;
+        }
+    }
+    if (o.write_losses != NULL) {
+        FILE *f = fopen(o.write_losses, "w");
+        if (f == NULL) {
+            perror(o.write_losses);
+            rc = 1;
+        } else {
+            for (long i = 0; i < done_steps; i++)
+                fprintf(f, "%.9g\n", (double)losses[i]);
+            fclose(f);
+        }
+    }
+    if (o.expect_losses != NULL) {
+        FILE *f = fopen(o.expect_losses, "r");
+        long i = 0, bad = 0;
+        double want = 0.0;
+        if (f == NULL) {
+            perror(o.expect_losses);
+            rc = 1;
+        } else {
+            for (; i < 20 && i < done_steps && fscanf(f, "%lf", &want) == 1; i++)
+                if (!(fabs((double)losses[i] - want) <= 1e-3 * fabs(want))) {
+                    fprintf(stderr, "train_cnn: step %ld: loss %.6f, %s has %.6f\n", i + 1, (double)losses[i],
+                            o.expect_losses, want);
+                    bad++;
+                }
+            fclose(f);
+            printf("the first %ld losses %s those of %s (relative 1e-3)\n", i, bad ? "DIFFER from" : "match",
+                   o.expect_losses);
+            if (bad || i == 0)
+                rc = 1;
         }
     }
     goto done;
