@@ -338,12 +338,28 @@ td_status td_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int
     const pool g = pool_of(&x->shape, &out->shape, kernel, stride, padding, dilation);
     const float *px = x->data;
     float *py = out->data;
+    const bool inside = g.ph == 0 && g.pw == 0; /* every window lies in the plane */
     TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * g.kh * g.kw, {
         const float *plane = px + pl * g.h * g.w;
         float *y = py + pl * g.oh * g.ow;
-        for (int64_t i = 0; i < g.oh; i++)
-            for (int64_t j = 0; j < g.ow; j++)
-                y[i * g.ow + j] = plane[argmax_at(&g, plane, i, j)];
+        if (inside) {
+            const int64_t w = g.w, kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw, dh = g.dh, dw = g.dw, ow = g.ow;
+            for (int64_t i = 0; i < g.oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    const float *q = plane + i * sh * w + j * sw;
+                    float m = q[0];
+                    for (int64_t a = 0; a < kh; a++)
+                        for (int64_t b = 0; b < kw; b++) {
+                            const float v = q[a * dh * w + b * dw];
+                            m = (v > m || v != v) ? v : m;
+                        }
+                    y[i * ow + j] = m;
+                }
+        } else {
+            for (int64_t i = 0; i < g.oh; i++)
+                for (int64_t j = 0; j < g.ow; j++)
+                    y[i * g.ow + j] = plane[argmax_at(&g, plane, i, j)];
+        }
     });
     return TD_OK;
 }
@@ -358,13 +374,33 @@ td_status td_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *
     const float *px = x->data, *pg = grad->data;
     float *dx = out->data;
     memset(dx, 0, td_cpu_nbytes(out));
+    const bool inside = g.ph == 0 && g.pw == 0;
     TD_CPU_FOR_WORK(pl, g.planes, grad->shape.numel * g.kh * g.kw, {
         const float *plane = px + pl * g.h * g.w;
         const float *gp = pg + pl * g.oh * g.ow;
         float *d = dx + pl * g.h * g.w;
-        for (int64_t i = 0; i < g.oh; i++)
-            for (int64_t j = 0; j < g.ow; j++)
-                d[argmax_at(&g, plane, i, j)] += gp[i * g.ow + j];
+        if (inside) {
+            const int64_t w = g.w, kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw, dh = g.dh, dw = g.dw, ow = g.ow;
+            for (int64_t i = 0; i < g.oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    const int64_t at = i * sh * w + j * sw;
+                    int64_t best = at;
+                    float m = plane[at];
+                    for (int64_t a = 0; a < kh; a++)
+                        for (int64_t b = 0; b < kw; b++) {
+                            const int64_t k = at + a * dh * w + b * dw;
+                            const float v = plane[k];
+                            const bool take = v > m || v != v;
+                            m = take ? v : m;
+                            best = take ? k : best;
+                        }
+                    d[best] += gp[i * ow + j];
+                }
+        } else {
+            for (int64_t i = 0; i < g.oh; i++)
+                for (int64_t j = 0; j < g.ow; j++)
+                    d[argmax_at(&g, plane, i, j)] += gp[i * g.ow + j];
+        }
     });
     return TD_OK;
 }

@@ -6,6 +6,16 @@
 #include "td_ops.h"
 #include "td_optim.h"
 
+/* A selective build (TD_OPS) may leave out ops the updates need (TD_HAVE_OP_*, from
+ * td_kinds.h): then the optimizer's step says so with TD_E_UNSUPPORTED. */
+#if defined(TD_HAVE_OP_FLOAT_MUL_SCALAR) && defined(TD_HAVE_OP_FLOAT_ADD)
+#define HAVE_SGD 1
+#endif
+#if defined(HAVE_SGD) && defined(TD_HAVE_OP_FLOAT_MUL) && defined(TD_HAVE_OP_FLOAT_SQRT) &&                      \
+    defined(TD_HAVE_OP_FLOAT_ADD_SCALAR) && defined(TD_HAVE_OP_FLOAT_DIV)
+#define HAVE_ADAM 1
+#endif
+
 enum { SGD, ADAM };
 
 struct td_optim {
@@ -144,6 +154,7 @@ td_status td_optim_lr(const td_optim *o, float *out)
     return TD_OK;
 }
 
+#ifdef HAVE_SGD
 /* Temporaries of one update, released together. */
 typedef struct scratch {
     td_tensor *t[32];
@@ -217,6 +228,7 @@ static td_status sgd_one(td_optim *o, int i, const td_tensor *p, const td_tensor
     return axpby(s, 1.0f, p, -c->lr, d, np);
 }
 
+#ifdef HAVE_ADAM
 static td_status adam_one(td_optim *o, int i, const td_tensor *p, const td_tensor *g, scratch *s, td_tensor **np)
 {
     const td_adam_options *c = &o->adam;
@@ -261,6 +273,32 @@ static td_status adam_one(td_optim *o, int i, const td_tensor *p, const td_tenso
     o->steps[i] = t;
     return TD_OK;
 }
+#endif
+#endif
+
+/* One parameter's update into *np. */
+static td_status update(td_optim *o, int i, const td_tensor *p, const td_tensor *g, td_tensor **np)
+{
+#ifdef HAVE_SGD
+    scratch s = { .n = 0 };
+    td_status st;
+    if (o->kind == SGD)
+        st = sgd_one(o, i, p, g, &s, np);
+    else
+#ifdef HAVE_ADAM
+        st = adam_one(o, i, p, g, &s, np);
+#else
+        st = td_error(TD_E_UNSUPPORTED, "optim_step: Adam needs float_mul, float_sqrt, float_add_scalar and "
+                                        "float_div, which this build leaves out");
+#endif
+    drop(&s);
+    return st;
+#else
+    (void)o, (void)i, (void)p, (void)g, (void)np;
+    return td_error(TD_E_UNSUPPORTED, "optim_step: the optimizers need float_mul_scalar and float_add, which this "
+                                      "build leaves out");
+#endif
+}
 
 td_status td_optim_step_with(td_optim *o, const td_tensor *const *grads, int n)
 {
@@ -279,13 +317,11 @@ td_status td_optim_step_with(td_optim *o, const td_tensor *const *grads, int n)
             g = g->inner;
         if (g->dtype != TD_F32 || !td_shape_equal(&g->shape, &p->shape))
             return td_error(TD_E_SHAPE, "optim_step: the gradient of params[%d] does not have its shape", i);
-        scratch s = { .n = 0 };
         td_tensor *np = NULL;
-        td_status st = o->kind == SGD ? sgd_one(o, i, p, g, &s, &np) : adam_one(o, i, p, g, &s, &np);
+        td_status st = update(o, i, p, g, &np);
         if (st == TD_OK)
             st = td_tensor_assign(o->params[i], np);
         td_tensor_release(np);
-        drop(&s);
         TD_TRY(st);
     }
     return TD_OK;
