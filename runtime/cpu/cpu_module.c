@@ -347,13 +347,16 @@ td_status td_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int
             for (int64_t i = 0; i < g.oh; i++)
                 for (int64_t j = 0; j < ow; j++) {
                     const float *q = plane + i * sh * w + j * sw;
+                    /* max without branches (maxss), NaN tracked apart */
                     float m = q[0];
+                    int nan = 0;
                     for (int64_t a = 0; a < kh; a++)
                         for (int64_t b = 0; b < kw; b++) {
                             const float v = q[a * dh * w + b * dw];
-                            m = (v > m || v != v) ? v : m;
+                            m = v > m ? v : m;
+                            nan |= v != v;
                         }
-                    y[i * ow + j] = m;
+                    y[i * ow + j] = nan ? NAN : m;
                 }
         } else {
             for (int64_t i = 0; i < g.oh; i++)
@@ -384,17 +387,19 @@ td_status td_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *
             for (int64_t i = 0; i < g.oh; i++)
                 for (int64_t j = 0; j < ow; j++) {
                     const int64_t at = i * sh * w + j * sw;
-                    int64_t best = at;
+                    /* the first maximum without branches; a NaN wins (the last one) */
+                    int64_t best = at, nan_at = -1;
                     float m = plane[at];
                     for (int64_t a = 0; a < kh; a++)
                         for (int64_t b = 0; b < kw; b++) {
                             const int64_t k = at + a * dh * w + b * dw;
                             const float v = plane[k];
-                            const bool take = v > m || v != v;
-                            m = take ? v : m;
-                            best = take ? k : best;
+                            const bool gt = v > m;
+                            m = gt ? v : m;
+                            best = gt ? k : best;
+                            nan_at = v != v ? k : nan_at;
                         }
-                    d[best] += gp[i * ow + j];
+                    d[nan_at >= 0 ? nan_at : best] += gp[i * ow + j];
                 }
         } else {
             for (int64_t i = 0; i < g.oh; i++)
