@@ -7274,6 +7274,27 @@ static void test_float_max_pool2d_example_3(void **state)
     td_tensor_release(x);
 }
 
+static void test_float_max_pool2d_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, NAN, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float want[] = { NAN };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
 static void test_float_max_pool2d_null(void **state)
 {
     (void)state;
@@ -7380,6 +7401,33 @@ static void test_float_max_pool2d_backward_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(3) };
     static const float want[] = { 1.0f, 10.0f, 0.0f, 0.0f, 0.0f, 0.0f };
     tdt_expect(out, TD_F32, want_shape, 4, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_max_pool2d_backward_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, NAN, NAN, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float grad_data[] = { 5.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.0f, 0.0f, 5.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(x);
     td_tensor_release(grad);
@@ -8741,11 +8789,13 @@ int main(void)
         TDT_TEST(test_float_max_pool2d_example_1),
         TDT_TEST(test_float_max_pool2d_example_2),
         TDT_TEST(test_float_max_pool2d_example_3),
+        TDT_TEST(test_float_max_pool2d_example_4),
         TDT_TEST(test_float_max_pool2d_null),
         TDT_TEST(test_float_max_pool2d_wrong_kind),
         TDT_TEST(test_float_max_pool2d_backward_example_1),
         TDT_TEST(test_float_max_pool2d_backward_example_2),
         TDT_TEST(test_float_max_pool2d_backward_example_3),
+        TDT_TEST(test_float_max_pool2d_backward_example_4),
         TDT_TEST(test_float_max_pool2d_backward_null),
         TDT_TEST(test_float_max_pool2d_backward_wrong_kind),
         TDT_TEST(test_float_max_pool2d_backward_backend_mismatch),

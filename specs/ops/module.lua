@@ -139,6 +139,10 @@ op {
     { x = { shape = { 1, 2, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7, -1, -5, -3, -4, -2, -6, -9, -8, -7 } },
       kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 2, 2 },
       out = { shape = { 1, 2, 1, 1 }, data = { 9, -1 } } },
+    -- a NaN in the window wins.
+    { x = { shape = { 1, 1, 2, 2 }, data = { 1, "nan", 3, 4 } },
+      kernel = { 2, 2 }, stride = { 2, 2 }, padding = { 0, 0 }, dilation = { 1, 1 },
+      out = { shape = { 1, 1, 1, 1 }, data = { "nan" } } },
   },
   backward = { x = "max_pool2d_backward(x, grad, kernel, stride, padding, dilation)" },
   bound = "memory",
@@ -168,6 +172,11 @@ op {
       grad = { shape = { 1, 1, 1, 2 }, data = { 1, 10 } },
       kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 },
       out = { shape = { 1, 1, 2, 3 }, data = { 1, 10, 0, 0, 0, 0 } } },
+    -- NaNs win, the last one (as PyTorch's CPU kernel): 1 after the -inf start, then each NaN.
+    { x = { shape = { 1, 1, 2, 2 }, data = { 1, "nan", "nan", 4 } },
+      grad = { shape = { 1, 1, 1, 1 }, data = { 5 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 },
+      out = { shape = { 1, 1, 2, 2 }, data = { 0, 0, 5, 0 } } },
   },
   differentiable = false,
   why = "a backward op: second derivatives of max_pool2d are not supported",
