@@ -12,7 +12,8 @@ local emit_tests = require("tdgen.emit_tests")
 local needs = require("tdgen.needs")
 
 local USAGE = [[
-usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check DIR | --list | --backends)
+usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check DIR | --list | --backends |
+                                                           --reach LIST)
 
   --specs DIR    a spec directory holding backends/*.lua and/or ops/*.lua;
                  repeat it to combine directories (their files are merged)
@@ -25,6 +26,9 @@ usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check D
                  gradients and the engine and tests need; says what it added
   --backends     print one line per backend: name|option|default|kernel folder
                  (the folder joined to its spec directory; read by CMake)
+  --reach LIST   what a backend with native kernels for exactly these ops (comma-
+                 separated) would run: every op it gets as a composite, and a count
+                 of ops and of gradients that run
   --help         this text
 
 Specs are validated before anything is written: every problem is reported as
@@ -54,12 +58,14 @@ while i <= #arg do
   elseif a == "--list" then opts.list = true
   elseif a == "--backends" then opts.backends = true
   elseif a == "--ops" then opts.ops = value()
+  elseif a == "--reach" then opts.reach = value()
   else fail("unknown argument '" .. a .. "' (see --help)") end
   i = i + 1
 end
 local modes = (opts.out and 1 or 0) + (opts.check and 1 or 0) + (opts.list and 1 or 0) + (opts.backends and 1 or 0)
+  + (opts.reach and 1 or 0)
 if #opts.specs == 0 then fail("no --specs directory given (see --help)") end
-if modes ~= 1 then fail("give exactly one of --out, --check, --list, --backends (see --help)") end
+if modes ~= 1 then fail("give exactly one of --out, --check, --list, --backends, --reach (see --help)") end
 
 -- Load every spec file of every directory, backends and ops apart.
 local entries, errors = {}, {}
@@ -95,6 +101,43 @@ if #errors > 0 then
   for _, e in ipairs(errors) do io.stderr:write(e, "\n") end
   io.stderr:write(string.format("tdgen: %d error%s; nothing written\n", #errors, #errors == 1 and "" or "s"))
   os.exit(1)
+end
+
+if opts.reach then
+  -- A hypothetical backend "reach" with these kernels: what it runs, native and composite,
+  -- and how many differentiable ops it can run backward for.
+  local be = { name = "reach", ops = {} }
+  local unknown, n = {}, 0
+  for name in opts.reach:gmatch("[^,%s]+") do
+    local op = model.op_by_name[name]
+    if op and not op.broken then
+      if not be.ops[name] then n = n + 1 end
+      be.ops[name] = true
+    else unknown[#unknown + 1] = name end
+  end
+  if #unknown > 0 or n == 0 then
+    fail("--reach: " .. (n == 0 and #unknown == 0 and "no op named" or ("unknown op" .. (#unknown > 1 and "s" or "") ..
+      " " .. table.concat(unknown, ", "))) .. " (see --list)")
+  end
+  model.backends = { be }
+  require("tdgen.decomp").availability(model)
+  needs.analyze(model)
+  local comp, runs, nd, gd = {}, 0, 0, 0
+  for _, op in ipairs(model.ops) do
+    if be.runs[op.name] then
+      runs = runs + 1
+      if be.composite[op.name] then comp[#comp + 1] = op.name end
+      local g = be.grad[op.name]
+      if g then
+        nd = nd + 1
+        if #g.missing == 0 then gd = gd + 1 end
+      end
+    end
+  end
+  print(string.format("%d native kernels run %d of %d ops (%d composite); backward runs for %d of the %d " ..
+    "differentiable ones", n, runs, #model.ops, #comp, gd, nd))
+  for _, name in ipairs(comp) do print("composite " .. name) end
+  os.exit(0)
 end
 
 if opts.ops then

@@ -33,16 +33,17 @@ td_status td_cpu_float_full(const int64_t *shape, int shape_len, float value, td
 td_status td_cpu_int_full(const int64_t *shape, int shape_len, int32_t value, td_tensor *out); /* Creates an int tensor filled with value. */
 td_status td_cpu_float_random(const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor *out); /* Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend. p0 and p1 must be finite, with p0 <= p1 (and p1 - p0 finite) for uniform and p1 >= 0 for normal, else TD_E_INVALID. */
 td_status td_cpu_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out); /* Creates the 1-D int tensor start, start + step, ... up to but excluding end. */
+td_status td_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value (0 is false, anything else true) where mask is true; mask broadcasts to a's shape. */
 td_status td_cpu_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
-td_status td_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
-td_status td_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a. */
+td_status td_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
+td_status td_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts an int tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor. */
+td_status td_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_cpu_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a bool tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
-td_status td_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
-td_status td_cpu_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a. */
+td_status td_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
+td_status td_cpu_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_cpu_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor. */
+td_status td_cpu_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_cpu_int_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements as a 0-dim tensor (wraps around on overflow). */
 td_status td_cpu_int_into_float(const td_tensor *a, td_tensor *out); /* Converts to float. */
@@ -51,11 +52,49 @@ td_status td_cpu_bool_into_int(const td_tensor *a, td_tensor *out); /* Converts 
 td_status td_cpu_bool_not(const td_tensor *a, td_tensor *out); /* Elementwise logical not. */
 td_status td_cpu_int_into_data(const td_tensor *a, int32_t *dst); /* Copies the elements, row-major, into dst, which holds at least numel ints. */
 td_status td_cpu_bool_into_data(const td_tensor *a, bool *dst); /* Copies the elements, row-major, into dst, which holds at least numel bools. */
+td_status td_cpu_float_softmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Softmax along dim: exp(a - max) / sum(exp(a - max)), the max taken along dim (torch.softmax). */
+td_status td_cpu_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Log of the softmax along dim, computed as a - max - log(sum(exp(a - max))) (torch.log_softmax). */
+td_status td_cpu_float_softmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Softmin along dim: the softmax of -a (torch.nn.functional.softmin). */
+td_status td_cpu_float_log_sigmoid(const td_tensor *a, td_tensor *out); /* Elementwise log(1 / (1 + e^-a)), computed stably as min(a, 0) - log1p(e^-|a|). */
+td_status td_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor *out); /* Elementwise a > 0 ? a : negative_slope * a (torch.nn.functional.leaky_relu). */
+td_status td_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor *out); /* Elementwise max(0, min(1, alpha * a + beta)) (burn's hard_sigmoid; alpha = 1/6, beta = 0.5 is torch.nn.functional.hardsigmoid). */
+td_status td_cpu_float_silu(const td_tensor *a, td_tensor *out); /* Elementwise a * sigmoid(a) (SiLU, also called swish). */
+td_status td_cpu_float_acos(const td_tensor *a, td_tensor *out); /* Elementwise arc cosine of a, in [0, pi]; NaN outside [-1, 1]. */
+td_status td_cpu_float_asin(const td_tensor *a, td_tensor *out); /* Elementwise arc sine of a, in [-pi/2, pi/2]; NaN outside [-1, 1]. */
+td_status td_cpu_float_atan(const td_tensor *a, td_tensor *out); /* Elementwise arc tangent of a, in (-pi/2, pi/2). */
+td_status td_cpu_float_cosh(const td_tensor *a, td_tensor *out); /* Elementwise hyperbolic cosine of a. */
+td_status td_cpu_float_sinh(const td_tensor *a, td_tensor *out); /* Elementwise hyperbolic sine of a. */
+td_status td_cpu_float_tan(const td_tensor *a, td_tensor *out); /* Elementwise tangent of a. */
+td_status td_cpu_float_asinh(const td_tensor *a, td_tensor *out); /* Elementwise inverse hyperbolic sine of a. */
+td_status td_cpu_float_acosh(const td_tensor *a, td_tensor *out); /* Elementwise inverse hyperbolic cosine of a, >= 0; NaN below 1. */
+td_status td_cpu_float_atanh(const td_tensor *a, td_tensor *out); /* Elementwise inverse hyperbolic tangent of a; +-inf at +-1, NaN outside [-1, 1]. */
+td_status td_cpu_float_ceil(const td_tensor *a, td_tensor *out); /* Elementwise smallest integer value not less than a (inf and NaN unchanged). */
+td_status td_cpu_float_floor(const td_tensor *a, td_tensor *out); /* Elementwise largest integer value not greater than a (inf and NaN unchanged). */
+td_status td_cpu_float_round(const td_tensor *a, td_tensor *out); /* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). */
+td_status td_cpu_float_trunc(const td_tensor *a, td_tensor *out); /* Elementwise a rounded toward zero (inf and NaN unchanged). */
+td_status td_cpu_float_sign(const td_tensor *a, td_tensor *out); /* Elementwise sign of a: 1, -1, or 0 for +-0 and NaN. */
+td_status td_cpu_float_erf(const td_tensor *a, td_tensor *out); /* Elementwise error function of a. */
+td_status td_cpu_float_log1p(const td_tensor *a, td_tensor *out); /* Elementwise ln(1 + a), accurate for tiny a; -inf at -1, NaN below. */
+td_status td_cpu_float_recip(const td_tensor *a, td_tensor *out); /* Elementwise 1 / a. */
+td_status td_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor *out); /* Elementwise a raised to the integer power exponent; 0^0 = 1. */
+td_status td_cpu_float_remainder_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise remainder of a / value with the sign of value (as float_remainder). */
+td_status td_cpu_float_sub_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a - value. */
+td_status td_cpu_float_div_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a / value. */
+td_status td_cpu_float_clamp_min(const td_tensor *a, float min, td_tensor *out); /* Elementwise max(a, min); NaN stays NaN. */
+td_status td_cpu_float_clamp_max(const td_tensor *a, float max, td_tensor *out); /* Elementwise min(a, max); NaN stays NaN. */
+td_status td_cpu_float_is_nan(const td_tensor *a, td_tensor *out); /* Elementwise: is a NaN, as bool. */
+td_status td_cpu_float_is_inf(const td_tensor *a, td_tensor *out); /* Elementwise: is a +inf or -inf, as bool. */
+td_status td_cpu_float_equal_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a == value as bool. */
+td_status td_cpu_float_not_equal_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a != value as bool (true where a is NaN). */
+td_status td_cpu_float_greater_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a > value as bool. */
+td_status td_cpu_float_greater_equal_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a >= value as bool. */
+td_status td_cpu_float_lower_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a < value as bool. */
+td_status td_cpu_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a <= value as bool. */
 td_status td_cpu_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
-td_status td_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
-td_status td_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a. */
+td_status td_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
+td_status td_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a float tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor. */
+td_status td_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_cpu_float_neg(const td_tensor *a, td_tensor *out); /* Elementwise -a. */
 td_status td_cpu_float_abs(const td_tensor *a, td_tensor *out); /* Elementwise |a|. */
 td_status td_cpu_float_exp(const td_tensor *a, td_tensor *out); /* Elementwise e^a. */
@@ -65,20 +104,20 @@ td_status td_cpu_float_sin(const td_tensor *a, td_tensor *out); /* Elementwise s
 td_status td_cpu_float_cos(const td_tensor *a, td_tensor *out); /* Elementwise cosine of a. */
 td_status td_cpu_float_tanh(const td_tensor *a, td_tensor *out); /* Elementwise hyperbolic tangent of a. */
 td_status td_cpu_float_sigmoid(const td_tensor *a, td_tensor *out); /* Elementwise 1 / (1 + e^-a). */
-td_status td_cpu_float_relu(const td_tensor *a, td_tensor *out); /* Elementwise max(a, 0). */
+td_status td_cpu_float_relu(const td_tensor *a, td_tensor *out); /* Elementwise max(a, 0), NaN staying NaN; the gradient is 0 where a <= 0 and passes elsewhere (NaN included), as in PyTorch. */
 td_status td_cpu_float_gelu(const td_tensor *a, td_tensor *out); /* Elementwise a * (1 + erf(a / sqrt(2))) / 2 (the exact, erf form). */
-td_status td_cpu_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out); /* Elementwise a raised to the power exponent. */
+td_status td_cpu_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out); /* Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch. */
 td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *out); /* Elementwise min(max(a, lo), hi). */
 td_status td_cpu_float_add_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a + value. */
 td_status td_cpu_float_mul_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a * value. */
 td_status td_cpu_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_cpu_float_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements, as a 0-dim tensor. */
-td_status td_cpu_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Sum along dim; the reduced dim is kept with size 1. */
-td_status td_cpu_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Mean along dim; the reduced dim is kept with size 1. */
-td_status td_cpu_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum along dim; the reduced dim is kept with size 1. */
-td_status td_cpu_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Minimum along dim; the reduced dim is kept with size 1. */
-td_status td_cpu_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1. */
-td_status td_cpu_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1. */
+td_status td_cpu_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Sum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_cpu_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Mean along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_cpu_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_cpu_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_cpu_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_cpu_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
 td_status td_cpu_float_into_int(const td_tensor *a, td_tensor *out); /* Converts to int, truncating toward zero. */
 td_status td_cpu_float_into_data(const td_tensor *a, float *dst); /* Copies the elements, row-major, into dst, which holds at least numel floats. */
 td_status td_cpu_int_add(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a + b, broadcasting (wraps around on overflow). */
@@ -92,13 +131,19 @@ td_status td_cpu_int_lower(const td_tensor *a, const td_tensor *b, td_tensor *ou
 td_status td_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_cpu_bool_and(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical and, broadcasting. */
 td_status td_cpu_bool_or(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical or, broadcasting. */
-td_status td_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value. */
-td_status td_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value. */
+td_status td_cpu_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical exclusive or, broadcasting. */
+td_status td_cpu_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b, broadcasting. */
+td_status td_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a != b, broadcasting. */
+td_status td_cpu_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three (like float_mask_where). */
+td_status td_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
+td_status td_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
+td_status td_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor *out); /* Elementwise a > 0 ? a : weight * a, where weight broadcasts to a's shape (for PyTorch's per-channel weight of shape [C] on an [N, C, ...] input, pass it reshaped to [C, 1, ..., 1]). */
+td_status td_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor *out); /* Cross-entropy loss of logits [N, C] against class indices targets [N], averaged over N: mean_i(-log_softmax(logits, 1)[i, targets[i]]), a 0-dim tensor; a target outside [0, C) is TD_E_INVALID. */
 td_status td_cpu_float_add(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a + b, broadcasting. */
 td_status td_cpu_float_sub(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a - b, broadcasting. */
 td_status td_cpu_float_mul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a * b, broadcasting. */
 td_status td_cpu_float_div(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a / b, broadcasting. */
-td_status td_cpu_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting. */
+td_status td_cpu_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN). */
 td_status td_cpu_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
 td_status td_cpu_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
 td_status td_cpu_float_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b as bool, broadcasting. */
@@ -108,7 +153,12 @@ td_status td_cpu_float_lower(const td_tensor *a, const td_tensor *b, td_tensor *
 td_status td_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a <= b as bool, broadcasting. */
 td_status td_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims; leading (batch) dims broadcast. */
-td_status td_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value. */
+td_status td_cpu_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise angle of the point (b, a), i.e. atan(a / b) in the right quadrant, in [-pi, pi], broadcasting (torch.atan2(a, b)). */
+td_status td_cpu_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise sqrt(a^2 + b^2) without undue overflow, broadcasting; inf if either is infinite, even with a NaN. */
+td_status td_cpu_float_powi(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the integer power b (an int tensor), broadcasting; 0^0 = 1. */
+td_status td_cpu_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise remainder of a / b with the sign of b (a - floor(a / b) * b, computed exactly), broadcasting; NaN where b is 0. */
+td_status td_cpu_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a != b as bool, broadcasting (true where either is NaN). */
+td_status td_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
 td_status td_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out); /* 2-D convolution (cross-correlation, as torch.nn.functional.conv2d) of x [N, C, H, W] with weight [O, C / groups, kh, kw] plus bias [O]; stride, padding and dilation are {h, w} pairs. */
 td_status td_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out); /* The gradient of float_conv2d with respect to its input: grad [N, O, OH, OW] through weight into the shape of x (whose values are not read). */
 td_status td_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out); /* The gradient of float_conv2d with respect to its weight: grad [N, O, OH, OW] correlated with x, in the shape of weight (whose values are not read). */
@@ -117,9 +167,9 @@ td_status td_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *
 td_status td_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor *out); /* 2-D average pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride and padding (at most half the kernel); count_include_pad (0 or 1) says whether padded places count in the divisor. */
 td_status td_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor *out); /* The gradient of float_avg_pool2d: each element of grad is spread evenly over its window, into the shape of x (whose values are not read). */
 td_status td_cpu_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor *out); /* x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out]. */
-td_status td_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates float tensors along dim; all other sizes must agree. */
-td_status td_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates int tensors along dim; all other sizes must agree. */
-td_status td_cpu_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates bool tensors along dim; all other sizes must agree. */
+td_status td_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
+td_status td_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates int tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
+td_status td_cpu_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates bool tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
 td_status td_cpu_float_to_device(const td_tensor *a, td_tensor *out); /* Copies a float tensor to device (any backend). */
 td_status td_cpu_int_to_device(const td_tensor *a, td_tensor *out); /* Copies an int tensor to device (any backend). */
 td_status td_cpu_bool_to_device(const td_tensor *a, td_tensor *out); /* Copies a bool tensor to device (any backend). */

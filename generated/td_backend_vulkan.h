@@ -34,15 +34,15 @@ td_status td_vulkan_int_full(const int64_t *shape, int shape_len, int32_t value,
 td_status td_vulkan_float_random(const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor *out); /* Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend. p0 and p1 must be finite, with p0 <= p1 (and p1 - p0 finite) for uniform and p1 >= 0 for normal, else TD_E_INVALID. */
 td_status td_vulkan_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out); /* Creates the 1-D int tensor start, start + step, ... up to but excluding end. */
 td_status td_vulkan_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
-td_status td_vulkan_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
-td_status td_vulkan_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a. */
+td_status td_vulkan_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
+td_status td_vulkan_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_vulkan_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts an int tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_vulkan_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor. */
+td_status td_vulkan_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_vulkan_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a bool tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
-td_status td_vulkan_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
-td_status td_vulkan_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a. */
+td_status td_vulkan_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
+td_status td_vulkan_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_vulkan_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_vulkan_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor. */
+td_status td_vulkan_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_vulkan_int_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements as a 0-dim tensor (wraps around on overflow). */
 td_status td_vulkan_int_into_float(const td_tensor *a, td_tensor *out); /* Converts to float. */
@@ -51,11 +51,24 @@ td_status td_vulkan_bool_into_int(const td_tensor *a, td_tensor *out); /* Conver
 td_status td_vulkan_bool_not(const td_tensor *a, td_tensor *out); /* Elementwise logical not. */
 td_status td_vulkan_int_into_data(const td_tensor *a, int32_t *dst); /* Copies the elements, row-major, into dst, which holds at least numel ints. */
 td_status td_vulkan_bool_into_data(const td_tensor *a, bool *dst); /* Copies the elements, row-major, into dst, which holds at least numel bools. */
+td_status td_vulkan_float_acos(const td_tensor *a, td_tensor *out); /* Elementwise arc cosine of a, in [0, pi]; NaN outside [-1, 1]. */
+td_status td_vulkan_float_asin(const td_tensor *a, td_tensor *out); /* Elementwise arc sine of a, in [-pi/2, pi/2]; NaN outside [-1, 1]. */
+td_status td_vulkan_float_atan(const td_tensor *a, td_tensor *out); /* Elementwise arc tangent of a, in (-pi/2, pi/2). */
+td_status td_vulkan_float_tan(const td_tensor *a, td_tensor *out); /* Elementwise tangent of a. */
+td_status td_vulkan_float_ceil(const td_tensor *a, td_tensor *out); /* Elementwise smallest integer value not less than a (inf and NaN unchanged). */
+td_status td_vulkan_float_floor(const td_tensor *a, td_tensor *out); /* Elementwise largest integer value not greater than a (inf and NaN unchanged). */
+td_status td_vulkan_float_round(const td_tensor *a, td_tensor *out); /* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). */
+td_status td_vulkan_float_trunc(const td_tensor *a, td_tensor *out); /* Elementwise a rounded toward zero (inf and NaN unchanged). */
+td_status td_vulkan_float_erf(const td_tensor *a, td_tensor *out); /* Elementwise error function of a. */
+td_status td_vulkan_float_log1p(const td_tensor *a, td_tensor *out); /* Elementwise ln(1 + a), accurate for tiny a; -inf at -1, NaN below. */
+td_status td_vulkan_float_remainder_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise remainder of a / value with the sign of value (as float_remainder). */
+td_status td_vulkan_float_is_nan(const td_tensor *a, td_tensor *out); /* Elementwise: is a NaN, as bool. */
+td_status td_vulkan_float_is_inf(const td_tensor *a, td_tensor *out); /* Elementwise: is a +inf or -inf, as bool. */
 td_status td_vulkan_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
-td_status td_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end). */
-td_status td_vulkan_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a. */
+td_status td_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
+td_status td_vulkan_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_vulkan_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a float tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
-td_status td_vulkan_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor. */
+td_status td_vulkan_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch). */
 td_status td_vulkan_float_neg(const td_tensor *a, td_tensor *out); /* Elementwise -a. */
 td_status td_vulkan_float_abs(const td_tensor *a, td_tensor *out); /* Elementwise |a|. */
 td_status td_vulkan_float_exp(const td_tensor *a, td_tensor *out); /* Elementwise e^a. */
@@ -65,20 +78,20 @@ td_status td_vulkan_float_sin(const td_tensor *a, td_tensor *out); /* Elementwis
 td_status td_vulkan_float_cos(const td_tensor *a, td_tensor *out); /* Elementwise cosine of a. */
 td_status td_vulkan_float_tanh(const td_tensor *a, td_tensor *out); /* Elementwise hyperbolic tangent of a. */
 td_status td_vulkan_float_sigmoid(const td_tensor *a, td_tensor *out); /* Elementwise 1 / (1 + e^-a). */
-td_status td_vulkan_float_relu(const td_tensor *a, td_tensor *out); /* Elementwise max(a, 0). */
+td_status td_vulkan_float_relu(const td_tensor *a, td_tensor *out); /* Elementwise max(a, 0), NaN staying NaN; the gradient is 0 where a <= 0 and passes elsewhere (NaN included), as in PyTorch. */
 td_status td_vulkan_float_gelu(const td_tensor *a, td_tensor *out); /* Elementwise a * (1 + erf(a / sqrt(2))) / 2 (the exact, erf form). */
-td_status td_vulkan_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out); /* Elementwise a raised to the power exponent. */
+td_status td_vulkan_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out); /* Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch. */
 td_status td_vulkan_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *out); /* Elementwise min(max(a, lo), hi). */
 td_status td_vulkan_float_add_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a + value. */
 td_status td_vulkan_float_mul_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a * value. */
 td_status td_vulkan_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_vulkan_float_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements, as a 0-dim tensor. */
-td_status td_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Sum along dim; the reduced dim is kept with size 1. */
-td_status td_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Mean along dim; the reduced dim is kept with size 1. */
-td_status td_vulkan_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum along dim; the reduced dim is kept with size 1. */
-td_status td_vulkan_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Minimum along dim; the reduced dim is kept with size 1. */
-td_status td_vulkan_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1. */
-td_status td_vulkan_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1. */
+td_status td_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Sum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Mean along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_vulkan_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_vulkan_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_vulkan_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_vulkan_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
 td_status td_vulkan_float_into_int(const td_tensor *a, td_tensor *out); /* Converts to int, truncating toward zero. */
 td_status td_vulkan_float_into_data(const td_tensor *a, float *dst); /* Copies the elements, row-major, into dst, which holds at least numel floats. */
 td_status td_vulkan_int_add(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a + b, broadcasting (wraps around on overflow). */
@@ -92,13 +105,13 @@ td_status td_vulkan_int_lower(const td_tensor *a, const td_tensor *b, td_tensor 
 td_status td_vulkan_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_vulkan_bool_and(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical and, broadcasting. */
 td_status td_vulkan_bool_or(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical or, broadcasting. */
-td_status td_vulkan_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value. */
-td_status td_vulkan_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value. */
+td_status td_vulkan_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
+td_status td_vulkan_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
 td_status td_vulkan_float_add(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a + b, broadcasting. */
 td_status td_vulkan_float_sub(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a - b, broadcasting. */
 td_status td_vulkan_float_mul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a * b, broadcasting. */
 td_status td_vulkan_float_div(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a / b, broadcasting. */
-td_status td_vulkan_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting. */
+td_status td_vulkan_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN). */
 td_status td_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
 td_status td_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
 td_status td_vulkan_float_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b as bool, broadcasting. */
@@ -108,10 +121,12 @@ td_status td_vulkan_float_lower(const td_tensor *a, const td_tensor *b, td_tenso
 td_status td_vulkan_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a <= b as bool, broadcasting. */
 td_status td_vulkan_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims; leading (batch) dims broadcast. */
-td_status td_vulkan_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value. */
-td_status td_vulkan_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates float tensors along dim; all other sizes must agree. */
-td_status td_vulkan_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates int tensors along dim; all other sizes must agree. */
-td_status td_vulkan_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates bool tensors along dim; all other sizes must agree. */
+td_status td_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise angle of the point (b, a), i.e. atan(a / b) in the right quadrant, in [-pi, pi], broadcasting (torch.atan2(a, b)). */
+td_status td_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise remainder of a / b with the sign of b (a - floor(a / b) * b, computed exactly), broadcasting; NaN where b is 0. */
+td_status td_vulkan_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
+td_status td_vulkan_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
+td_status td_vulkan_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates int tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
+td_status td_vulkan_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out); /* Concatenates bool tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated. */
 td_status td_vulkan_float_to_device(const td_tensor *a, td_tensor *out); /* Copies a float tensor to device (any backend). */
 td_status td_vulkan_int_to_device(const td_tensor *a, td_tensor *out); /* Copies an int tensor to device (any backend). */
 td_status td_vulkan_bool_to_device(const td_tensor *a, td_tensor *out); /* Copies a bool tensor to device (any backend). */

@@ -47,6 +47,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_INT_FULL] = "int_full",
     [TD_OP_FLOAT_RANDOM] = "float_random",
     [TD_OP_INT_ARANGE] = "int_arange",
+    [TD_OP_BOOL_MASK_FILL] = "bool_mask_fill",
     [TD_OP_INT_RESHAPE] = "int_reshape",
     [TD_OP_INT_SWAP_DIMS] = "int_swap_dims",
     [TD_OP_INT_PERMUTE] = "int_permute",
@@ -65,6 +66,44 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_BOOL_NOT] = "bool_not",
     [TD_OP_INT_INTO_DATA] = "int_into_data",
     [TD_OP_BOOL_INTO_DATA] = "bool_into_data",
+    [TD_OP_FLOAT_SOFTMAX] = "float_softmax",
+    [TD_OP_FLOAT_LOG_SOFTMAX] = "float_log_softmax",
+    [TD_OP_FLOAT_SOFTMIN] = "float_softmin",
+    [TD_OP_FLOAT_LOG_SIGMOID] = "float_log_sigmoid",
+    [TD_OP_FLOAT_LEAKY_RELU] = "float_leaky_relu",
+    [TD_OP_FLOAT_HARD_SIGMOID] = "float_hard_sigmoid",
+    [TD_OP_FLOAT_SILU] = "float_silu",
+    [TD_OP_FLOAT_ACOS] = "float_acos",
+    [TD_OP_FLOAT_ASIN] = "float_asin",
+    [TD_OP_FLOAT_ATAN] = "float_atan",
+    [TD_OP_FLOAT_COSH] = "float_cosh",
+    [TD_OP_FLOAT_SINH] = "float_sinh",
+    [TD_OP_FLOAT_TAN] = "float_tan",
+    [TD_OP_FLOAT_ASINH] = "float_asinh",
+    [TD_OP_FLOAT_ACOSH] = "float_acosh",
+    [TD_OP_FLOAT_ATANH] = "float_atanh",
+    [TD_OP_FLOAT_CEIL] = "float_ceil",
+    [TD_OP_FLOAT_FLOOR] = "float_floor",
+    [TD_OP_FLOAT_ROUND] = "float_round",
+    [TD_OP_FLOAT_TRUNC] = "float_trunc",
+    [TD_OP_FLOAT_SIGN] = "float_sign",
+    [TD_OP_FLOAT_ERF] = "float_erf",
+    [TD_OP_FLOAT_LOG1P] = "float_log1p",
+    [TD_OP_FLOAT_RECIP] = "float_recip",
+    [TD_OP_FLOAT_POWI_SCALAR] = "float_powi_scalar",
+    [TD_OP_FLOAT_REMAINDER_SCALAR] = "float_remainder_scalar",
+    [TD_OP_FLOAT_SUB_SCALAR] = "float_sub_scalar",
+    [TD_OP_FLOAT_DIV_SCALAR] = "float_div_scalar",
+    [TD_OP_FLOAT_CLAMP_MIN] = "float_clamp_min",
+    [TD_OP_FLOAT_CLAMP_MAX] = "float_clamp_max",
+    [TD_OP_FLOAT_IS_NAN] = "float_is_nan",
+    [TD_OP_FLOAT_IS_INF] = "float_is_inf",
+    [TD_OP_FLOAT_EQUAL_ELEM] = "float_equal_elem",
+    [TD_OP_FLOAT_NOT_EQUAL_ELEM] = "float_not_equal_elem",
+    [TD_OP_FLOAT_GREATER_ELEM] = "float_greater_elem",
+    [TD_OP_FLOAT_GREATER_EQUAL_ELEM] = "float_greater_equal_elem",
+    [TD_OP_FLOAT_LOWER_ELEM] = "float_lower_elem",
+    [TD_OP_FLOAT_LOWER_EQUAL_ELEM] = "float_lower_equal_elem",
     [TD_OP_FLOAT_RESHAPE] = "float_reshape",
     [TD_OP_FLOAT_SWAP_DIMS] = "float_swap_dims",
     [TD_OP_FLOAT_PERMUTE] = "float_permute",
@@ -106,8 +145,14 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_INT_MASK_WHERE] = "int_mask_where",
     [TD_OP_BOOL_AND] = "bool_and",
     [TD_OP_BOOL_OR] = "bool_or",
+    [TD_OP_BOOL_XOR] = "bool_xor",
+    [TD_OP_BOOL_EQUAL] = "bool_equal",
+    [TD_OP_BOOL_NOT_EQUAL] = "bool_not_equal",
+    [TD_OP_BOOL_MASK_WHERE] = "bool_mask_where",
     [TD_OP_INT_SLICE_ASSIGN] = "int_slice_assign",
     [TD_OP_BOOL_SLICE_ASSIGN] = "bool_slice_assign",
+    [TD_OP_FLOAT_PRELU] = "float_prelu",
+    [TD_OP_FLOAT_CROSS_ENTROPY] = "float_cross_entropy",
     [TD_OP_FLOAT_ADD] = "float_add",
     [TD_OP_FLOAT_SUB] = "float_sub",
     [TD_OP_FLOAT_MUL] = "float_mul",
@@ -122,6 +167,11 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_LOWER_EQUAL] = "float_lower_equal",
     [TD_OP_FLOAT_MASK_WHERE] = "float_mask_where",
     [TD_OP_FLOAT_MATMUL] = "float_matmul",
+    [TD_OP_FLOAT_ATAN2] = "float_atan2",
+    [TD_OP_FLOAT_HYPOT] = "float_hypot",
+    [TD_OP_FLOAT_POWI] = "float_powi",
+    [TD_OP_FLOAT_REMAINDER] = "float_remainder",
+    [TD_OP_FLOAT_NOT_EQUAL] = "float_not_equal",
     [TD_OP_FLOAT_SLICE_ASSIGN] = "float_slice_assign",
     [TD_OP_FLOAT_CONV2D] = "float_conv2d",
     [TD_OP_FLOAT_CONV2D_BACKWARD_INPUT] = "float_conv2d_backward_input",
@@ -215,7 +265,9 @@ static td_status arm_autodiff_float_from_data(td_device *device, const float *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_from_data[] = "float_from_data";
+
+static inline td_status entry_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_from_data";
     if (out == NULL)
@@ -247,6 +299,17 @@ td_status td_float_from_data(td_device *device, const float *data, const int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_float_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- int_from_data (creation) ---- */
@@ -309,7 +372,9 @@ static td_status arm_autodiff_int_from_data(td_device *device, const int32_t *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_from_data[] = "int_from_data";
+
+static inline td_status entry_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_from_data";
     if (out == NULL)
@@ -341,6 +406,17 @@ td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_int_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- bool_from_data (creation) ---- */
@@ -403,7 +479,9 @@ static td_status arm_autodiff_bool_from_data(td_device *device, const bool *data
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_from_data[] = "bool_from_data";
+
+static inline td_status entry_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_from_data";
     if (out == NULL)
@@ -435,6 +513,17 @@ td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_from_data(device, data, shape, shape_len, out);
+        td_trace_op(td_opname_bool_from_data, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_from_data(device, data, shape, shape_len, out);
 }
 
 /* ---- float_zeros (creation) ---- */
@@ -497,7 +586,9 @@ static td_status arm_autodiff_float_zeros(td_device *device, const int64_t *shap
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_zeros[] = "float_zeros";
+
+static inline td_status entry_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_zeros";
     if (out == NULL)
@@ -527,6 +618,17 @@ td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_zeros(device, shape, shape_len, out);
+        td_trace_op(td_opname_float_zeros, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_zeros(device, shape, shape_len, out);
 }
 
 /* ---- int_zeros (creation) ---- */
@@ -589,7 +691,9 @@ static td_status arm_autodiff_int_zeros(td_device *device, const int64_t *shape,
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_zeros[] = "int_zeros";
+
+static inline td_status entry_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_zeros";
     if (out == NULL)
@@ -619,6 +723,17 @@ td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_zeros(device, shape, shape_len, out);
+        td_trace_op(td_opname_int_zeros, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_zeros(device, shape, shape_len, out);
 }
 
 /* ---- float_ones (creation) ---- */
@@ -681,7 +796,9 @@ static td_status arm_autodiff_float_ones(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_ones[] = "float_ones";
+
+static inline td_status entry_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_ones";
     if (out == NULL)
@@ -711,6 +828,17 @@ td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_ones(device, shape, shape_len, out);
+        td_trace_op(td_opname_float_ones, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_ones(device, shape, shape_len, out);
 }
 
 /* ---- int_ones (creation) ---- */
@@ -773,7 +901,9 @@ static td_status arm_autodiff_int_ones(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_ones[] = "int_ones";
+
+static inline td_status entry_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_ones";
     if (out == NULL)
@@ -803,6 +933,17 @@ td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_ones(device, shape, shape_len, out);
+        td_trace_op(td_opname_int_ones, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_ones(device, shape, shape_len, out);
 }
 
 /* ---- float_full (creation) ---- */
@@ -865,7 +1006,9 @@ static td_status arm_autodiff_float_full(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
+static const char td_opname_float_full[] = "float_full";
+
+static inline td_status entry_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_full";
     if (out == NULL)
@@ -895,6 +1038,17 @@ td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_full(device, shape, shape_len, value, out);
+        td_trace_op(td_opname_float_full, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_full(device, shape, shape_len, value, out);
 }
 
 /* ---- int_full (creation) ---- */
@@ -957,7 +1111,9 @@ static td_status arm_autodiff_int_full(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
+static const char td_opname_int_full[] = "int_full";
+
+static inline td_status entry_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_full";
     if (out == NULL)
@@ -987,6 +1143,17 @@ td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, in
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_full(device, shape, shape_len, value, out);
+        td_trace_op(td_opname_int_full, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_full(device, shape, shape_len, value, out);
 }
 
 /* ---- float_random (creation) ---- */
@@ -1049,7 +1216,9 @@ static td_status arm_autodiff_float_random(td_device *device, const int64_t *sha
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
+static const char td_opname_float_random[] = "float_random";
+
+static inline td_status entry_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
 {
     static const char td_opname[] = "float_random";
     if (out == NULL)
@@ -1081,6 +1250,17 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
+        td_trace_op(td_opname_float_random, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
 }
 
 /* ---- int_arange (creation) ---- */
@@ -1143,7 +1323,9 @@ static td_status arm_autodiff_int_arange(td_device *device, int64_t start, int64
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
+static const char td_opname_int_arange[] = "int_arange";
+
+static inline td_status entry_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
 {
     static const char td_opname[] = "int_arange";
     if (out == NULL)
@@ -1169,6 +1351,152 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_arange(device, start, end, step, out);
+        td_trace_op(td_opname_int_arange, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_arange(device, start, end, step, out);
+}
+
+/* ---- bool_mask_fill (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_fill";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_fill(td_t1, mask, (int32_t)(value), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t4, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_mask_fill", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_mask_fill(a, mask, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_bool_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_fill";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_mask_fill(a->inner, mask->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_mask_fill(a->inner, mask->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_mask_fill[] = "bool_mask_fill";
+
+static inline td_status entry_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_fill";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (mask == NULL)
+        return td_err_null(td_opname, "mask");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "mask", mask, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "mask", mask));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, mask->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_mask_fill(td_opname, &a->shape, &mask->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_bool_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_mask_fill(a, mask, value, out);
 }
 
 /* ---- int_reshape (unary) ---- */
@@ -1231,7 +1559,9 @@ static td_status arm_autodiff_int_reshape(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_reshape[] = "int_reshape";
+
+static inline td_status entry_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_reshape";
     if (out == NULL)
@@ -1262,6 +1592,18 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_reshape(a, shape, shape_len, out);
 }
 
 /* ---- int_swap_dims (unary) ---- */
@@ -1324,7 +1666,9 @@ static td_status arm_autodiff_int_swap_dims(const td_tensor *a, int64_t dim0, in
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_int_swap_dims[] = "int_swap_dims";
+
+static inline td_status entry_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "int_swap_dims";
     if (out == NULL)
@@ -1351,6 +1695,18 @@ td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_te
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- int_permute (unary) ---- */
@@ -1413,7 +1769,9 @@ static td_status arm_autodiff_int_permute(const td_tensor *a, const int64_t *per
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_int_permute[] = "int_permute";
+
+static inline td_status entry_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "int_permute";
     if (out == NULL)
@@ -1427,23 +1785,36 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_permute(a, perm, perm_len, out);
 }
 
 /* ---- int_expand (unary) ---- */
@@ -1506,7 +1877,9 @@ static td_status arm_autodiff_int_expand(const td_tensor *a, const int64_t *shap
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_int_expand[] = "int_expand";
+
+static inline td_status entry_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "int_expand";
     if (out == NULL)
@@ -1537,6 +1910,18 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_expand(a, shape, shape_len, out);
 }
 
 /* ---- int_slice (unary) ---- */
@@ -1599,7 +1984,9 @@ static td_status arm_autodiff_int_slice(const td_tensor *a, const int64_t *start
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_int_slice[] = "int_slice";
+
+static inline td_status entry_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "int_slice";
     if (out == NULL)
@@ -1617,23 +2004,37 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- bool_reshape (unary) ---- */
@@ -1696,7 +2097,9 @@ static td_status arm_autodiff_bool_reshape(const td_tensor *a, const int64_t *sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_reshape[] = "bool_reshape";
+
+static inline td_status entry_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_reshape";
     if (out == NULL)
@@ -1727,6 +2130,18 @@ td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_reshape(a, shape, shape_len, out);
 }
 
 /* ---- bool_swap_dims (unary) ---- */
@@ -1789,7 +2204,9 @@ static td_status arm_autodiff_bool_swap_dims(const td_tensor *a, int64_t dim0, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_bool_swap_dims[] = "bool_swap_dims";
+
+static inline td_status entry_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "bool_swap_dims";
     if (out == NULL)
@@ -1816,6 +2233,18 @@ td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- bool_permute (unary) ---- */
@@ -1878,7 +2307,9 @@ static td_status arm_autodiff_bool_permute(const td_tensor *a, const int64_t *pe
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_bool_permute[] = "bool_permute";
+
+static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_permute";
     if (out == NULL)
@@ -1892,23 +2323,36 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_permute(a, perm, perm_len, out);
 }
 
 /* ---- bool_expand (unary) ---- */
@@ -1971,7 +2415,9 @@ static td_status arm_autodiff_bool_expand(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_bool_expand[] = "bool_expand";
+
+static inline td_status entry_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_expand";
     if (out == NULL)
@@ -2002,6 +2448,18 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_expand(a, shape, shape_len, out);
 }
 
 /* ---- bool_slice (unary) ---- */
@@ -2064,7 +2522,9 @@ static td_status arm_autodiff_bool_slice(const td_tensor *a, const int64_t *star
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_bool_slice[] = "bool_slice";
+
+static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice";
     if (out == NULL)
@@ -2082,23 +2542,37 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- int_mask_fill (unary) ---- */
@@ -2161,7 +2635,9 @@ static td_status arm_autodiff_int_mask_fill(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+static const char td_opname_int_mask_fill[] = "int_mask_fill";
+
+static inline td_status entry_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_fill";
     if (out == NULL)
@@ -2193,6 +2669,18 @@ td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t va
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_int_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mask_fill(a, mask, value, out);
 }
 
 /* ---- int_sum (unary) ---- */
@@ -2255,7 +2743,9 @@ static td_status arm_autodiff_int_sum(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sum(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_sum[] = "int_sum";
+
+static inline td_status entry_int_sum(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_sum";
     if (out == NULL)
@@ -2282,6 +2772,18 @@ td_status td_int_sum(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sum(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sum(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_sum, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sum(a, out);
 }
 
 /* ---- int_into_float (unary) ---- */
@@ -2344,7 +2846,9 @@ static td_status arm_autodiff_int_into_float(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_into_float(const td_tensor *a, td_tensor **out)
+static const char td_opname_int_into_float[] = "int_into_float";
+
+static inline td_status entry_int_into_float(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "int_into_float";
     if (out == NULL)
@@ -2371,6 +2875,18 @@ td_status td_int_into_float(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_into_float(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_into_float(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_into_float, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_into_float(a, out);
 }
 
 /* ---- bool_into_float (unary) ---- */
@@ -2433,7 +2949,9 @@ static td_status arm_autodiff_bool_into_float(const td_tensor *a, const td_shape
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_into_float[] = "bool_into_float";
+
+static inline td_status entry_bool_into_float(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_float";
     if (out == NULL)
@@ -2460,6 +2978,18 @@ td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_float(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_float, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_float(a, out);
 }
 
 /* ---- bool_into_int (unary) ---- */
@@ -2522,7 +3052,9 @@ static td_status arm_autodiff_bool_into_int(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_into_int[] = "bool_into_int";
+
+static inline td_status entry_bool_into_int(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_int";
     if (out == NULL)
@@ -2549,6 +3081,18 @@ td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_int(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_int, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_int(a, out);
 }
 
 /* ---- bool_not (unary) ---- */
@@ -2611,7 +3155,9 @@ static td_status arm_autodiff_bool_not(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_not(const td_tensor *a, td_tensor **out)
+static const char td_opname_bool_not[] = "bool_not";
+
+static inline td_status entry_bool_not(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "bool_not";
     if (out == NULL)
@@ -2638,6 +3184,18 @@ td_status td_bool_not(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_not(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_not(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_not, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_not(a, out);
 }
 
 /* ---- int_into_data (unary) ---- */
@@ -2686,7 +3244,9 @@ static td_status arm_autodiff_int_into_data(const td_tensor *a, int32_t *dst, in
     return td_st;
 }
 
-td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
+static const char td_opname_int_into_data[] = "int_into_data";
+
+static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 {
     static const char td_opname[] = "int_into_data";
     if (a == NULL)
@@ -2712,6 +3272,18 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_into_data(a, dst, dst_len);
 }
 
 /* ---- bool_into_data (unary) ---- */
@@ -2760,7 +3332,9 @@ static td_status arm_autodiff_bool_into_data(const td_tensor *a, bool *dst, int6
     return td_st;
 }
 
-td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
+static const char td_opname_bool_into_data[] = "bool_into_data";
+
+static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 {
     static const char td_opname[] = "bool_into_data";
     if (a == NULL)
@@ -2786,6 +3360,6132 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_into_data(a, dst, dst_len);
+}
+
+/* ---- float_softmax (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmax";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t3, td_t4, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_softmax(a, dim, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_softmax", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_softmax(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_softmax(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_softmax(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, res, &t1);
+        if (st == TD_OK)
+            st = td_float_sum_dim(t1, n->iattrs[0], &t2);
+        if (st == TD_OK)
+            st = td_float_sub(grad, t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(res, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_softmax(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_softmax(vals[0], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmax";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_softmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_softmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_softmax, fw_float_softmax, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_softmax[] = "float_softmax";
+
+static inline td_status entry_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmax";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_softmax(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_softmax(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_softmax(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_softmax(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_softmax, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_softmax(a, dim, out);
+}
+
+/* ---- float_log_softmax (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_softmax";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t2, td_t5, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_log_softmax", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_log_softmax(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_log_softmax(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_exp(res, &t1);
+        if (st == TD_OK)
+            st = td_float_sum_dim(grad, n->iattrs[0], &t2);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_float_sub(grad, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_log_softmax(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_log_softmax(vals[0], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_softmax";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_log_softmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_log_softmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_log_softmax, fw_float_log_softmax, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_log_softmax[] = "float_log_softmax";
+
+static inline td_status entry_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_softmax";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_log_softmax(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_log_softmax(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_log_softmax(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log_softmax(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log_softmax, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log_softmax(a, dim, out);
+}
+
+/* ---- float_softmin (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmin";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_softmax(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_softmin(a, dim, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_softmin", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_softmin(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_softmin(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_softmin(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, res, &t1);
+        if (st == TD_OK)
+            st = td_float_sum_dim(t1, n->iattrs[0], &t2);
+        if (st == TD_OK)
+            st = td_float_sub(t2, grad, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(res, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_softmin(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_softmin(vals[0], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmin";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_softmin(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_softmin(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_softmin, fw_float_softmin, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_softmin[] = "float_softmin";
+
+static inline td_status entry_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmin";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_softmin(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_softmin(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_softmin(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_softmin(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_softmin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_softmin(a, dim, out);
+}
+
+/* ---- float_log_sigmoid (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_sigmoid";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t3, (float)((float)(0.25)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t5, (float)((float)(0.33333334)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t8, (float)((float)(0.5)), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t11, (float)((float)(1.0)), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.01), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(td_t3, td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t3, (float)((float)(1.0)), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t16, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t17, td_t15, td_t13, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_float_minimum(a, td_t19, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t20, td_t18, &td_t21);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t21, true, td_shape_out, td_ctx, out);
+        td_t21 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_log_sigmoid(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_log_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_log_sigmoid(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_log_sigmoid(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_log_sigmoid(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_sigmoid(t1, &t2);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t2, &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_log_sigmoid(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_log_sigmoid(vals[0], out);
+}
+
+static td_status arm_autodiff_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_sigmoid";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_log_sigmoid(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_log_sigmoid(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_log_sigmoid, fw_float_log_sigmoid, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_log_sigmoid[] = "float_log_sigmoid";
+
+static inline td_status entry_float_log_sigmoid(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_sigmoid";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_log_sigmoid(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_log_sigmoid(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_log_sigmoid(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log_sigmoid(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log_sigmoid(a, out);
+}
+
+/* ---- float_leaky_relu (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_leaky_relu";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)negative_slope;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)(negative_slope)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t1, td_t3, a, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_leaky_relu", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_leaky_relu(a, negative_slope, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_leaky_relu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
+        if (st == TD_OK)
+            st = td_ad_positive(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_ad_positive(vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_neg(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t3, (float)(1), &t4);
+        if (st == TD_OK)
+            st = td_float_mul_scalar(t4, (float)(n->fattrs[0]), &t5);
+        if (st == TD_OK)
+            st = td_float_add(t1, t5, &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
+        if (st == TD_OK) {
+            grads[i] = t7;
+            t7 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
+    }
+    return st;
+}
+
+static td_status fw_float_leaky_relu(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_leaky_relu(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_leaky_relu";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_leaky_relu(a->inner, negative_slope, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_leaky_relu(a->inner, negative_slope, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_leaky_relu, fw_float_leaky_relu, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = negative_slope;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_leaky_relu[] = "float_leaky_relu";
+
+static inline td_status entry_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out)
+{
+    static const char td_opname[] = "float_leaky_relu";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_leaky_relu(a, negative_slope, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_leaky_relu(a, negative_slope, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_leaky_relu(a, negative_slope, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_leaky_relu(a, negative_slope, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_leaky_relu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_leaky_relu(a, negative_slope, out);
+}
+
+/* ---- float_hard_sigmoid (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hard_sigmoid";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)alpha;
+    (void)beta;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)(alpha)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t1, (float)((float)(beta)), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_clamp(td_t2, (float)(0.0), (float)(1.0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_hard_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_hard_sigmoid(a, alpha, beta, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_hard_sigmoid(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul_scalar(grad, (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK)
+            st = td_float_mul_scalar(vals[0], (float)(n->fattrs[0]), &t2);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t2, (float)(n->fattrs[1]), &t3);
+        if (st == TD_OK)
+            st = td_ad_inside(t3, (float)(0), (float)(1), &t4);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t4, &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    return st;
+}
+
+static td_status fw_float_hard_sigmoid(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_hard_sigmoid(vals[0], n->fattrs[0], n->fattrs[1], out);
+}
+
+static td_status arm_autodiff_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hard_sigmoid";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_hard_sigmoid(a->inner, alpha, beta, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_hard_sigmoid(a->inner, alpha, beta, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_hard_sigmoid, fw_float_hard_sigmoid, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = alpha;
+        td_node->fattrs[1] = beta;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_hard_sigmoid[] = "float_hard_sigmoid";
+
+static inline td_status entry_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out)
+{
+    static const char td_opname[] = "float_hard_sigmoid";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_hard_sigmoid(a, alpha, beta, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_hard_sigmoid(a, alpha, beta, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_hard_sigmoid(a, alpha, beta, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_hard_sigmoid(a, alpha, beta, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_hard_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_hard_sigmoid(a, alpha, beta, out);
+}
+
+/* ---- float_silu (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_silu";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_sigmoid(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_silu(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_silu", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_silu(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_silu(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_silu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
+        td_tensor *t8 = NULL;
+        if (st == TD_OK)
+            st = td_float_sigmoid(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK)
+            st = td_float_sigmoid(vals[0], &t3);
+        if (st == TD_OK)
+            st = td_float_neg(t3, &t4);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t4, (float)(1), &t5);
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], t5, &t6);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t6, (float)(1), &t7);
+        if (st == TD_OK)
+            st = td_float_mul(t2, t7, &t8);
+        if (st == TD_OK) {
+            grads[i] = t8;
+            t8 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
+        td_tensor_release(t8);
+    }
+    return st;
+}
+
+static td_status fw_float_silu(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_silu(vals[0], out);
+}
+
+static td_status arm_autodiff_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_silu";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_silu(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_silu(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_silu, fw_float_silu, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_silu[] = "float_silu";
+
+static inline td_status entry_float_silu(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_silu";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_silu(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_silu(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_silu(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_silu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_silu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_silu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_silu(a, out);
+}
+
+/* ---- float_acos (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_acos", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_acos(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_acos", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_acos(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_acos(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_neg(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t3, (float)(1), &t4);
+        if (st == TD_OK)
+            st = td_float_sqrt(t4, &t5);
+        if (st == TD_OK)
+            st = td_float_div(t1, t5, &t6);
+        if (st == TD_OK) {
+            grads[i] = t6;
+            t6 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+        td_tensor_release(t6);
+    }
+    return st;
+}
+
+static td_status fw_float_acos(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_acos(vals[0], out);
+}
+
+static td_status arm_autodiff_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acos";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_acos(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_acos(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_acos, fw_float_acos, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_acos[] = "float_acos";
+
+static inline td_status entry_float_acos(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_acos";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_acos(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_acos(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_acos(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_acos(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_acos(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_acos, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_acos(a, out);
+}
+
+/* ---- float_asin (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_asin", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_asin(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_asin", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_asin(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_asin(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_neg(t1, &t2);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t2, (float)(1), &t3);
+        if (st == TD_OK)
+            st = td_float_sqrt(t3, &t4);
+        if (st == TD_OK)
+            st = td_float_div(grad, t4, &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    return st;
+}
+
+static td_status fw_float_asin(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_asin(vals[0], out);
+}
+
+static td_status arm_autodiff_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asin";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_asin(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_asin(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_asin, fw_float_asin, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_asin[] = "float_asin";
+
+static inline td_status entry_float_asin(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_asin";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_asin(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_asin(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_asin(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_asin(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_asin(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_asin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_asin(a, out);
+}
+
+/* ---- float_atan (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atan", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_atan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atan", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_atan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_atan(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t1, (float)(1), &t2);
+        if (st == TD_OK)
+            st = td_float_div(grad, t2, &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_atan(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_atan(vals[0], out);
+}
+
+static td_status arm_autodiff_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_atan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_atan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_atan, fw_float_atan, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_atan[] = "float_atan";
+
+static inline td_status entry_float_atan(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_atan(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_atan(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_atan(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_atan(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_atan(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_atan, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_atan(a, out);
+}
+
+/* ---- float_cosh (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cosh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_exp(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t4, (float)((float)(0.5)), &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_cosh(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_cosh", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_cosh(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_cosh(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_cosh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_sinh(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_cosh(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_cosh(vals[0], out);
+}
+
+static td_status arm_autodiff_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cosh";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_cosh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_cosh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_cosh, fw_float_cosh, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_cosh[] = "float_cosh";
+
+static inline td_status entry_float_cosh(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_cosh";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_cosh(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_cosh(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_cosh(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_cosh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cosh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_cosh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cosh(a, out);
+}
+
+/* ---- float_sinh (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sinh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t1, (float)((float)(0.00833333333)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t3, (float)((float)(0.166666667)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t2, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add(a, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(a, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t7, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t10, (float)((float)(0.5)), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.3), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(td_t12, td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t11, td_t14, td_t6, &td_t15);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t15, true, td_shape_out, td_ctx, out);
+        td_t15 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_sinh(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_sinh", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_sinh(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_sinh(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_sinh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_cosh(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_sinh(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_sinh(vals[0], out);
+}
+
+static td_status arm_autodiff_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sinh";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_sinh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_sinh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sinh, fw_float_sinh, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_sinh[] = "float_sinh";
+
+static inline td_status entry_float_sinh(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_sinh";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_sinh(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_sinh(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_sinh(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_sinh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sinh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sinh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sinh(a, out);
+}
+
+/* ---- float_tan (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tan";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_sin(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_cos(a, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_tan(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_tan", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_tan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_tan(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_tan", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_tan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_tan(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(res, res, &t1);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t1, (float)(1), &t2);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t2, &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_tan(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_tan(vals[0], out);
+}
+
+static td_status arm_autodiff_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tan";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_tan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_tan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_tan, fw_float_tan, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_tan[] = "float_tan";
+
+static inline td_status entry_float_tan(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_tan";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_tan(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_tan(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_tan(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_tan(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_tan(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_tan, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_tan(a, out);
+}
+
+/* ---- float_asinh (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asinh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t1, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t3, (float)((float)(1.0)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t5, (float)((float)(1.0)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t2, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t1, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_log1p(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t1, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t10, (float)((float)(0.693147181)), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1e+18), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t1, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t9, td_t13, td_t11, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(a, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t14, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t14, td_t16, td_t17, &td_t18);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t18, true, td_shape_out, td_ctx, out);
+        td_t18 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_asinh(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_asinh", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_asinh(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_asinh(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_asinh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t1, (float)(1), &t2);
+        if (st == TD_OK)
+            st = td_float_sqrt(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_div(grad, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_asinh(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_asinh(vals[0], out);
+}
+
+static td_status arm_autodiff_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asinh";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_asinh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_asinh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_asinh, fw_float_asinh, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_asinh[] = "float_asinh";
+
+static inline td_status entry_float_asinh(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_asinh";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_asinh(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_asinh(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_asinh(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_asinh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_asinh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_asinh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_asinh(a, out);
+}
+
+/* ---- float_acosh (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acosh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)(-(float)(1.0)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)((float)(1.0)), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t1, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_log1p(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_log(a, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t7, (float)((float)(0.693147181)), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1e+18), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t6, td_t10, td_t8, &td_t11);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t11, true, td_shape_out, td_ctx, out);
+        td_t11 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_acosh(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_acosh", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_acosh(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_acosh(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_acosh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        if (st == TD_OK)
+            st = td_float_add_scalar(vals[0], -(float)(1), &t1);
+        if (st == TD_OK)
+            st = td_float_add_scalar(vals[0], (float)(1), &t2);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_float_sqrt(t3, &t4);
+        if (st == TD_OK)
+            st = td_float_div(grad, t4, &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    return st;
+}
+
+static td_status fw_float_acosh(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_acosh(vals[0], out);
+}
+
+static td_status arm_autodiff_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acosh";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_acosh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_acosh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_acosh, fw_float_acosh, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_acosh[] = "float_acosh";
+
+static inline td_status entry_float_acosh(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_acosh";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_acosh(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_acosh(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_acosh(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_acosh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_acosh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_acosh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_acosh(a, out);
+}
+
+/* ---- float_atanh (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atanh";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)(2.0)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t2, (float)((float)(1.0)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_log1p(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t5, (float)((float)(0.5)), &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_atanh(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atanh", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_atanh(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_atanh(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_atanh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_neg(t1, &t2);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t2, (float)(1), &t3);
+        if (st == TD_OK)
+            st = td_float_div(grad, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_atanh(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_atanh(vals[0], out);
+}
+
+static td_status arm_autodiff_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atanh";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_atanh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_atanh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_atanh, fw_float_atanh, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_atanh[] = "float_atanh";
+
+static inline td_status entry_float_atanh(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_atanh";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_atanh(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_atanh(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_atanh(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_atanh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_atanh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_atanh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_atanh(a, out);
+}
+
+/* ---- float_ceil (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_ceil", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_ceil(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_ceil", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_ceil(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_ceil";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_ceil(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_ceil(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_ceil[] = "float_ceil";
+
+static inline td_status entry_float_ceil(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_ceil";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_ceil(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_ceil(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_ceil(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_ceil(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_ceil(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_ceil, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_ceil(a, out);
+}
+
+/* ---- float_floor (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_floor", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_floor(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_floor", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_floor(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_floor";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_floor(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_floor(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_floor[] = "float_floor";
+
+static inline td_status entry_float_floor(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_floor";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_floor(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_floor(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_floor(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_floor(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_floor(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_floor, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_floor(a, out);
+}
+
+/* ---- float_round (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_round", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_round(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_round", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_round(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_round";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_round(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_round(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_round[] = "float_round";
+
+static inline td_status entry_float_round(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_round";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_round(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_round(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_round(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_round(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_round(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_round, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_round(a, out);
+}
+
+/* ---- float_trunc (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_trunc", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_trunc(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_trunc", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_trunc(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_trunc";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_trunc(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_trunc(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_trunc[] = "float_trunc";
+
+static inline td_status entry_float_trunc(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_trunc";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_trunc(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_trunc(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_trunc(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_trunc(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_trunc(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_trunc, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_trunc(a, out);
+}
+
+/* ---- float_sign (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sign";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(a, td_t1, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t3, td_t5, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_sign(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_sign", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_sign(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_sign(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sign";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_sign(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_sign(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_sign[] = "float_sign";
+
+static inline td_status entry_float_sign(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_sign";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_sign(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_sign(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_sign(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_sign(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sign(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sign, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sign(a, out);
+}
+
+/* ---- float_erf (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_erf", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_erf(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_erf", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_erf(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_erf(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_neg(t1, &t2);
+        if (st == TD_OK)
+            st = td_float_exp(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t3, &t4);
+        if (st == TD_OK)
+            st = td_float_mul_scalar(t4, (float)(1.12837917), &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    return st;
+}
+
+static td_status fw_float_erf(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_erf(vals[0], out);
+}
+
+static td_status arm_autodiff_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_erf";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_erf(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_erf(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_erf, fw_float_erf, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_erf[] = "float_erf";
+
+static inline td_status entry_float_erf(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_erf";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_erf(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_erf(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_erf(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_erf(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_erf(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_erf, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_erf(a, out);
+}
+
+/* ---- float_log1p (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_log1p", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_log1p(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_log1p", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_log1p(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_log1p(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_add_scalar(vals[0], (float)(1), &t1);
+        if (st == TD_OK)
+            st = td_float_div(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_log1p(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_log1p(vals[0], out);
+}
+
+static td_status arm_autodiff_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log1p";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_log1p(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_log1p(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_log1p, fw_float_log1p, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_log1p[] = "float_log1p";
+
+static inline td_status entry_float_log1p(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_log1p";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_log1p(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_log1p(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_log1p(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_log1p(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log1p(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log1p, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log1p(a, out);
+}
+
+/* ---- float_recip (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_recip";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_ones(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t1, a, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_recip(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_recip", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_recip(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_recip(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_recip(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_mul(t1, res, &t2);
+        if (st == TD_OK)
+            st = td_float_mul(t2, res, &t3);
+        if (st == TD_OK) {
+            grads[i] = t3;
+            t3 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+    }
+    return st;
+}
+
+static td_status fw_float_recip(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_recip(vals[0], out);
+}
+
+static td_status arm_autodiff_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_recip";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_recip(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_recip(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_recip, fw_float_recip, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_recip[] = "float_recip";
+
+static inline td_status entry_float_recip(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_recip";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_recip(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_recip(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_recip(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_recip(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_recip(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_recip, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_recip(a, out);
+}
+
+/* ---- float_powi_scalar (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)exponent;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_powf_scalar(a, (float)(exponent), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_powi_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_powi_scalar(a, exponent, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_powi_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_powi_scalar_grad(vals[0], (int32_t)n->iattrs[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_powi_scalar(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_powi_scalar(vals[0], (int32_t)n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi_scalar";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_powi_scalar(a->inner, exponent, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_powi_scalar(a->inner, exponent, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_powi_scalar, fw_float_powi_scalar, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)exponent;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_powi_scalar[] = "float_powi_scalar";
+
+static inline td_status entry_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powi_scalar(a, exponent, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powi_scalar(a, exponent, out);
+}
+
+/* ---- float_remainder_scalar (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_remainder_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_remainder_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_remainder_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    return st;
+}
+
+static td_status fw_float_remainder_scalar(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_remainder_scalar(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder_scalar";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_remainder_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_remainder_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_remainder_scalar, fw_float_remainder_scalar, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = value;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_remainder_scalar[] = "float_remainder_scalar";
+
+static inline td_status entry_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_remainder_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_remainder_scalar(a, value, out);
+}
+
+/* ---- float_sub_scalar (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)(-(float)(value)), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_sub_scalar(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_sub_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_sub_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_sub_scalar(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_sub_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    return st;
+}
+
+static td_status fw_float_sub_scalar(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_sub_scalar(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub_scalar";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_sub_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_sub_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sub_scalar, fw_float_sub_scalar, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = value;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_sub_scalar[] = "float_sub_scalar";
+
+static inline td_status entry_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_sub_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_sub_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_sub_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sub_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sub_scalar(a, value, out);
+}
+
+/* ---- float_div_scalar (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_div_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_div(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_div_scalar(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_div_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_div_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_div_scalar(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_div_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul_scalar(grad, 1.0f / (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_div_scalar(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_div_scalar(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_div_scalar";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_div_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_div_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_div_scalar, fw_float_div_scalar, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = value;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_div_scalar[] = "float_div_scalar";
+
+static inline td_status entry_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_div_scalar";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_div_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_div_scalar(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_div_scalar(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_div_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_div_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_div_scalar(a, value, out);
+}
+
+/* ---- float_clamp_min (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_min";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)min;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(min), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_maximum(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_clamp_min(a, min, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_clamp_min", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_clamp_min(a, min, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_clamp_min(a, min, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_clamp_min(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_at_least(vals[0], (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_clamp_min(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_clamp_min(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_min";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_clamp_min(a->inner, min, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_clamp_min(a->inner, min, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_clamp_min, fw_float_clamp_min, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = min;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_clamp_min[] = "float_clamp_min";
+
+static inline td_status entry_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_min";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_clamp_min(a, min, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_clamp_min(a, min, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_clamp_min(a, min, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_clamp_min(a, min, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_clamp_min, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_clamp_min(a, min, out);
+}
+
+/* ---- float_clamp_max (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_max";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)max;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(max), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_minimum(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_clamp_max(a, max, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_clamp_max", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_clamp_max(a, max, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_clamp_max(a, max, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_clamp_max(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_at_most(vals[0], (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_clamp_max(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_clamp_max(vals[0], n->fattrs[0], out);
+}
+
+static td_status arm_autodiff_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_max";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_clamp_max(a->inner, max, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_clamp_max(a->inner, max, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_clamp_max, fw_float_clamp_max, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->fattrs[0] = max;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_clamp_max[] = "float_clamp_max";
+
+static inline td_status entry_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_max";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_clamp_max(a, max, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_clamp_max(a, max, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_clamp_max(a, max, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_clamp_max(a, max, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_clamp_max, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_clamp_max(a, max, out);
+}
+
+/* ---- float_is_nan (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_nan";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_is_nan(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_is_nan", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_is_nan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_is_nan(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_is_nan", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_is_nan(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_nan";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_is_nan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_is_nan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_is_nan[] = "float_is_nan";
+
+static inline td_status entry_float_is_nan(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_nan";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_is_nan(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_is_nan(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_is_nan(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_is_nan(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_is_nan, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_is_nan(a, out);
+}
+
+/* ---- float_is_inf (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_inf";
+    td_status td_st = TD_OK;
+    (void)a;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t4, td_t3, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_is_inf(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_is_inf", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_is_inf(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_is_inf(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_is_inf", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_is_inf(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_inf";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_is_inf(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_is_inf(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_is_inf[] = "float_is_inf";
+
+static inline td_status entry_float_is_inf(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_inf";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_is_inf(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_is_inf(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_is_inf(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_is_inf(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_is_inf, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_is_inf(a, out);
+}
+
+/* ---- float_equal_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_equal_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_equal_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_equal_elem[] = "float_equal_elem";
+
+static inline td_status entry_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_equal_elem(a, value, out);
+}
+
+/* ---- float_not_equal_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t2, &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_not_equal_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_not_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_not_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_not_equal_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_not_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_not_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_not_equal_elem[] = "float_not_equal_elem";
+
+static inline td_status entry_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_not_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_not_equal_elem(a, value, out);
+}
+
+/* ---- float_greater_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_greater_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_greater_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_greater_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_greater_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_greater_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_greater_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_greater_elem[] = "float_greater_elem";
+
+static inline td_status entry_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_greater_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_greater_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_greater_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_greater_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater_elem(a, value, out);
+}
+
+/* ---- float_greater_equal_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_greater_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_greater_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_greater_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_greater_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_greater_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_greater_equal_elem[] = "float_greater_equal_elem";
+
+static inline td_status entry_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater_equal_elem(a, value, out);
+}
+
+/* ---- float_lower_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_lower_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_lower_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_lower_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_lower_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_lower_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_lower_elem[] = "float_lower_elem";
+
+static inline td_status entry_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_lower_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_lower_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_lower_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_lower_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower_elem(a, value, out);
+}
+
+/* ---- float_lower_equal_elem (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal_elem";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_lower_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_lower_equal_elem", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_lower_equal_elem(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal_elem";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_lower_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_lower_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_lower_equal_elem[] = "float_lower_equal_elem";
+
+static inline td_status entry_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal_elem";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower_equal_elem(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower_equal_elem(a, value, out);
 }
 
 /* ---- float_reshape (unary_float) ---- */
@@ -2899,7 +9599,9 @@ static td_status arm_autodiff_float_reshape(const td_tensor *a, const int64_t *s
     return TD_OK;
 }
 
-td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_reshape[] = "float_reshape";
+
+static inline td_status entry_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_reshape";
     if (out == NULL)
@@ -2930,6 +9632,18 @@ td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_l
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_reshape(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_reshape, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_reshape(a, shape, shape_len, out);
 }
 
 /* ---- float_swap_dims (unary_float) ---- */
@@ -3042,7 +9756,9 @@ static td_status arm_autodiff_float_swap_dims(const td_tensor *a, int64_t dim0, 
     return TD_OK;
 }
 
-td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+static const char td_opname_float_swap_dims[] = "float_swap_dims";
+
+static inline td_status entry_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
     static const char td_opname[] = "float_swap_dims";
     if (out == NULL)
@@ -3069,6 +9785,18 @@ td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_swap_dims(a, dim0, dim1, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_swap_dims(a, dim0, dim1, out);
 }
 
 /* ---- float_permute (unary_float) ---- */
@@ -3182,7 +9910,9 @@ static td_status arm_autodiff_float_permute(const td_tensor *a, const int64_t *p
     return TD_OK;
 }
 
-td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+static const char td_opname_float_permute[] = "float_permute";
+
+static inline td_status entry_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
     static const char td_opname[] = "float_permute";
     if (out == NULL)
@@ -3196,23 +9926,36 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
         return td_err_null(td_opname, "perm");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_perm[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, &td_shape_out));
+    TD_TRY(td_rule_permute(td_opname, &a->shape, perm, perm_len, td_n_perm, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_permute(a, perm, perm_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_permute(a, perm, perm_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_permute, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_permute(a, perm, perm_len, out);
 }
 
 /* ---- float_expand (unary_float) ---- */
@@ -3320,7 +10063,9 @@ static td_status arm_autodiff_float_expand(const td_tensor *a, const int64_t *sh
     return TD_OK;
 }
 
-td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+static const char td_opname_float_expand[] = "float_expand";
+
+static inline td_status entry_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
     static const char td_opname[] = "float_expand";
     if (out == NULL)
@@ -3351,6 +10096,18 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_expand(a, shape, shape_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_expand, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_expand(a, shape, shape_len, out);
 }
 
 /* ---- float_slice (unary_float) ---- */
@@ -3467,7 +10224,9 @@ static td_status arm_autodiff_float_slice(const td_tensor *a, const int64_t *sta
     return TD_OK;
 }
 
-td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_float_slice[] = "float_slice";
+
+static inline td_status entry_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "float_slice";
     if (out == NULL)
@@ -3485,23 +10244,37 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     td_autodiff_context td_ctx = a->ctx;
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice(td_opname, &a->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_slice(a, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_slice(a, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_slice, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_neg (unary_float) ---- */
@@ -3613,7 +10386,9 @@ static td_status arm_autodiff_float_neg(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_neg(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_neg[] = "float_neg";
+
+static inline td_status entry_float_neg(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_neg";
     if (out == NULL)
@@ -3640,6 +10415,18 @@ td_status td_float_neg(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_neg(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_neg(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_neg, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_neg(a, out);
 }
 
 /* ---- float_abs (unary_float) ---- */
@@ -3754,7 +10541,9 @@ static td_status arm_autodiff_float_abs(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_abs(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_abs[] = "float_abs";
+
+static inline td_status entry_float_abs(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_abs";
     if (out == NULL)
@@ -3781,6 +10570,18 @@ td_status td_float_abs(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_abs(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_abs(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_abs, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_abs(a, out);
 }
 
 /* ---- float_exp (unary_float) ---- */
@@ -3892,7 +10693,9 @@ static td_status arm_autodiff_float_exp(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_exp(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_exp[] = "float_exp";
+
+static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_exp";
     if (out == NULL)
@@ -3919,6 +10722,18 @@ td_status td_float_exp(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_exp(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_exp(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_exp, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_exp(a, out);
 }
 
 /* ---- float_log (unary_float) ---- */
@@ -4029,7 +10844,9 @@ static td_status arm_autodiff_float_log(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_log(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_log[] = "float_log";
+
+static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_log";
     if (out == NULL)
@@ -4056,6 +10873,18 @@ td_status td_float_log(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_log(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_log(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_log, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_log(a, out);
 }
 
 /* ---- float_sqrt (unary_float) ---- */
@@ -4171,7 +11000,9 @@ static td_status arm_autodiff_float_sqrt(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sqrt[] = "float_sqrt";
+
+static inline td_status entry_float_sqrt(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sqrt";
     if (out == NULL)
@@ -4198,6 +11029,18 @@ td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sqrt(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sqrt, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sqrt(a, out);
 }
 
 /* ---- float_sin (unary_float) ---- */
@@ -4312,7 +11155,9 @@ static td_status arm_autodiff_float_sin(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_sin(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sin[] = "float_sin";
+
+static inline td_status entry_float_sin(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sin";
     if (out == NULL)
@@ -4339,6 +11184,18 @@ td_status td_float_sin(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sin(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sin(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sin(a, out);
 }
 
 /* ---- float_cos (unary_float) ---- */
@@ -4457,7 +11314,9 @@ static td_status arm_autodiff_float_cos(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_cos(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_cos[] = "float_cos";
+
+static inline td_status entry_float_cos(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_cos";
     if (out == NULL)
@@ -4484,6 +11343,18 @@ td_status td_float_cos(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_cos(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cos(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_cos, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cos(a, out);
 }
 
 /* ---- float_tanh (unary_float) ---- */
@@ -4607,7 +11478,9 @@ static td_status arm_autodiff_float_tanh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_tanh(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_tanh[] = "float_tanh";
+
+static inline td_status entry_float_tanh(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_tanh";
     if (out == NULL)
@@ -4634,6 +11507,18 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_tanh(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_tanh(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_tanh, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_tanh(a, out);
 }
 
 /* ---- float_sigmoid (unary_float) ---- */
@@ -4757,7 +11642,9 @@ static td_status arm_autodiff_float_sigmoid(const td_tensor *a, const td_shape *
     return TD_OK;
 }
 
-td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sigmoid[] = "float_sigmoid";
+
+static inline td_status entry_float_sigmoid(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sigmoid";
     if (out == NULL)
@@ -4784,6 +11671,18 @@ td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sigmoid(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sigmoid(a, out);
 }
 
 /* ---- float_relu (unary_float) ---- */
@@ -4830,17 +11729,13 @@ static td_status bw_float_relu(const td_ad_node *n, const td_tensor *grad, const
         const int i = 0;
         (void)i;
         td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
         if (st == TD_OK)
-            st = td_ad_positive(vals[0], &t1);
-        if (st == TD_OK)
-            st = td_float_mul(grad, t1, &t2);
+            st = td_ad_zero_where_le(grad, vals[0], (float)(0), &t1);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t1;
+            t1 = NULL;
         }
         td_tensor_release(t1);
-        td_tensor_release(t2);
     }
     return st;
 }
@@ -4898,7 +11793,9 @@ static td_status arm_autodiff_float_relu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_relu(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_relu[] = "float_relu";
+
+static inline td_status entry_float_relu(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_relu";
     if (out == NULL)
@@ -4925,6 +11822,18 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_relu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_relu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_relu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_relu(a, out);
 }
 
 /* ---- float_gelu (unary_float) ---- */
@@ -5039,7 +11948,9 @@ static td_status arm_autodiff_float_gelu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-td_status td_float_gelu(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_gelu[] = "float_gelu";
+
+static inline td_status entry_float_gelu(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_gelu";
     if (out == NULL)
@@ -5066,6 +11977,18 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_gelu(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_gelu(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_gelu, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_gelu(a, out);
 }
 
 /* ---- float_powf_scalar (unary_float) ---- */
@@ -5114,19 +12037,23 @@ static td_status bw_float_powf_scalar(const td_ad_node *n, const td_tensor *grad
         td_tensor *t1 = NULL;
         td_tensor *t2 = NULL;
         td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
         if (st == TD_OK)
             st = td_float_mul_scalar(grad, (float)(n->fattrs[0]), &t1);
         if (st == TD_OK)
             st = td_float_powf_scalar(vals[0], (float)((n->fattrs[0] - 1)), &t2);
         if (st == TD_OK)
             st = td_float_mul(t1, t2, &t3);
+        if (st == TD_OK)
+            st = td_ad_zeros_if_zero(t3, (float)(n->fattrs[0]), &t4);
         if (st == TD_OK) {
-            grads[i] = t3;
-            t3 = NULL;
+            grads[i] = t4;
+            t4 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
+        td_tensor_release(t4);
     }
     return st;
 }
@@ -5184,7 +12111,9 @@ static td_status arm_autodiff_float_powf_scalar(const td_tensor *a, float expone
     return TD_OK;
 }
 
-td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
+static const char td_opname_float_powf_scalar[] = "float_powf_scalar";
+
+static inline td_status entry_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
 {
     static const char td_opname[] = "float_powf_scalar";
     if (out == NULL)
@@ -5211,6 +12140,18 @@ td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powf_scalar(a, exponent, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_powf_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powf_scalar(a, exponent, out);
 }
 
 /* ---- float_clamp (unary_float) ---- */
@@ -5326,7 +12267,9 @@ static td_status arm_autodiff_float_clamp(const td_tensor *a, float lo, float hi
     return TD_OK;
 }
 
-td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
+static const char td_opname_float_clamp[] = "float_clamp";
+
+static inline td_status entry_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp";
     if (out == NULL)
@@ -5353,6 +12296,18 @@ td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_clamp(a, lo, hi, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_clamp, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_clamp(a, lo, hi, out);
 }
 
 /* ---- float_add_scalar (unary_float) ---- */
@@ -5458,7 +12413,9 @@ static td_status arm_autodiff_float_add_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_add_scalar[] = "float_add_scalar";
+
+static inline td_status entry_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_add_scalar";
     if (out == NULL)
@@ -5485,6 +12442,18 @@ td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_add_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_add_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_add_scalar(a, value, out);
 }
 
 /* ---- float_mul_scalar (unary_float) ---- */
@@ -5596,7 +12565,9 @@ static td_status arm_autodiff_float_mul_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
+static const char td_opname_float_mul_scalar[] = "float_mul_scalar";
+
+static inline td_status entry_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_mul_scalar";
     if (out == NULL)
@@ -5623,6 +12594,18 @@ td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mul_scalar(a, value, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mul_scalar(a, value, out);
 }
 
 /* ---- float_mask_fill (unary_float) ---- */
@@ -5735,7 +12718,9 @@ static td_status arm_autodiff_float_mask_fill(const td_tensor *a, const td_tenso
     return TD_OK;
 }
 
-td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
+static const char td_opname_float_mask_fill[] = "float_mask_fill";
+
+static inline td_status entry_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_fill";
     if (out == NULL)
@@ -5767,6 +12752,18 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mask_fill(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_float_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mask_fill(a, mask, value, out);
 }
 
 /* ---- float_sum (unary_float) ---- */
@@ -5878,7 +12875,9 @@ static td_status arm_autodiff_float_sum(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-td_status td_float_sum(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_sum[] = "float_sum";
+
+static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_sum";
     if (out == NULL)
@@ -5905,6 +12904,18 @@ td_status td_float_sum(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sum(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sum(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sum, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sum(a, out);
 }
 
 /* ---- float_sum_dim (unary_float) ---- */
@@ -6016,7 +13027,9 @@ static td_status arm_autodiff_float_sum_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_sum_dim[] = "float_sum_dim";
+
+static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_sum_dim";
     if (out == NULL)
@@ -6043,6 +13056,18 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sum_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_sum_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sum_dim(a, dim, out);
 }
 
 /* ---- float_mean_dim (unary_float) ---- */
@@ -6182,7 +13207,9 @@ static td_status arm_autodiff_float_mean_dim(const td_tensor *a, int64_t dim, co
     return TD_OK;
 }
 
-td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_mean_dim[] = "float_mean_dim";
+
+static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_mean_dim";
     if (out == NULL)
@@ -6209,6 +13236,18 @@ td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mean_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_mean_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mean_dim(a, dim, out);
 }
 
 /* ---- float_max_dim (unary_float) ---- */
@@ -6319,7 +13358,9 @@ static td_status arm_autodiff_float_max_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_max_dim[] = "float_max_dim";
+
+static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_max_dim";
     if (out == NULL)
@@ -6346,6 +13387,18 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_max_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_dim(a, dim, out);
 }
 
 /* ---- float_min_dim (unary_float) ---- */
@@ -6485,7 +13538,9 @@ static td_status arm_autodiff_float_min_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_min_dim[] = "float_min_dim";
+
+static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_min_dim";
     if (out == NULL)
@@ -6512,6 +13567,18 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_min_dim(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_min_dim, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_min_dim(a, dim, out);
 }
 
 /* ---- float_argmax (unary_float) ---- */
@@ -6575,7 +13642,9 @@ static td_status arm_autodiff_float_argmax(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_argmax[] = "float_argmax";
+
+static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_argmax";
     if (out == NULL)
@@ -6602,6 +13671,18 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_argmax(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_argmax, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_argmax(a, dim, out);
 }
 
 /* ---- float_argmin (unary_float) ---- */
@@ -6665,7 +13746,9 @@ static td_status arm_autodiff_float_argmin(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+static const char td_opname_float_argmin[] = "float_argmin";
+
+static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_argmin";
     if (out == NULL)
@@ -6692,6 +13775,18 @@ td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_argmin(a, dim, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_argmin, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_argmin(a, dim, out);
 }
 
 /* ---- float_into_int (unary_float) ---- */
@@ -6755,7 +13850,9 @@ static td_status arm_autodiff_float_into_int(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_into_int(const td_tensor *a, td_tensor **out)
+static const char td_opname_float_into_int[] = "float_into_int";
+
+static inline td_status entry_float_into_int(const td_tensor *a, td_tensor **out)
 {
     static const char td_opname[] = "float_into_int";
     if (out == NULL)
@@ -6782,6 +13879,18 @@ td_status td_float_into_int(const td_tensor *a, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_into_int(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_into_int(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_into_int, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_into_int(a, out);
 }
 
 /* ---- float_into_data (unary_float) ---- */
@@ -6831,7 +13940,9 @@ static td_status arm_autodiff_float_into_data(const td_tensor *a, float *dst, in
     return td_st;
 }
 
-td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
+static const char td_opname_float_into_data[] = "float_into_data";
+
+static inline td_status entry_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
 {
     static const char td_opname[] = "float_into_data";
     if (a == NULL)
@@ -6857,6 +13968,18 @@ td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_into_data(a, dst, dst_len);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_into_data, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_into_data(a, dst, dst_len);
 }
 
 /* ---- int_add (binary) ---- */
@@ -6919,7 +14042,9 @@ static td_status arm_autodiff_int_add(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_add[] = "int_add";
+
+static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_add";
     if (out == NULL)
@@ -6951,6 +14076,18 @@ td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_add(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_add, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_add(a, b, out);
 }
 
 /* ---- int_sub (binary) ---- */
@@ -7013,7 +14150,9 @@ static td_status arm_autodiff_int_sub(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_sub[] = "int_sub";
+
+static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_sub";
     if (out == NULL)
@@ -7045,6 +14184,18 @@ td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_sub(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_sub, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_sub(a, b, out);
 }
 
 /* ---- int_mul (binary) ---- */
@@ -7107,7 +14258,9 @@ static td_status arm_autodiff_int_mul(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_mul[] = "int_mul";
+
+static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_mul";
     if (out == NULL)
@@ -7139,6 +14292,18 @@ td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_mul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mul(a, b, out);
 }
 
 /* ---- int_div (binary) ---- */
@@ -7201,7 +14366,9 @@ static td_status arm_autodiff_int_div(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_div[] = "int_div";
+
+static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_div";
     if (out == NULL)
@@ -7233,6 +14400,18 @@ td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_div(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_div, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_div(a, b, out);
 }
 
 /* ---- int_remainder (binary) ---- */
@@ -7295,7 +14474,9 @@ static td_status arm_autodiff_int_remainder(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_remainder[] = "int_remainder";
+
+static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_remainder";
     if (out == NULL)
@@ -7327,6 +14508,18 @@ td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_remainder(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_remainder, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_remainder(a, b, out);
 }
 
 /* ---- int_equal (binary) ---- */
@@ -7389,7 +14582,9 @@ static td_status arm_autodiff_int_equal(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_equal[] = "int_equal";
+
+static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_equal";
     if (out == NULL)
@@ -7421,6 +14616,18 @@ td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_equal(a, b, out);
 }
 
 /* ---- int_greater (binary) ---- */
@@ -7483,7 +14690,9 @@ static td_status arm_autodiff_int_greater(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_greater[] = "int_greater";
+
+static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_greater";
     if (out == NULL)
@@ -7515,6 +14724,18 @@ td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_greater(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_greater, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_greater(a, b, out);
 }
 
 /* ---- int_lower (binary) ---- */
@@ -7577,7 +14798,9 @@ static td_status arm_autodiff_int_lower(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_int_lower[] = "int_lower";
+
+static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "int_lower";
     if (out == NULL)
@@ -7609,6 +14832,18 @@ td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_lower(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_int_lower, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_lower(a, b, out);
 }
 
 /* ---- int_mask_where (binary) ---- */
@@ -7671,7 +14906,9 @@ static td_status arm_autodiff_int_mask_where(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+static const char td_opname_int_mask_where[] = "int_mask_where";
+
+static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_where";
     if (out == NULL)
@@ -7708,6 +14945,18 @@ td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_int_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mask_where(a, mask, value, out);
 }
 
 /* ---- bool_and (binary) ---- */
@@ -7770,7 +15019,9 @@ static td_status arm_autodiff_bool_and(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_bool_and[] = "bool_and";
+
+static inline td_status entry_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "bool_and";
     if (out == NULL)
@@ -7802,6 +15053,18 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_and(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_and, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_and(a, b, out);
 }
 
 /* ---- bool_or (binary) ---- */
@@ -7897,7 +15160,9 @@ static td_status arm_autodiff_bool_or(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_bool_or[] = "bool_or";
+
+static inline td_status entry_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "bool_or";
     if (out == NULL)
@@ -7929,6 +15194,524 @@ td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_or(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_or, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_or(a, b, out);
+}
+
+/* ---- bool_xor (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_xor";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_or(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(a, b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_xor(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_xor", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_xor(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_bool_xor(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_xor";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_xor(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_xor(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_xor[] = "bool_xor";
+
+static inline td_status entry_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "bool_xor";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_xor(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_xor(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_xor(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_xor(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_xor, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_xor(a, b, out);
+}
+
+/* ---- bool_equal (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_xor(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_equal(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_equal", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_equal(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_bool_equal(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_equal";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_equal[] = "bool_equal";
+
+static inline td_status entry_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "bool_equal";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_equal(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_equal(a, b, out);
+}
+
+/* ---- bool_not_equal (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_not_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_xor(a, b, &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_not_equal(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_not_equal(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_bool_not_equal(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_not_equal";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_not_equal[] = "bool_not_equal";
+
+static inline td_status entry_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "bool_not_equal";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_not_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_not_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_not_equal(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_not_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_bool_not_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_not_equal(a, b, out);
+}
+
+/* ---- bool_mask_where (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_where";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    (void)value;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_and(mask, value, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(mask, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t2, a, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_mask_where(a, mask, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_mask_where", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_bool_mask_where(a, mask, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_bool_mask_where(a, mask, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_where";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_mask_where(a->inner, mask->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_mask_where(a->inner, mask->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_mask_where[] = "bool_mask_where";
+
+static inline td_status entry_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_where";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (mask == NULL)
+        return td_err_null(td_opname, "mask");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "mask", mask, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "mask", mask));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, mask->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast3(td_opname, &a->shape, &mask->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_bool_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_mask_where(a, mask, value, out);
 }
 
 /* ---- int_slice_assign (binary) ---- */
@@ -7991,7 +15774,9 @@ static td_status arm_autodiff_int_slice_assign(const td_tensor *a, const td_tens
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_int_slice_assign[] = "int_slice_assign";
+
+static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "int_slice_assign";
     if (out == NULL)
@@ -8014,23 +15799,37 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_int_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_int_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- bool_slice_assign (binary) ---- */
@@ -8093,7 +15892,9 @@ static td_status arm_autodiff_bool_slice_assign(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_bool_slice_assign[] = "bool_slice_assign";
+
+static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice_assign";
     if (out == NULL)
@@ -8116,23 +15917,483 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_bool_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+}
+
+/* ---- float_prelu (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prelu";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)weight;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, weight, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t1, td_t3, a, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_prelu(a, weight, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_prelu", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_prelu(a, weight, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_prelu(a, weight, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_prelu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
+        if (st == TD_OK)
+            st = td_ad_positive(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_ad_positive(vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_neg(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t3, (float)(1), &t4);
+        if (st == TD_OK)
+            st = td_float_mul(t4, vals[1], &t5);
+        if (st == TD_OK)
+            st = td_float_add(t1, t5, &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
+        if (st == TD_OK) {
+            grads[i] = t7;
+            t7 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_neg(vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_relu(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_prelu(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_prelu(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prelu";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, weight));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_prelu(a->inner, weight->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_prelu(a->inner, weight->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, weight };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_prelu, fw_float_prelu, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, weight);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, weight);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_prelu[] = "float_prelu";
+
+static inline td_status entry_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out)
+{
+    static const char td_opname[] = "float_prelu";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_mask_fill(td_opname, &a->shape, &weight->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_prelu(a, weight, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_prelu(a, weight, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_prelu(a, weight, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_prelu(a, weight, out);
+        const td_tensor *const td_ins[] = { a, weight };
+        td_trace_op(td_opname_float_prelu, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_prelu(a, weight, out);
+}
+
+/* ---- float_cross_entropy (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross_entropy";
+    td_status td_st = TD_OK;
+    (void)logits;
+    (void)targets;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(logits, (int64_t)(0), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(targets, td_t1->shape.dims, td_t1->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_swap_dims(td_t2, (int64_t)(0), (int64_t)(1), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &logits->shape, (int64_t)(1), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(logits->device, (int64_t)(0), (int64_t)(td_s1), (int64_t)(1), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t4, logits->shape.dims, logits->shape.ndim, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(logits->device, logits->shape.dims, logits->shape.ndim, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t3, td_t5, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_log_softmax(logits, (int64_t)(1), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t6, td_t7, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_sum(td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &logits->shape, (int64_t)(0), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t11, (float)(1.0f / (float)(td_s2)), &td_t12);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(logits->device))
+        return comp_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_cross_entropy", logits->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_cross_entropy(logits, targets, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_cross_entropy(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_cross_entropy_grad(grad, vals[0], vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_cross_entropy(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_cross_entropy(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross_entropy";
+    TD_TRY(td_guard(td_opname, logits));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (logits->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_cross_entropy(logits->inner, targets->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_cross_entropy(logits->inner, targets->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)logits->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { logits };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_cross_entropy, fw_float_cross_entropy, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, logits);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, logits);
+        td_ad_node_save(td_node, 1, targets);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, logits->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_cross_entropy[] = "float_cross_entropy";
+
+static inline td_status entry_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross_entropy";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (logits == NULL)
+        return td_err_null(td_opname, "logits");
+    if (targets == NULL)
+        return td_err_null(td_opname, "targets");
+    TD_TRY(td_check_class(td_opname, "logits", logits, TD_F32));
+    TD_TRY(td_check_class(td_opname, "targets", targets, TD_I32));
+    td_autodiff_context td_ctx = logits->ctx;
+    TD_TRY(td_check_same_place(td_opname, "logits", logits, "targets", targets));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, targets->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_cross_entropy(td_opname, &logits->shape, &targets->shape, &td_shape_out));
+    switch (logits->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_cross_entropy(logits, targets, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_cross_entropy(logits, targets, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_cross_entropy(logits, targets, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(logits->kind));
+    }
+}
+
+td_status td_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cross_entropy(logits, targets, out);
+        const td_tensor *const td_ins[] = { logits, targets };
+        td_trace_op(td_opname_float_cross_entropy, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cross_entropy(logits, targets, out);
 }
 
 /* ---- float_add (binary_float) ---- */
@@ -8248,7 +16509,9 @@ static td_status arm_autodiff_float_add(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_add[] = "float_add";
+
+static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_add";
     if (out == NULL)
@@ -8280,6 +16543,18 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_add(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_add, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_add(a, b, out);
 }
 
 /* ---- float_sub (binary_float) ---- */
@@ -8426,7 +16701,9 @@ static td_status arm_autodiff_float_sub(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_sub[] = "float_sub";
+
+static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_sub";
     if (out == NULL)
@@ -8458,6 +16735,18 @@ td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_sub(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_sub, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_sub(a, b, out);
 }
 
 /* ---- float_mul (binary_float) ---- */
@@ -8583,7 +16872,9 @@ static td_status arm_autodiff_float_mul(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_mul[] = "float_mul";
+
+static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_mul";
     if (out == NULL)
@@ -8615,6 +16906,18 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_mul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mul(a, b, out);
 }
 
 /* ---- float_div (binary_float) ---- */
@@ -8749,7 +17052,9 @@ static td_status arm_autodiff_float_div(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_div[] = "float_div";
+
+static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_div";
     if (out == NULL)
@@ -8781,6 +17086,18 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_div(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_div, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_div(a, b, out);
 }
 
 /* ---- float_powf (binary_float) ---- */
@@ -8830,6 +17147,7 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
         td_tensor *t2 = NULL;
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
         if (st == TD_OK)
             st = td_float_mul(grad, vals[1], &t1);
         if (st == TD_OK)
@@ -8838,6 +17156,33 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
             st = td_float_powf(vals[0], t2, &t3);
         if (st == TD_OK)
             st = td_float_mul(t1, t3, &t4);
+        if (st == TD_OK)
+            st = td_ad_zero_where_eq(t4, vals[1], (float)(0), &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_log(vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(res, t1, &t2);
+        if (st == TD_OK)
+            st = td_ad_zero_where_zero_base(t2, vals[0], vals[1], &t3);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t3, &t4);
         if (st == TD_OK) {
             grads[i] = t4;
             t4 = NULL;
@@ -8846,26 +17191,6 @@ static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
-    }
-    if (st == TD_OK && n->parents[1] != NULL) {
-        const int i = 1;
-        (void)i;
-        td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
-        td_tensor *t3 = NULL;
-        if (st == TD_OK)
-            st = td_float_mul(grad, res, &t1);
-        if (st == TD_OK)
-            st = td_float_log(vals[0], &t2);
-        if (st == TD_OK)
-            st = td_float_mul(t1, t2, &t3);
-        if (st == TD_OK) {
-            grads[i] = t3;
-            t3 = NULL;
-        }
-        td_tensor_release(t1);
-        td_tensor_release(t2);
-        td_tensor_release(t3);
     }
     return st;
 }
@@ -8926,7 +17251,9 @@ static td_status arm_autodiff_float_powf(const td_tensor *a, const td_tensor *b,
     return TD_OK;
 }
 
-td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_powf[] = "float_powf";
+
+static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_powf";
     if (out == NULL)
@@ -8958,6 +17285,18 @@ td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powf(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_powf, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powf(a, b, out);
 }
 
 /* ---- float_maximum (binary_float) ---- */
@@ -9115,7 +17454,9 @@ static td_status arm_autodiff_float_maximum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_maximum[] = "float_maximum";
+
+static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_maximum";
     if (out == NULL)
@@ -9147,6 +17488,18 @@ td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_maximum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_maximum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_maximum(a, b, out);
 }
 
 /* ---- float_minimum (binary_float) ---- */
@@ -9304,7 +17657,9 @@ static td_status arm_autodiff_float_minimum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_minimum[] = "float_minimum";
+
+static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_minimum";
     if (out == NULL)
@@ -9336,6 +17691,18 @@ td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_minimum(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_minimum, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_minimum(a, b, out);
 }
 
 /* ---- float_equal (binary_float) ---- */
@@ -9400,7 +17767,9 @@ static td_status arm_autodiff_float_equal(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_equal[] = "float_equal";
+
+static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_equal";
     if (out == NULL)
@@ -9432,6 +17801,18 @@ td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_equal(a, b, out);
 }
 
 /* ---- float_greater (binary_float) ---- */
@@ -9496,7 +17877,9 @@ static td_status arm_autodiff_float_greater(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_greater[] = "float_greater";
+
+static inline td_status entry_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_greater";
     if (out == NULL)
@@ -9528,6 +17911,18 @@ td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_greater, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater(a, b, out);
 }
 
 /* ---- float_greater_equal (binary_float) ---- */
@@ -9592,7 +17987,9 @@ static td_status arm_autodiff_float_greater_equal(const td_tensor *a, const td_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_greater_equal[] = "float_greater_equal";
+
+static inline td_status entry_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_equal";
     if (out == NULL)
@@ -9624,6 +18021,18 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_greater_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_greater_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_greater_equal(a, b, out);
 }
 
 /* ---- float_lower (binary_float) ---- */
@@ -9709,7 +18118,9 @@ static td_status arm_autodiff_float_lower(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_lower[] = "float_lower";
+
+static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_lower";
     if (out == NULL)
@@ -9741,6 +18152,18 @@ td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_lower, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower(a, b, out);
 }
 
 /* ---- float_lower_equal (binary_float) ---- */
@@ -9826,7 +18249,9 @@ static td_status arm_autodiff_float_lower_equal(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_lower_equal[] = "float_lower_equal";
+
+static inline td_status entry_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal";
     if (out == NULL)
@@ -9858,6 +18283,18 @@ td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_lower_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_lower_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_lower_equal(a, b, out);
 }
 
 /* ---- float_mask_where (binary_float) ---- */
@@ -9990,7 +18427,9 @@ static td_status arm_autodiff_float_mask_where(const td_tensor *a, const td_tens
     return TD_OK;
 }
 
-td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+static const char td_opname_float_mask_where[] = "float_mask_where";
+
+static inline td_status entry_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_where";
     if (out == NULL)
@@ -10027,6 +18466,18 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mask_where(a, mask, value, out);
+        const td_tensor *const td_ins[] = { a, mask, value };
+        td_trace_op(td_opname_float_mask_where, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mask_where(a, mask, value, out);
 }
 
 /* ---- float_matmul (binary_float) ---- */
@@ -10160,7 +18611,9 @@ static td_status arm_autodiff_float_matmul(const td_tensor *a, const td_tensor *
     return TD_OK;
 }
 
-td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_matmul[] = "float_matmul";
+
+static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul";
     if (out == NULL)
@@ -10192,6 +18645,962 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_matmul(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_matmul, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_matmul(a, b, out);
+}
+
+/* ---- float_atan2 (binary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atan2", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_atan2(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_atan2", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_atan2(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_atan2(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, vals[1], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_mul(vals[1], vals[1], &t3);
+        if (st == TD_OK)
+            st = td_float_add(t2, t3, &t4);
+        if (st == TD_OK)
+            st = td_float_div(t1, t4, &t5);
+        if (st == TD_OK) {
+            grads[i] = t5;
+            t5 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_mul(t1, vals[0], &t2);
+        if (st == TD_OK)
+            st = td_float_mul(vals[0], vals[0], &t3);
+        if (st == TD_OK)
+            st = td_float_mul(vals[1], vals[1], &t4);
+        if (st == TD_OK)
+            st = td_float_add(t3, t4, &t5);
+        if (st == TD_OK)
+            st = td_float_div(t2, t5, &t6);
+        if (st == TD_OK) {
+            grads[i] = t6;
+            t6 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+        td_tensor_release(t5);
+        td_tensor_release(t6);
+    }
+    return st;
+}
+
+static td_status fw_float_atan2(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_atan2(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan2";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_atan2(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_atan2(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_atan2, fw_float_atan2, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_atan2[] = "float_atan2";
+
+static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan2";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_atan2(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_atan2(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_atan2(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_atan2(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_atan2, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_atan2(a, b, out);
+}
+
+/* ---- float_hypot (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hypot";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_abs(b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_maximum(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_minimum(td_t1, td_t2, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t4, td_t3, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t5, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t6, (float)((float)(1.0)), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t3, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t9, td_t11, (float)(0.0), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t1, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t2, td_t15, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t16, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t12, td_t18, td_t15, &td_t19);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t19, true, td_shape_out, td_ctx, out);
+        td_t19 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_hypot(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_hypot", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_hypot(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_hypot(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_hypot(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, vals[0], &t1);
+        if (st == TD_OK)
+            st = td_float_div(t1, res, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul(grad, vals[1], &t1);
+        if (st == TD_OK)
+            st = td_float_div(t1, res, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_hypot(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_hypot(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hypot";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_hypot(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_hypot(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_hypot, fw_float_hypot, td_ctx.strategy, true, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_hypot[] = "float_hypot";
+
+static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_hypot";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_hypot(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_hypot(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_hypot(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_hypot(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_hypot, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_hypot(a, b, out);
+}
+
+/* ---- float_powi (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_powf(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_powi(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_powi", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_powi(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_powi(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_powi(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_powi_grad(vals[0], vals[1], &t1);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_powi(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_powi(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_powi(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_powi(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_powi, fw_float_powi, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_powi[] = "float_powi";
+
+static inline td_status entry_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_powi(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_powi(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_powi(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_powi(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_powi, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_powi(a, b, out);
+}
+
+/* ---- float_remainder (binary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_remainder", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_remainder(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_remainder", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_vulkan_float_remainder(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status bw_float_remainder(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_neg(grad, &t1);
+        if (st == TD_OK)
+            st = td_float_div(vals[0], vals[1], &t2);
+        if (st == TD_OK)
+            st = td_float_floor(t2, &t3);
+        if (st == TD_OK)
+            st = td_float_mul(t1, t3, &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_remainder(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_remainder(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_remainder(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_remainder(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_remainder, fw_float_remainder, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_remainder[] = "float_remainder";
+
+static inline td_status entry_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_remainder(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_remainder(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_remainder(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_remainder(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_remainder, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_remainder(a, b, out);
+}
+
+/* ---- float_not_equal (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_not_equal(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_cpu_float_not_equal(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_not_equal(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_not_equal[] = "float_not_equal";
+
+static inline td_status entry_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_not_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_not_equal(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_not_equal(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_not_equal(a, b, out);
+        const td_tensor *const td_ins[] = { a, b };
+        td_trace_op(td_opname_float_not_equal, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_not_equal(a, b, out);
 }
 
 /* ---- float_slice_assign (binary_float) ---- */
@@ -10328,7 +19737,9 @@ static td_status arm_autodiff_float_slice_assign(const td_tensor *a, const td_te
     return TD_OK;
 }
 
-td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+static const char td_opname_float_slice_assign[] = "float_slice_assign";
+
+static inline td_status entry_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
     static const char td_opname[] = "float_slice_assign";
     if (out == NULL)
@@ -10351,23 +19762,37 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    int64_t td_n_starts[TD_MAX_DIMS];
+    int64_t td_n_ends[TD_MAX_DIMS];
     td_shape td_shape_out;
-    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, ends, ends_len, &td_shape_out));
+    TD_TRY(td_rule_slice_assign(td_opname, &a->shape, &value->shape, starts, starts_len, td_n_starts, ends, ends_len, td_n_ends, &td_shape_out));
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
-        return arm_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_cpu_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
 #if TD_BACKEND_VULKAN_ENABLED
     case TD_BACKEND_VULKAN:
-        return arm_vulkan_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_vulkan_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
 #endif
     case TD_BACKEND_AUTODIFF:
-        return arm_autodiff_float_slice_assign(a, value, starts, starts_len, ends, ends_len, &td_shape_out, td_ctx, out);
+        return arm_autodiff_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+        const td_tensor *const td_ins[] = { a, value };
+        td_trace_op(td_opname_float_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
 /* ---- float_conv2d (module) ---- */
@@ -10566,7 +19991,9 @@ static td_status arm_autodiff_float_conv2d(const td_tensor *x, const td_tensor *
     return TD_OK;
 }
 
-td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+static const char td_opname_float_conv2d[] = "float_conv2d";
+
+static inline td_status entry_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
     static const char td_opname[] = "float_conv2d";
     if (out == NULL)
@@ -10615,6 +20042,18 @@ td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
+}
+
+td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+        const td_tensor *const td_ins[] = { x, weight, bias };
+        td_trace_op(td_opname_float_conv2d, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
 
 /* ---- float_conv2d_backward_input (module) ---- */
@@ -10716,7 +20155,9 @@ static td_status arm_autodiff_float_conv2d_backward_input(const td_tensor *grad,
     return td_tensor_wrap(td_opname, grad->device, td_r, td_ctx, out);
 }
 
-td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+static const char td_opname_float_conv2d_backward_input[] = "float_conv2d_backward_input";
+
+static inline td_status entry_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
     static const char td_opname[] = "float_conv2d_backward_input";
     if (out == NULL)
@@ -10765,6 +20206,18 @@ td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(grad->kind));
     }
+}
+
+td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+        const td_tensor *const td_ins[] = { grad, weight, x };
+        td_trace_op(td_opname_float_conv2d_backward_input, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
 
 /* ---- float_conv2d_backward_weight (module) ---- */
@@ -10866,7 +20319,9 @@ static td_status arm_autodiff_float_conv2d_backward_weight(const td_tensor *grad
     return td_tensor_wrap(td_opname, grad->device, td_r, td_ctx, out);
 }
 
-td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+static const char td_opname_float_conv2d_backward_weight[] = "float_conv2d_backward_weight";
+
+static inline td_status entry_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
     static const char td_opname[] = "float_conv2d_backward_weight";
     if (out == NULL)
@@ -10915,6 +20370,18 @@ td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(grad->kind));
     }
+}
+
+td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+        const td_tensor *const td_ins[] = { grad, x, weight };
+        td_trace_op(td_opname_float_conv2d_backward_weight, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
 
 /* ---- float_max_pool2d (module) ---- */
@@ -11063,7 +20530,9 @@ static td_status arm_autodiff_float_max_pool2d(const td_tensor *x, const int64_t
     return TD_OK;
 }
 
-td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+static const char td_opname_float_max_pool2d[] = "float_max_pool2d";
+
+static inline td_status entry_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
     static const char td_opname[] = "float_max_pool2d";
     if (out == NULL)
@@ -11106,6 +20575,18 @@ td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int ker
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
+}
+
+td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_max_pool2d, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 }
 
 /* ---- float_max_pool2d_backward (module) ---- */
@@ -11202,7 +20683,9 @@ static td_status arm_autodiff_float_max_pool2d_backward(const td_tensor *x, cons
     return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
 }
 
-td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+static const char td_opname_float_max_pool2d_backward[] = "float_max_pool2d_backward";
+
+static inline td_status entry_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
     static const char td_opname[] = "float_max_pool2d_backward";
     if (out == NULL)
@@ -11250,6 +20733,18 @@ td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
+}
+
+td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+        const td_tensor *const td_ins[] = { x, grad };
+        td_trace_op(td_opname_float_max_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 }
 
 /* ---- float_avg_pool2d (module) ---- */
@@ -11395,7 +20890,9 @@ static td_status arm_autodiff_float_avg_pool2d(const td_tensor *x, const int64_t
     return TD_OK;
 }
 
-td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
+static const char td_opname_float_avg_pool2d[] = "float_avg_pool2d";
+
+static inline td_status entry_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
     static const char td_opname[] = "float_avg_pool2d";
     if (out == NULL)
@@ -11434,6 +20931,18 @@ td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int ker
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
+}
+
+td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_avg_pool2d, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
 }
 
 /* ---- float_avg_pool2d_backward (module) ---- */
@@ -11529,7 +21038,9 @@ static td_status arm_autodiff_float_avg_pool2d_backward(const td_tensor *x, cons
     return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
 }
 
-td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
+static const char td_opname_float_avg_pool2d_backward[] = "float_avg_pool2d_backward";
+
+static inline td_status entry_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
     static const char td_opname[] = "float_avg_pool2d_backward";
     if (out == NULL)
@@ -11573,6 +21084,18 @@ td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
+}
+
+td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
+        const td_tensor *const td_ins[] = { x, grad };
+        td_trace_op(td_opname_float_avg_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
 }
 
 /* ---- float_linear (module) ---- */
@@ -11731,7 +21254,9 @@ static td_status arm_autodiff_float_linear(const td_tensor *x, const td_tensor *
     return TD_OK;
 }
 
-td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out)
+static const char td_opname_float_linear[] = "float_linear";
+
+static inline td_status entry_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out)
 {
     static const char td_opname[] = "float_linear";
     if (out == NULL)
@@ -11768,6 +21293,18 @@ td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tenso
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
+}
+
+td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_linear(x, w, b, out);
+        const td_tensor *const td_ins[] = { x, w, b };
+        td_trace_op(td_opname_float_linear, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_linear(x, w, b, out);
 }
 
 /* ---- float_cat (multi) ---- */
@@ -11877,7 +21414,9 @@ static td_status arm_autodiff_float_cat(const td_tensor *const *xs, int xs_len, 
     return TD_OK;
 }
 
-td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_float_cat[] = "float_cat";
+
+static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "float_cat";
     if (out == NULL)
@@ -11914,6 +21453,17 @@ td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_t
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_float_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_cat(xs, xs_len, dim, out);
 }
 
 /* ---- int_cat (multi) ---- */
@@ -11982,7 +21532,9 @@ static td_status arm_autodiff_int_cat(const td_tensor *const *xs, int xs_len, in
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_int_cat[] = "int_cat";
+
+static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "int_cat";
     if (out == NULL)
@@ -12019,6 +21571,17 @@ td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_ten
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_int_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_cat(xs, xs_len, dim, out);
 }
 
 /* ---- bool_cat (multi) ---- */
@@ -12087,7 +21650,9 @@ static td_status arm_autodiff_bool_cat(const td_tensor *const *xs, int xs_len, i
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+static const char td_opname_bool_cat[] = "bool_cat";
+
+static inline td_status entry_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
     static const char td_opname[] = "bool_cat";
     if (out == NULL)
@@ -12124,6 +21689,17 @@ td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_te
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
+}
+
+td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_cat(xs, xs_len, dim, out);
+        td_trace_op(td_opname_bool_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_cat(xs, xs_len, dim, out);
 }
 
 /* ---- float_to_device (to_device) ---- */
@@ -12239,7 +21815,9 @@ static td_status arm_autodiff_float_to_device(const td_tensor *a, td_device *dev
     return TD_OK;
 }
 
-td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_float_to_device[] = "float_to_device";
+
+static inline td_status entry_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "float_to_device";
     if (out == NULL)
@@ -12268,6 +21846,18 @@ td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_to_device(a, device, out);
 }
 
 /* ---- int_to_device (to_device) ---- */
@@ -12340,7 +21930,9 @@ static td_status arm_autodiff_int_to_device(const td_tensor *a, td_device *devic
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_int_to_device[] = "int_to_device";
+
+static inline td_status entry_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "int_to_device";
     if (out == NULL)
@@ -12369,6 +21961,18 @@ td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **ou
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_to_device(a, device, out);
 }
 
 /* ---- bool_to_device (to_device) ---- */
@@ -12441,7 +22045,9 @@ static td_status arm_autodiff_bool_to_device(const td_tensor *a, td_device *devi
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+static const char td_opname_bool_to_device[] = "bool_to_device";
+
+static inline td_status entry_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
     static const char td_opname[] = "bool_to_device";
     if (out == NULL)
@@ -12470,6 +22076,18 @@ td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_to_device(a, device, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_to_device, td_ins, 1, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_to_device(a, device, out);
 }
 
 /* ---- float_all_reduce (distributed) ---- */
@@ -12591,7 +22209,9 @@ static td_status arm_autodiff_float_all_reduce(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+static const char td_opname_float_all_reduce[] = "float_all_reduce";
+
+static inline td_status entry_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
     static const char td_opname[] = "float_all_reduce";
     if (out == NULL)
@@ -12622,6 +22242,18 @@ td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_all_reduce(a, group, op, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_all_reduce(a, group, op, out);
 }
 
 /* ---- float_broadcast (distributed) ---- */
@@ -12744,7 +22376,9 @@ static td_status arm_autodiff_float_broadcast(const td_tensor *a, td_group *grou
     return TD_OK;
 }
 
-td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
+static const char td_opname_float_broadcast[] = "float_broadcast";
+
+static inline td_status entry_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
 {
     static const char td_opname[] = "float_broadcast";
     if (out == NULL)
@@ -12773,6 +22407,18 @@ td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, 
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_broadcast(a, group, root, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_broadcast, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_broadcast(a, group, root, out);
 }
 
 /* ---- float_all_gather (distributed) ---- */
@@ -12892,7 +22538,9 @@ static td_status arm_autodiff_float_all_gather(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
+static const char td_opname_float_all_gather[] = "float_all_gather";
+
+static inline td_status entry_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
 {
     static const char td_opname[] = "float_all_gather";
     if (out == NULL)
@@ -12921,6 +22569,18 @@ td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **o
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_all_gather(a, group, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_all_gather, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_all_gather(a, group, out);
 }
 
 /* ---- int_all_reduce (distributed) ---- */
@@ -12993,7 +22653,9 @@ static td_status arm_autodiff_int_all_reduce(const td_tensor *a, td_group *group
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+static const char td_opname_int_all_reduce[] = "int_all_reduce";
+
+static inline td_status entry_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
     static const char td_opname[] = "int_all_reduce";
     if (out == NULL)
@@ -13024,6 +22686,18 @@ td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
+}
+
+td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_all_reduce(a, group, op, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_all_reduce(a, group, op, out);
 }
 
 /* ---- sync (device) ---- */
@@ -13070,7 +22744,9 @@ static td_status arm_autodiff_sync(td_device *device, const td_shape *td_shape_o
     return td_st;
 }
 
-td_status td_sync(td_device *device)
+static const char td_opname_sync[] = "sync";
+
+static inline td_status entry_sync(td_device *device)
 {
     static const char td_opname[] = "sync";
     if (device == NULL)
@@ -13091,4 +22767,15 @@ td_status td_sync(td_device *device)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
+}
+
+td_status td_sync(td_device *device)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_sync(device);
+        td_trace_op(td_opname_sync, NULL, 0, device, td_t0, td_st);
+        return td_st;
+    }
+    return entry_sync(device);
 }

@@ -67,17 +67,24 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out);
 
+/* Returns a with value (0 is false, anything else true) where mask is true; mask broadcasts to a's shape.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: burn's bool_mask_fill takes a bool value; the C entry takes it as an int32_t (C's truth value).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out);
+
 /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns an int tensor whose dimension i is dimension perm[i] of a.
+/* Returns an int tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -87,8 +94,9 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -97,12 +105,12 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns a bool tensor whose dimension i is dimension perm[i] of a.
+/* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -112,8 +120,9 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -157,17 +166,241 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len);
  */
 td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len);
 
+/* Softmax along dim: exp(a - max) / sum(exp(a - max)), the max taken along dim (torch.softmax).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: a row holding NaN, +inf, or only -inf gives NaN in the whole row, as in PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Log of the softmax along dim, computed as a - max - log(sum(exp(a - max))) (torch.log_softmax).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: a row holding NaN, +inf, or only -inf gives NaN in the whole row, as in PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Softmin along dim: the softmax of -a (torch.nn.functional.softmin).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: a row holding NaN, -inf, or only +inf gives NaN in the whole row, as in PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Elementwise log(1 / (1 + e^-a)), computed stably as min(a, 0) - log1p(e^-|a|).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a > 0 ? a : negative_slope * a (torch.nn.functional.leaky_relu).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out);
+
+/* Elementwise max(0, min(1, alpha * a + beta)) (burn's hard_sigmoid; alpha = 1/6, beta = 0.5 is torch.nn.functional.hardsigmoid).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: NaN stays NaN (like float_clamp).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out);
+
+/* Elementwise a * sigmoid(a) (SiLU, also called swish).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: -inf gives NaN (-inf * 0), as PyTorch's a / (1 + e^-a) does.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_silu(const td_tensor *a, td_tensor **out);
+
+/* Elementwise arc cosine of a, in [0, pi]; NaN outside [-1, 1].
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_acos(const td_tensor *a, td_tensor **out);
+
+/* Elementwise arc sine of a, in [-pi/2, pi/2]; NaN outside [-1, 1].
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_asin(const td_tensor *a, td_tensor **out);
+
+/* Elementwise arc tangent of a, in (-pi/2, pi/2).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_atan(const td_tensor *a, td_tensor **out);
+
+/* Elementwise hyperbolic cosine of a.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cosh(const td_tensor *a, td_tensor **out);
+
+/* Elementwise hyperbolic sine of a.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_sinh(const td_tensor *a, td_tensor **out);
+
+/* Elementwise tangent of a.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_tan(const td_tensor *a, td_tensor **out);
+
+/* Elementwise inverse hyperbolic sine of a.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_asinh(const td_tensor *a, td_tensor **out);
+
+/* Elementwise inverse hyperbolic cosine of a, >= 0; NaN below 1.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_acosh(const td_tensor *a, td_tensor **out);
+
+/* Elementwise inverse hyperbolic tangent of a; +-inf at +-1, NaN outside [-1, 1].
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_atanh(const td_tensor *a, td_tensor **out);
+
+/* Elementwise smallest integer value not less than a (inf and NaN unchanged).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_ceil(const td_tensor *a, td_tensor **out);
+
+/* Elementwise largest integer value not greater than a (inf and NaN unchanged).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_floor(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a rounded to the nearest integer, halves to the even one (torch.round).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_round(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a rounded toward zero (inf and NaN unchanged).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_trunc(const td_tensor *a, td_tensor **out);
+
+/* Elementwise sign of a: 1, -1, or 0 for +-0 and NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: as torch.sign: NaN gives 0 (computed as (a > 0) - (a < 0)).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_sign(const td_tensor *a, td_tensor **out);
+
+/* Elementwise error function of a.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_erf(const td_tensor *a, td_tensor **out);
+
+/* Elementwise ln(1 + a), accurate for tiny a; -inf at -1, NaN below.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_log1p(const td_tensor *a, td_tensor **out);
+
+/* Elementwise 1 / a.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_recip(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a raised to the integer power exponent; 0^0 = 1.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out);
+
+/* Elementwise remainder of a / value with the sign of value (as float_remainder).
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a - value.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a / value.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise max(a, min); NaN stays NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out);
+
+/* Elementwise min(a, max); NaN stays NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out);
+
+/* Elementwise: is a NaN, as bool.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_is_nan(const td_tensor *a, td_tensor **out);
+
+/* Elementwise: is a +inf or -inf, as bool.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_is_inf(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a == value as bool.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a != value as bool (true where a is NaN).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a > value as bool.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a >= value as bool.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a < value as bool.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a <= value as bool.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out);
+
 /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end).
+/* Returns a float tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
-/* Returns a float tensor whose dimension i is dimension perm[i] of a.
+/* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
@@ -177,8 +410,9 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
-/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor.
+/* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -227,7 +461,7 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sigmoid(const td_tensor *a, td_tensor **out);
 
-/* Elementwise max(a, 0).
+/* Elementwise max(a, 0), NaN staying NaN; the gradient is 0 where a <= 0 and passes elsewhere (NaN included), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_relu(const td_tensor *a, td_tensor **out);
@@ -237,7 +471,7 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_gelu(const td_tensor *a, td_tensor **out);
 
-/* Elementwise a raised to the power exponent.
+/* Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out);
@@ -267,39 +501,39 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sum(const td_tensor *a, td_tensor **out);
 
-/* Sum along dim; the reduced dim is kept with size 1.
+/* Sum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Mean along dim; the reduced dim is kept with size 1.
+/* Mean along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Maximum along dim; the reduced dim is kept with size 1.
+/* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Minimum along dim; the reduced dim is kept with size 1.
+/* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1.
+/* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1.
+/* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
@@ -373,15 +607,55 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value.
+/* Elementwise logical exclusive or, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a == b, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a != b, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise mask ? value : a, broadcasting all three (like float_mask_where).
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
+
+/* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
-/* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value.
+/* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
+
+/* Elementwise a > 0 ? a : weight * a, where weight broadcasts to a's shape (for PyTorch's per-channel weight of shape [C] on an [N, C, ...] input, pass it reshaped to [C, 1, ..., 1]).
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: torch.nn.functional.prelu takes a weight of shape [C] (or [1]) that applies along dim 1; here the weight is any tensor that broadcasts to a's shape, which covers that case once it is reshaped to [C, 1, ..., 1] (burn reshapes it the same way).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out);
+
+/* Cross-entropy loss of logits [N, C] against class indices targets [N], averaged over N: mean_i(-log_softmax(logits, 1)[i, targets[i]]), a 0-dim tensor; a target outside [0, C) is TD_E_INVALID.
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: torch.nn.functional.cross_entropy with reduction='mean', no weights, no ignore_index and no label smoothing, for 2-D logits only; N = 0 gives NaN; backends that run the decomposition do not check the range of targets (an out-of-range target adds 0 to the sum there).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out);
 
 /* Elementwise a + b, broadcasting.
  * Family binary_float; implemented by: cpu, vulkan.
@@ -404,7 +678,7 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise a raised to the power b, broadcasting.
+/* Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN).
  * Family binary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out);
@@ -457,8 +731,39 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value.
+/* Elementwise angle of the point (b, a), i.e. atan(a / b) in the right quadrant, in [-pi, pi], broadcasting (torch.atan2(a, b)).
  * Family binary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise sqrt(a^2 + b^2) without undue overflow, broadcasting; inf if either is infinite, even with a NaN.
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a raised to the integer power b (an int tensor), broadcasting; 0^0 = 1.
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: as torch.pow(float tensor, int tensor): b is converted to float, so |b| beyond 2^24 rounds.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise remainder of a / b with the sign of b (a - floor(a / b) * b, computed exactly), broadcasting; NaN where b is 0.
+ * Family binary_float; implemented by: cpu, vulkan.
+ * Note: as torch.remainder: fmod(a, b), plus b when it is nonzero and its sign differs from b's.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a != b as bool, broadcasting (true where either is NaN).
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
+ * Family binary_float; implemented by: cpu, vulkan.
+ * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
@@ -506,17 +811,17 @@ td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out);
 
-/* Concatenates float tensors along dim; all other sizes must agree.
+/* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
-/* Concatenates int tensors along dim; all other sizes must agree.
+/* Concatenates int tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);
 
-/* Concatenates bool tensors along dim; all other sizes must agree.
+/* Concatenates bool tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out);

@@ -17,6 +17,30 @@ static td_device *dev;    /* the vulkan device */
 static td_device *ad_dev; /* autodiff(vulkan), NONE */
 static td_device *ad_bal; /* autodiff(vulkan), BALANCED */
 
+static void test_bool_mask_fill_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool mask_data[] = { true, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_mask_fill(a, mask, (int32_t)0, &out), "bool_mask_fill");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
 static void test_int_mask_fill_merge_disabled_enabled(void **state)
 {
     (void)state;
@@ -41,6 +65,989 @@ static void test_int_mask_fill_merge_disabled_enabled(void **state)
     td_tensor_release(mask);
 }
 
+static td_status fwd_float_softmax(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_softmax(ins[0], INT64_C(-1), out);
+    return st;
+}
+
+static void test_float_softmax_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmax, ins, 1, 7919u);
+}
+
+static void test_float_softmax_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_softmax(a, INT64_C(-1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_log_softmax(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log_softmax(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_log_softmax_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_softmax, ins, 1, 15838u);
+}
+
+static void test_float_log_softmax_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_log_softmax(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_softmin(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_softmin(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_softmin_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmin, ins, 1, 23757u);
+}
+
+static void test_float_softmin_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_softmin(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_log_sigmoid(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log_sigmoid(ins[0], out);
+    return st;
+}
+
+static void test_float_log_sigmoid_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_sigmoid, ins, 1, 31676u);
+}
+
+static void test_float_log_sigmoid_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 20.0f, -20.0f, 0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_log_sigmoid(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_leaky_relu(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_leaky_relu(ins[0], 0.01f, out);
+    return st;
+}
+
+static void test_float_leaky_relu_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_leaky_relu, ins, 1, 39595u);
+}
+
+static void test_float_leaky_relu_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, -0.5f, 0.0f, 3.0f, -INFINITY, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_leaky_relu(a, 0.01f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_hard_sigmoid(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_hard_sigmoid(ins[0], 0.2f, 0.5f, out);
+    return st;
+}
+
+static void test_float_hard_sigmoid_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(8) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hard_sigmoid, ins, 1, 55433u);
+}
+
+static void test_float_hard_sigmoid_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { -3.0f, -2.5f, 0.0f, 1.0f, 2.5f, 3.0f, NAN, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_hard_sigmoid(a, 0.2f, 0.5f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_silu(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_silu(ins[0], out);
+    return st;
+}
+
+static void test_float_silu_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_silu, ins, 1, 63352u);
+}
+
+static void test_float_silu_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_silu(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_acos(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_acos(ins[0], out);
+    return st;
+}
+
+static void test_float_acos_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acos, ins, 1, 443464u);
+}
+
+static void test_float_acos_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.0f, 0.0f, -1.0f, 0.5f, -0.5f, 2.0f, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_acos(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_asin(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_asin(ins[0], out);
+    return st;
+}
+
+static void test_float_asin_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asin, ins, 1, 451383u);
+}
+
+static void test_float_asin_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_asin(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_atan(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atan(ins[0], out);
+    return st;
+}
+
+static void test_float_atan_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan, ins, 1, 459302u);
+}
+
+static void test_float_atan_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, 0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_atan(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_cosh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cosh(ins[0], out);
+    return st;
+}
+
+static void test_float_cosh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cosh, ins, 1, 475140u);
+}
+
+static void test_float_cosh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cosh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_sinh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sinh(ins[0], out);
+    return st;
+}
+
+static void test_float_sinh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sinh, ins, 1, 483059u);
+}
+
+static void test_float_sinh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_sinh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_tan(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_tan(ins[0], out);
+    return st;
+}
+
+static void test_float_tan_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(5) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tan, ins, 1, 490978u);
+}
+
+static void test_float_tan_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f, 0.7853982f, -0.7853982f, 1.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_tan(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_asinh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_asinh(ins[0], out);
+    return st;
+}
+
+static void test_float_asinh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asinh, ins, 1, 498897u);
+}
+
+static void test_float_asinh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_asinh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_acosh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_acosh(ins[0], out);
+    return st;
+}
+
+static void test_float_acosh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, TDT_ABOVE_ONE } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acosh, ins, 1, 506816u);
+}
+
+static void test_float_acosh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 10.0f, 0.5f, INFINITY, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_acosh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_atanh(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atanh(ins[0], out);
+    return st;
+}
+
+static void test_float_atanh_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atanh, ins, 1, 514735u);
+}
+
+static void test_float_atanh_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 0.5f, -0.5f, 1.0f, -1.0f, 2.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_atanh(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_ceil_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, INFINITY, NAN, 8388607.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_ceil(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_floor_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, -INFINITY, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_floor(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_round_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, 2.6f, -2.6f, INFINITY, 8388609.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_round(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_trunc_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.7f, -1.7f, 0.5f, -0.5f, 3.0f, INFINITY, 1e+10f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_trunc(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sign_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 2.5f, -0.1f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_sign(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_erf(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_erf(ins[0], out);
+    return st;
+}
+
+static void test_float_erf_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_erf, ins, 1, 562249u);
+}
+
+static void test_float_erf_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_erf(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_log1p(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log1p(ins[0], out);
+    return st;
+}
+
+static void test_float_log1p_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log1p, ins, 1, 570168u);
+}
+
+static void test_float_log1p_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 1.0f, -0.5f, 1e-10f, -1.0f, -2.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_log1p(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_recip(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_recip(ins[0], out);
+    return st;
+}
+
+static void test_float_recip_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_recip, ins, 1, 578087u);
+}
+
+static void test_float_recip_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -4.0f, 0.5f, 0.0f, -0.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_recip(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_powi_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_powi_scalar(ins[0], (int32_t)3, out);
+    return st;
+}
+
+static void test_float_powi_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi_scalar, ins, 1, 601844u);
+}
+
+static void test_float_powi_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_powi_scalar(a, (int32_t)3, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_remainder_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_remainder_scalar(ins[0], 3.0f, out);
+    return st;
+}
+
+static void test_float_remainder_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder_scalar, ins, 1, 617682u);
+}
+
+static void test_float_remainder_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 5.0f, -5.0f, 5.5f, -0.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_remainder_scalar(a, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_sub_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sub_scalar(ins[0], 0.5f, out);
+    return st;
+}
+
+static void test_float_sub_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub_scalar, ins, 1, 625601u);
+}
+
+static void test_float_sub_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, -3.0f, INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_sub_scalar(a, 0.5f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_div_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_div_scalar(ins[0], 2.0f, out);
+    return st;
+}
+
+static void test_float_div_scalar_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div_scalar, ins, 1, 633520u);
+}
+
+static void test_float_div_scalar_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, -3.0f, 0.0f, 4.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_div_scalar(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_clamp_min(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_clamp_min(ins[0], -1.0f, out);
+    return st;
+}
+
+static void test_float_clamp_min_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_min, ins, 1, 641439u);
+}
+
+static void test_float_clamp_min_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, -0.5f, 0.0f, 1.0f, NAN, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_clamp_min(a, -1.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_clamp_max(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_clamp_max(ins[0], 1.0f, out);
+    return st;
+}
+
+static void test_float_clamp_max_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_max, ins, 1, 649358u);
+}
+
+static void test_float_clamp_max_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, 0.5f, 3.0f, INFINITY, NAN, 1.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_clamp_max(a, 1.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_nan_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 1e-39f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_is_nan(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_inf_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 3.4e+38f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_is_inf(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_not_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_not_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_greater_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_greater_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_lower_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_equal_elem_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_lower_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_reshape(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -54,7 +1061,7 @@ static void test_float_reshape_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 332598u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape, ins, 1, 728548u);
 }
 
 static void test_float_reshape_guard(void **state)
@@ -86,7 +1093,7 @@ static void test_float_swap_dims_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 340517u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims, ins, 1, 736467u);
 }
 
 static void test_float_swap_dims_guard(void **state)
@@ -118,7 +1125,7 @@ static void test_float_permute_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 348436u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute, ins, 1, 744386u);
 }
 
 static void test_float_permute_guard(void **state)
@@ -151,7 +1158,7 @@ static void test_float_expand_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(1) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 356355u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand, ins, 1, 752305u);
 }
 
 static void test_float_expand_guard(void **state)
@@ -185,7 +1192,7 @@ static void test_float_slice_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 364274u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice, ins, 1, 760224u);
 }
 
 static void test_float_slice_guard(void **state)
@@ -218,7 +1225,7 @@ static void test_float_neg_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 649358u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg, ins, 1, 1045308u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -249,7 +1256,7 @@ static void test_float_abs_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 657277u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs, ins, 1, 1053227u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -280,7 +1287,7 @@ static void test_float_exp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 665196u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp, ins, 1, 1061146u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -311,7 +1318,7 @@ static void test_float_log_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 673115u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log, ins, 1, 1069065u);
 }
 
 static void test_float_log_guard(void **state)
@@ -342,7 +1349,7 @@ static void test_float_sqrt_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 681034u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt, ins, 1, 1076984u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -373,7 +1380,7 @@ static void test_float_sin_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 688953u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin, ins, 1, 1084903u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -404,7 +1411,7 @@ static void test_float_cos_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 696872u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos, ins, 1, 1092822u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -435,7 +1442,7 @@ static void test_float_tanh_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 704791u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh, ins, 1, 1100741u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -466,7 +1473,7 @@ static void test_float_sigmoid_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 712710u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid, ins, 1, 1108660u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -497,7 +1504,7 @@ static void test_float_relu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 720629u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu, ins, 1, 1116579u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -528,7 +1535,7 @@ static void test_float_gelu_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(6) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 728548u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu, ins, 1, 1124498u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -559,7 +1566,7 @@ static void test_float_powf_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 1, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 736467u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar, ins, 1, 1132417u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -590,7 +1597,7 @@ static void test_float_clamp_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 744386u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp, ins, 1, 1140336u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -621,7 +1628,7 @@ static void test_float_add_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 752305u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar, ins, 1, 1148255u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -652,7 +1659,7 @@ static void test_float_mul_scalar_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 760224u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar, ins, 1, 1156174u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -689,7 +1696,7 @@ static void test_float_mask_fill_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 768143u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill, ins, 1, 1164093u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -750,7 +1757,7 @@ static void test_float_sum_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 776062u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum, ins, 1, 1172012u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -781,7 +1788,7 @@ static void test_float_sum_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 783981u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim, ins, 1, 1179931u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -812,7 +1819,7 @@ static void test_float_mean_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 791900u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim, ins, 1, 1187850u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -843,7 +1850,7 @@ static void test_float_max_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 799819u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim, ins, 1, 1195769u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -874,7 +1881,7 @@ static void test_float_min_dim_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 807738u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim, ins, 1, 1203688u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -1227,6 +2234,108 @@ static void test_bool_or_merge_disabled_enabled(void **state)
     td_tensor_release(b);
 }
 
+static void test_bool_xor_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_xor(a, b, &out), "bool_xor");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_equal(a, b, &out), "bool_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_not_equal_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_not_equal(a, b, &out), "bool_not_equal");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_mask_where_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, true, false, true, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool value_data[] = { false, true };
+    td_tensor *value = tdt_make(ad_dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_mask_where(a, mask, value, &out), "bool_mask_where");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
 static void test_int_slice_assign_merge_disabled_enabled(void **state)
 {
     (void)state;
@@ -1279,6 +2388,133 @@ static void test_bool_slice_assign_merge_disabled_enabled(void **state)
     td_tensor_release(value);
 }
 
+static td_status fwd_float_prelu(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_prelu(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_prelu_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(2), INT64_C(1) };
+    const tdt_input ins[] = { { s1, 3, false }, { s2, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prelu, ins, 2, 47514u);
+}
+
+static void test_float_prelu_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_prelu(a, weight, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static void test_float_prelu_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    assert_int_equal(td_float_prelu(a, weight, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static td_status fwd_float_cross_entropy(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(d, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    td_status st = td_float_cross_entropy(ins[0], targets, out);
+    td_tensor_release(targets);
+    return st;
+}
+
+static void test_float_cross_entropy_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_entropy, ins, 1, 71271u);
+}
+
+static void test_float_cross_entropy_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *logits = tdt_make(ad_dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_check(td_tensor_set_autodiff_context(logits, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_cross_entropy(logits, targets, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
+static void test_float_cross_entropy_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *logits = tdt_make(ad_dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_check(td_tensor_set_autodiff_context(targets, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_cross_entropy(logits, targets, &out), "float_cross_entropy");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
 static td_status fwd_float_add(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -1292,7 +2528,7 @@ static void test_float_add_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add, ins, 2, 95028u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add, ins, 2, 166299u);
 }
 
 static void test_float_add_guard(void **state)
@@ -1352,7 +2588,7 @@ static void test_float_sub_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(1) };
     const tdt_input ins[] = { { s1, 1, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub, ins, 2, 102947u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub, ins, 2, 174218u);
 }
 
 static void test_float_sub_guard(void **state)
@@ -1412,7 +2648,7 @@ static void test_float_mul_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     static const int64_t s2[] = { 0 };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 0, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul, ins, 2, 110866u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul, ins, 2, 182137u);
 }
 
 static void test_float_mul_guard(void **state)
@@ -1472,7 +2708,7 @@ static void test_float_div_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div, ins, 2, 118785u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div, ins, 2, 190056u);
 }
 
 static void test_float_div_guard(void **state)
@@ -1532,7 +2768,7 @@ static void test_float_powf_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 1, true }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf, ins, 2, 126704u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf, ins, 2, 197975u);
 }
 
 static void test_float_powf_guard(void **state)
@@ -1592,7 +2828,7 @@ static void test_float_maximum_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_maximum, ins, 2, 134623u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_maximum, ins, 2, 205894u);
 }
 
 static void test_float_maximum_guard(void **state)
@@ -1652,7 +2888,7 @@ static void test_float_minimum_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_minimum, ins, 2, 142542u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_minimum, ins, 2, 213813u);
 }
 
 static void test_float_minimum_guard(void **state)
@@ -1938,7 +3174,7 @@ static void test_float_mask_where_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_where, ins, 2, 190056u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_where, ins, 2, 261327u);
 }
 
 static void test_float_mask_where_guard(void **state)
@@ -2012,7 +3248,7 @@ static void test_float_matmul_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(3), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul, ins, 2, 197975u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul, ins, 2, 269246u);
 }
 
 static void test_float_matmul_guard(void **state)
@@ -2059,6 +3295,297 @@ static void test_float_matmul_merge_none_balanced(void **state)
     td_tensor_release(b);
 }
 
+static td_status fwd_float_atan2(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_atan2(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_atan2_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    static const int64_t s2[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan2, ins, 2, 467221u);
+}
+
+static void test_float_atan2_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_atan2(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_atan2(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status fwd_float_hypot(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_hypot(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_hypot_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    static const int64_t s2[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hypot, ins, 2, 586006u);
+}
+
+static void test_float_hypot_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_hypot(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_hypot(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status fwd_float_powi(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(d, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    td_status st = td_float_powi(ins[0], b, out);
+    td_tensor_release(b);
+    return st;
+}
+
+static void test_float_powi_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi, ins, 1, 593925u);
+}
+
+static void test_float_powi_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_powi(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(b, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_powi(a, b, &out), "float_powi");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status fwd_float_remainder(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_remainder(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_remainder_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(2) };
+    const tdt_input ins[] = { { s1, 1, false }, { s2, 1, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder, ins, 2, 609763u);
+}
+
+static void test_float_remainder_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_remainder(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_remainder(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_not_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_not_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static td_status fwd_float_slice_assign(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -2074,7 +3601,7 @@ static void test_float_slice_assign_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 372193u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign, ins, 2, 768143u);
 }
 
 static void test_float_slice_assign_guard(void **state)
@@ -2139,7 +3666,7 @@ static void test_float_linear_gradcheck(void **state)
     static const int64_t s2[] = { INT64_C(3), INT64_C(2) };
     static const int64_t s3[] = { INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false }, { s3, 1, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_linear, ins, 3, 554330u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_linear, ins, 3, 950280u);
 }
 
 static void test_float_linear_guard(void **state)
@@ -2212,7 +3739,7 @@ static void test_float_cat_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(1) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false }, { s2, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 380112u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat, ins, 2, 776062u);
 }
 
 static void test_float_cat_guard(void **state)
@@ -2249,7 +3776,7 @@ static void test_float_to_device_gradcheck(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 562249u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device, ins, 1, 958199u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -2286,7 +3813,71 @@ int main(void)
 {
     /* Every test releases what it made: nothing may outlive it. */
     const struct CMUnitTest tests[] = {
+        TDT_TEST(test_bool_mask_fill_merge_disabled_enabled),
         TDT_TEST(test_int_mask_fill_merge_disabled_enabled),
+        TDT_TEST(test_float_softmax_gradcheck),
+        TDT_TEST(test_float_softmax_guard),
+        TDT_TEST(test_float_log_softmax_gradcheck),
+        TDT_TEST(test_float_log_softmax_guard),
+        TDT_TEST(test_float_softmin_gradcheck),
+        TDT_TEST(test_float_softmin_guard),
+        TDT_TEST(test_float_log_sigmoid_gradcheck),
+        TDT_TEST(test_float_log_sigmoid_guard),
+        TDT_TEST(test_float_leaky_relu_gradcheck),
+        TDT_TEST(test_float_leaky_relu_guard),
+        TDT_TEST(test_float_hard_sigmoid_gradcheck),
+        TDT_TEST(test_float_hard_sigmoid_guard),
+        TDT_TEST(test_float_silu_gradcheck),
+        TDT_TEST(test_float_silu_guard),
+        TDT_TEST(test_float_acos_gradcheck),
+        TDT_TEST(test_float_acos_guard),
+        TDT_TEST(test_float_asin_gradcheck),
+        TDT_TEST(test_float_asin_guard),
+        TDT_TEST(test_float_atan_gradcheck),
+        TDT_TEST(test_float_atan_guard),
+        TDT_TEST(test_float_cosh_gradcheck),
+        TDT_TEST(test_float_cosh_guard),
+        TDT_TEST(test_float_sinh_gradcheck),
+        TDT_TEST(test_float_sinh_guard),
+        TDT_TEST(test_float_tan_gradcheck),
+        TDT_TEST(test_float_tan_guard),
+        TDT_TEST(test_float_asinh_gradcheck),
+        TDT_TEST(test_float_asinh_guard),
+        TDT_TEST(test_float_acosh_gradcheck),
+        TDT_TEST(test_float_acosh_guard),
+        TDT_TEST(test_float_atanh_gradcheck),
+        TDT_TEST(test_float_atanh_guard),
+        TDT_TEST(test_float_ceil_guard),
+        TDT_TEST(test_float_floor_guard),
+        TDT_TEST(test_float_round_guard),
+        TDT_TEST(test_float_trunc_guard),
+        TDT_TEST(test_float_sign_guard),
+        TDT_TEST(test_float_erf_gradcheck),
+        TDT_TEST(test_float_erf_guard),
+        TDT_TEST(test_float_log1p_gradcheck),
+        TDT_TEST(test_float_log1p_guard),
+        TDT_TEST(test_float_recip_gradcheck),
+        TDT_TEST(test_float_recip_guard),
+        TDT_TEST(test_float_powi_scalar_gradcheck),
+        TDT_TEST(test_float_powi_scalar_guard),
+        TDT_TEST(test_float_remainder_scalar_gradcheck),
+        TDT_TEST(test_float_remainder_scalar_guard),
+        TDT_TEST(test_float_sub_scalar_gradcheck),
+        TDT_TEST(test_float_sub_scalar_guard),
+        TDT_TEST(test_float_div_scalar_gradcheck),
+        TDT_TEST(test_float_div_scalar_guard),
+        TDT_TEST(test_float_clamp_min_gradcheck),
+        TDT_TEST(test_float_clamp_min_guard),
+        TDT_TEST(test_float_clamp_max_gradcheck),
+        TDT_TEST(test_float_clamp_max_guard),
+        TDT_TEST(test_float_is_nan_guard),
+        TDT_TEST(test_float_is_inf_guard),
+        TDT_TEST(test_float_equal_elem_guard),
+        TDT_TEST(test_float_not_equal_elem_guard),
+        TDT_TEST(test_float_greater_elem_guard),
+        TDT_TEST(test_float_greater_equal_elem_guard),
+        TDT_TEST(test_float_lower_elem_guard),
+        TDT_TEST(test_float_lower_equal_elem_guard),
         TDT_TEST(test_float_reshape_gradcheck),
         TDT_TEST(test_float_reshape_guard),
         TDT_TEST(test_float_swap_dims_gradcheck),
@@ -2355,8 +3946,18 @@ int main(void)
         TDT_TEST(test_int_mask_where_merge_disabled_enabled),
         TDT_TEST(test_bool_and_merge_disabled_enabled),
         TDT_TEST(test_bool_or_merge_disabled_enabled),
+        TDT_TEST(test_bool_xor_merge_disabled_enabled),
+        TDT_TEST(test_bool_equal_merge_disabled_enabled),
+        TDT_TEST(test_bool_not_equal_merge_disabled_enabled),
+        TDT_TEST(test_bool_mask_where_merge_disabled_enabled),
         TDT_TEST(test_int_slice_assign_merge_disabled_enabled),
         TDT_TEST(test_bool_slice_assign_merge_disabled_enabled),
+        TDT_TEST(test_float_prelu_gradcheck),
+        TDT_TEST(test_float_prelu_guard),
+        TDT_TEST(test_float_prelu_merge_none_balanced),
+        TDT_TEST(test_float_cross_entropy_gradcheck),
+        TDT_TEST(test_float_cross_entropy_guard),
+        TDT_TEST(test_float_cross_entropy_merge_disabled_enabled),
         TDT_TEST(test_float_add_gradcheck),
         TDT_TEST(test_float_add_guard),
         TDT_TEST(test_float_add_merge_none_balanced),
@@ -2394,6 +3995,20 @@ int main(void)
         TDT_TEST(test_float_matmul_gradcheck),
         TDT_TEST(test_float_matmul_guard),
         TDT_TEST(test_float_matmul_merge_none_balanced),
+        TDT_TEST(test_float_atan2_gradcheck),
+        TDT_TEST(test_float_atan2_guard),
+        TDT_TEST(test_float_atan2_merge_none_balanced),
+        TDT_TEST(test_float_hypot_gradcheck),
+        TDT_TEST(test_float_hypot_guard),
+        TDT_TEST(test_float_hypot_merge_none_balanced),
+        TDT_TEST(test_float_powi_gradcheck),
+        TDT_TEST(test_float_powi_guard),
+        TDT_TEST(test_float_powi_merge_disabled_enabled),
+        TDT_TEST(test_float_remainder_gradcheck),
+        TDT_TEST(test_float_remainder_guard),
+        TDT_TEST(test_float_remainder_merge_none_balanced),
+        TDT_TEST(test_float_not_equal_guard),
+        TDT_TEST(test_float_not_equal_merge_none_balanced),
         TDT_TEST(test_float_slice_assign_gradcheck),
         TDT_TEST(test_float_slice_assign_guard),
         TDT_TEST(test_float_slice_assign_merge_none_balanced),

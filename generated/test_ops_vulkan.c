@@ -832,6 +832,168 @@ static void test_int_arange_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_arange, (int)(sizeof cases_int_arange / sizeof cases_int_arange[0]));
 }
 
+static void test_bool_mask_fill_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool mask_data[] = { true, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_bool_mask_fill(a, mask, (int32_t)0, &out), "bool_mask_fill");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { false, false, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_fill_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2) };
+    static const bool mask_data[] = { false, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_bool_mask_fill(a, mask, (int32_t)1, &out), "bool_mask_fill");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, true, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_fill_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const bool a_data[] = { false, true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { 0 };
+    static const bool mask_data[] = { true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 0);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_bool_mask_fill(a, mask, (int32_t)-7, &out), "bool_mask_fill");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const bool want[] = { true, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_fill_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool mask_data[] = { true, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_bool_mask_fill(NULL, mask, (int32_t)0, &out), TD_E_NULL, "bool_mask_fill");
+    assert_null(out);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_fill_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool mask_data[] = { true, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_bool_mask_fill(a, mask, (int32_t)0, &out), TD_E_KIND, "bool_mask_fill");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_fill_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool mask_data[] = { true, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_bool_mask_fill(a, mask, (int32_t)0, &out), TD_E_BACKEND_MISMATCH, "bool_mask_fill");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static td_status cmp_bool_mask_fill(const tdt_call *c)
+{
+    return td_bool_mask_fill(c->ins[0], c->ins[1], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_bool_mask_fill[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(-7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 33 } } }, .i = { INT64_C(-7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 0, { 0 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 2, { 7, 1 } } }, .i = { INT64_C(-7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 2, { 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } }, .i = { INT64_C(-7) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 2, { 129, 1 } } }, .i = { INT64_C(1) } },
+};
+
+static void test_bool_mask_fill_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_mask_fill",
+        .run = cmp_bool_mask_fill,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "mask" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3596625674u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_mask_fill, (int)(sizeof cases_bool_mask_fill / sizeof cases_bool_mask_fill[0]));
+}
+
 static void test_int_reshape_example_1(void **state)
 {
     (void)state;
@@ -1055,6 +1217,23 @@ static void test_int_swap_dims_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_swap_dims_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { -7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_swap_dims(a, INT64_C(0), INT64_C(-1), &out), "int_swap_dims");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -7 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_swap_dims_null(void **state)
 {
     (void)state;
@@ -1083,6 +1262,8 @@ static td_status cmp_int_swap_dims(const tdt_call *c)
 }
 
 static const tdt_case cases_int_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(0) } },
@@ -1166,6 +1347,24 @@ static void test_int_permute_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-2), INT64_C(-1), INT64_C(0) };
+    tdt_check(td_int_permute(a, perm, 3, &out), "int_permute");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_permute_null(void **state)
 {
     (void)state;
@@ -1214,23 +1413,23 @@ static const tdt_case cases_int_permute[] = {
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
 };
 
 static void test_int_permute_vs_cpu(void **state)
@@ -1437,6 +1636,25 @@ static void test_int_slice_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const int32_t want[] = { -3, -2, -1, 0, 3, 4, 5, 6 };
     tdt_expect(out, TD_I32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 10, 20, 30, 40, 50 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(-3) };
+    static const int64_t ends[] = { INT64_C(-1) };
+    tdt_check(td_int_slice(a, starts, 1, ends, 1, &out), "int_slice");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 30, 40 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -1721,6 +1939,23 @@ static void test_bool_swap_dims_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_bool_swap_dims_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const bool a_data[] = { true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_swap_dims(a, INT64_C(0), INT64_C(-1), &out), "bool_swap_dims");
+    static const int64_t want_shape[] = { 0 };
+    static const bool want[] = { true };
+    tdt_expect(out, TD_BOOL, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_bool_swap_dims_null(void **state)
 {
     (void)state;
@@ -1749,6 +1984,8 @@ static td_status cmp_bool_swap_dims(const tdt_call *c)
 }
 
 static const tdt_case cases_bool_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(0) } },
@@ -1832,6 +2069,24 @@ static void test_bool_permute_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_bool_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, false, true, true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-1), INT64_C(-2) };
+    tdt_check(td_bool_permute(a, perm, 2, &out), "bool_permute");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool want[] = { true, true, false, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_bool_permute_null(void **state)
 {
     (void)state;
@@ -1880,23 +2135,23 @@ static const tdt_case cases_bool_permute[] = {
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
 };
 
 static void test_bool_permute_vs_cpu(void **state)
@@ -3009,6 +3264,3727 @@ static void test_bool_into_data_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_into_data, (int)(sizeof cases_bool_into_data / sizeof cases_bool_into_data[0]));
 }
 
+static void test_float_softmax_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_softmax(a, INT64_C(-1), &out), "float_softmax");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.09003057f, 0.24472847f, 0.66524096f, 0.4223188f, 0.4223188f, 0.1553624f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_softmax_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 5.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_softmax(a, INT64_C(0), &out), "float_softmax");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.11920292f, 0.04742587f, 0.88079708f, 0.95257413f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_softmax_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1000.0f, 1000.0f, -1000.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_softmax(a, INT64_C(0), &out), "float_softmax");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 0.5f, 0.5f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_softmax_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_softmax(NULL, INT64_C(-1), &out), TD_E_NULL, "float_softmax");
+    assert_null(out);
+}
+
+static void test_float_softmax_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_softmax(a, INT64_C(-1), &out), TD_E_KIND, "float_softmax");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_softmax(const tdt_call *c)
+{
+    return td_float_softmax(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_softmax[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_float_softmax_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmax",
+        .run = cmp_float_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3863107836u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_softmax, (int)(sizeof cases_float_softmax / sizeof cases_float_softmax[0]));
+}
+
+static void test_float_log_softmax_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_log_softmax(a, INT64_C(1), &out), "float_log_softmax");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { -2.40760596f, -1.40760596f, -0.40760596f, -0.8619948f, -0.8619948f, -1.8619948f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_log_softmax_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 5.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_log_softmax(a, INT64_C(-2), &out), "float_log_softmax");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { -2.12692801f, -3.04858735f, -0.12692801f, -0.04858735f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_log_softmax_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1000.0f, 1000.0f, -1000.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_log_softmax(a, INT64_C(0), &out), "float_log_softmax");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { -0.69314718f, -0.69314718f, -2000.6931f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_log_softmax_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_log_softmax(NULL, INT64_C(1), &out), TD_E_NULL, "float_log_softmax");
+    assert_null(out);
+}
+
+static void test_float_log_softmax_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_log_softmax(a, INT64_C(1), &out), TD_E_KIND, "float_log_softmax");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_log_softmax(const tdt_call *c)
+{
+    return td_float_log_softmax(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_log_softmax[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_float_log_softmax_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_softmax",
+        .run = cmp_float_log_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2313303997u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_log_softmax, (int)(sizeof cases_float_log_softmax / sizeof cases_float_log_softmax[0]));
+}
+
+static void test_float_softmin_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_softmin(a, INT64_C(1), &out), "float_softmin");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.66524096f, 0.24472847f, 0.09003057f, 0.21194156f, 0.21194156f, 0.57611688f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_softmin_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 5.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_softmin(a, INT64_C(0), &out), "float_softmin");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.88079708f, 0.95257413f, 0.11920292f, 0.04742587f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_softmin_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_softmin(NULL, INT64_C(1), &out), TD_E_NULL, "float_softmin");
+    assert_null(out);
+}
+
+static void test_float_softmin_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_softmin(a, INT64_C(1), &out), TD_E_KIND, "float_softmin");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_softmin(const tdt_call *c)
+{
+    return td_float_softmin(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_softmin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_float_softmin_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmin",
+        .run = cmp_float_softmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3562493790u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_softmin, (int)(sizeof cases_float_softmin / sizeof cases_float_softmin[0]));
+}
+
+static void test_float_log_sigmoid_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 20.0f, -20.0f, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_log_sigmoid(a, &out), "float_log_sigmoid");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { -0.69314718f, -0.31326169f, -1.31326169f, -2.0611536e-09f, -20.0f, -0.47407698f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_log_sigmoid_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { INFINITY, -INFINITY, NAN, -100.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_log_sigmoid(a, &out), "float_log_sigmoid");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { 0.0f, -INFINITY, NAN, -100.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_log_sigmoid_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_log_sigmoid(NULL, &out), TD_E_NULL, "float_log_sigmoid");
+    assert_null(out);
+}
+
+static void test_float_log_sigmoid_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_log_sigmoid(a, &out), TD_E_KIND, "float_log_sigmoid");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_log_sigmoid(const tdt_call *c)
+{
+    return td_float_log_sigmoid(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_log_sigmoid[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_log_sigmoid_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_sigmoid",
+        .run = cmp_float_log_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2548686655u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_log_sigmoid, (int)(sizeof cases_float_log_sigmoid / sizeof cases_float_log_sigmoid[0]));
+}
+
+static void test_float_leaky_relu_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, -0.5f, 0.0f, 3.0f, -INFINITY, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_leaky_relu(a, 0.01f, &out), "float_leaky_relu");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { -0.02f, -0.005f, 0.0f, 3.0f, -INFINITY, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_leaky_relu_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { -1.0f, 1.0f, -10.0f, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_leaky_relu(a, 0.2f, &out), "float_leaky_relu");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { -0.2f, 1.0f, -2.0f, 0.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_leaky_relu_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_leaky_relu(NULL, 0.01f, &out), TD_E_NULL, "float_leaky_relu");
+    assert_null(out);
+}
+
+static void test_float_leaky_relu_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_leaky_relu(a, 0.01f, &out), TD_E_KIND, "float_leaky_relu");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_leaky_relu(const tdt_call *c)
+{
+    return td_float_leaky_relu(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_leaky_relu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.01f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.2f } },
+};
+
+static void test_float_leaky_relu_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_leaky_relu",
+        .run = cmp_float_leaky_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "negative_slope" },
+        .nmse = 1e-07,
+        .seed = 2268516331u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_leaky_relu, (int)(sizeof cases_float_leaky_relu / sizeof cases_float_leaky_relu[0]));
+}
+
+static void test_float_hard_sigmoid_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { -3.0f, -2.5f, 0.0f, 1.0f, 2.5f, 3.0f, NAN, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_hard_sigmoid(a, 0.2f, 0.5f, &out), "float_hard_sigmoid");
+    static const int64_t want_shape[] = { INT64_C(8) };
+    static const float want[] = { 0.0f, 0.0f, 0.5f, 0.7f, 1.0f, 1.0f, NAN, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_hard_sigmoid_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { -4.0f, 1.5f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_hard_sigmoid(a, 0.16666667f, 0.5f, &out), "float_hard_sigmoid");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 0.0f, 0.75f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_hard_sigmoid_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_hard_sigmoid(NULL, 0.2f, 0.5f, &out), TD_E_NULL, "float_hard_sigmoid");
+    assert_null(out);
+}
+
+static void test_float_hard_sigmoid_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_hard_sigmoid(a, 0.2f, 0.5f, &out), TD_E_KIND, "float_hard_sigmoid");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_hard_sigmoid(const tdt_call *c)
+{
+    return td_float_hard_sigmoid(c->ins[0], c->cs->f[0], c->cs->f[1], c->out);
+}
+
+static const tdt_case cases_float_hard_sigmoid[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.16666667f, 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.2f, 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.16666667f, 0.5f } },
+};
+
+static void test_float_hard_sigmoid_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hard_sigmoid",
+        .run = cmp_float_hard_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "alpha", "beta" },
+        .nmse = 1e-07,
+        .seed = 4147407664u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_hard_sigmoid, (int)(sizeof cases_float_hard_sigmoid / sizeof cases_float_hard_sigmoid[0]));
+}
+
+static void test_float_silu_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_silu(a, &out), "float_silu");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 0.73105858f, -0.26894142f, 1.76159416f, -0.14227762f, 0.31122967f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_silu_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { INFINITY, NAN, -1000.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_silu(a, &out), "float_silu");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { INFINITY, NAN, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_silu_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_silu(NULL, &out), TD_E_NULL, "float_silu");
+    assert_null(out);
+}
+
+static void test_float_silu_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_silu(a, &out), TD_E_KIND, "float_silu");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_silu(const tdt_call *c)
+{
+    return td_float_silu(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_silu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_silu_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_silu",
+        .run = cmp_float_silu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715175333u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_silu, (int)(sizeof cases_float_silu / sizeof cases_float_silu[0]));
+}
+
+static void test_float_acos_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.0f, 0.0f, -1.0f, 0.5f, -0.5f, 2.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_acos(a, &out), "float_acos");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 0.0f, 1.5707964f, 3.1415927f, 1.0471976f, 2.0943951f, NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_acos_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_acos(NULL, &out), TD_E_NULL, "float_acos");
+    assert_null(out);
+}
+
+static void test_float_acos_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_acos(a, &out), TD_E_KIND, "float_acos");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_acos(const tdt_call *c)
+{
+    return td_float_acos(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_acos[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_acos_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acos",
+        .run = cmp_float_acos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3128371284u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_acos, (int)(sizeof cases_float_acos / sizeof cases_float_acos[0]));
+}
+
+static void test_float_asin_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_asin(a, &out), "float_asin");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 1.5707964f, -1.5707964f, 0.5235988f, -0.5235988f, NAN };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_asin_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_asin(NULL, &out), TD_E_NULL, "float_asin");
+    assert_null(out);
+}
+
+static void test_float_asin_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_asin(a, &out), TD_E_KIND, "float_asin");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_asin(const tdt_call *c)
+{
+    return td_float_asin(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_asin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_asin_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asin",
+        .run = cmp_float_asin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4012578933u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_asin, (int)(sizeof cases_float_asin / sizeof cases_float_asin[0]));
+}
+
+static void test_float_atan_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_atan(a, &out), "float_atan");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 0.7853982f, -0.7853982f, 1.5707964f, -1.5707964f, 0.4636476f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_atan_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_atan(NULL, &out), TD_E_NULL, "float_atan");
+    assert_null(out);
+}
+
+static void test_float_atan_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_atan(a, &out), TD_E_KIND, "float_atan");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_atan(const tdt_call *c)
+{
+    return td_float_atan(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_atan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_atan_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan",
+        .run = cmp_float_atan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3465792912u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_atan, (int)(sizeof cases_float_atan / sizeof cases_float_atan[0]));
+}
+
+static void test_float_cosh_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_cosh(a, &out), "float_cosh");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 1.0f, 1.5430806f, 1.5430806f, 3.7621957f, INFINITY, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_cosh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_cosh(NULL, &out), TD_E_NULL, "float_cosh");
+    assert_null(out);
+}
+
+static void test_float_cosh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_cosh(a, &out), TD_E_KIND, "float_cosh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_cosh(const tdt_call *c)
+{
+    return td_float_cosh(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_cosh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_cosh_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cosh",
+        .run = cmp_float_cosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1594289899u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_cosh, (int)(sizeof cases_float_cosh / sizeof cases_float_cosh[0]));
+}
+
+static void test_float_sinh_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sinh(a, &out), "float_sinh");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 1.1752012f, -1.1752012f, 3.6268604f, INFINITY, -INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sinh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_sinh(NULL, &out), TD_E_NULL, "float_sinh");
+    assert_null(out);
+}
+
+static void test_float_sinh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sinh(a, &out), TD_E_KIND, "float_sinh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_sinh(const tdt_call *c)
+{
+    return td_float_sinh(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_sinh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_sinh_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sinh",
+        .run = cmp_float_sinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 563779404u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_sinh, (int)(sizeof cases_float_sinh / sizeof cases_float_sinh[0]));
+}
+
+static void test_float_tan_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f, 0.7853982f, -0.7853982f, 1.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_tan(a, &out), "float_tan");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const float want[] = { 0.0f, 1.0f, -1.0f, 1.5574077f, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 5, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_tan_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_tan(NULL, &out), TD_E_NULL, "float_tan");
+    assert_null(out);
+}
+
+static void test_float_tan_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_tan(a, &out), TD_E_KIND, "float_tan");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_tan(const tdt_call *c)
+{
+    return td_float_tan(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_tan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_tan_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tan",
+        .run = cmp_float_tan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 865286089u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_tan, (int)(sizeof cases_float_tan / sizeof cases_float_tan[0]));
+}
+
+static void test_float_asinh_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_asinh(a, &out), "float_asinh");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 0.8813736f, -0.8813736f, 1.4436355f, INFINITY, -INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_asinh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_asinh(NULL, &out), TD_E_NULL, "float_asinh");
+    assert_null(out);
+}
+
+static void test_float_asinh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_asinh(a, &out), TD_E_KIND, "float_asinh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_asinh(const tdt_call *c)
+{
+    return td_float_asinh(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_asinh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_asinh_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asinh",
+        .run = cmp_float_asinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2648110503u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_asinh, (int)(sizeof cases_float_asinh / sizeof cases_float_asinh[0]));
+}
+
+static void test_float_acosh_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 10.0f, 0.5f, INFINITY, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_acosh(a, &out), "float_acosh");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 1.3169579f, 2.9932228f, NAN, INFINITY, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_acosh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_acosh(NULL, &out), TD_E_NULL, "float_acosh");
+    assert_null(out);
+}
+
+static void test_float_acosh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_acosh(a, &out), TD_E_KIND, "float_acosh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_acosh(const tdt_call *c)
+{
+    return td_float_acosh(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_acosh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_acosh_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acosh",
+        .run = cmp_float_acosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3314833012u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_acosh, (int)(sizeof cases_float_acosh / sizeof cases_float_acosh[0]));
+}
+
+static void test_float_atanh_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 0.5f, -0.5f, 1.0f, -1.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_atanh(a, &out), "float_atanh");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 0.5493061f, -0.5493061f, INFINITY, -INFINITY, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_atanh_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_atanh(NULL, &out), TD_E_NULL, "float_atanh");
+    assert_null(out);
+}
+
+static void test_float_atanh_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_atanh(a, &out), TD_E_KIND, "float_atanh");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_atanh(const tdt_call *c)
+{
+    return td_float_atanh(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_atanh[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_atanh_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atanh",
+        .run = cmp_float_atanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715996520u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_atanh, (int)(sizeof cases_float_atanh / sizeof cases_float_atanh[0]));
+}
+
+static void test_float_ceil_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, INFINITY, NAN, 8388607.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_ceil(a, &out), "float_ceil");
+    static const int64_t want_shape[] = { INT64_C(8) };
+    static const float want[] = { 2.0f, -1.0f, 1.0f, 0.0f, 2.0f, INFINITY, NAN, 8388608.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_ceil_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_ceil(NULL, &out), TD_E_NULL, "float_ceil");
+    assert_null(out);
+}
+
+static void test_float_ceil_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(8) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_ceil(a, &out), TD_E_KIND, "float_ceil");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_ceil(const tdt_call *c)
+{
+    return td_float_ceil(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_ceil[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_ceil_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ceil",
+        .run = cmp_float_ceil,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3582265875u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_ceil, (int)(sizeof cases_float_ceil / sizeof cases_float_ceil[0]));
+}
+
+static void test_float_floor_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, -INFINITY, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_floor(a, &out), "float_floor");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 1.0f, -2.0f, 0.0f, -1.0f, 2.0f, -INFINITY, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_floor_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_floor(NULL, &out), TD_E_NULL, "float_floor");
+    assert_null(out);
+}
+
+static void test_float_floor_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_floor(a, &out), TD_E_KIND, "float_floor");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_floor(const tdt_call *c)
+{
+    return td_float_floor(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_floor[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_floor_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_floor",
+        .run = cmp_float_floor,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3697887328u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_floor, (int)(sizeof cases_float_floor / sizeof cases_float_floor[0]));
+}
+
+static void test_float_round_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, 2.6f, -2.6f, INFINITY, 8388609.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_round(a, &out), "float_round");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(5) };
+    static const float want[] = { 0.0f, 2.0f, 2.0f, 0.0f, -2.0f, 2.0f, 3.0f, -3.0f, INFINITY, 8388609.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 10, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_round_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_round(NULL, &out), TD_E_NULL, "float_round");
+    assert_null(out);
+}
+
+static void test_float_round_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_round(a, &out), TD_E_KIND, "float_round");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_round(const tdt_call *c)
+{
+    return td_float_round(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_round[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_round_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_round",
+        .run = cmp_float_round,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2118157750u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_round, (int)(sizeof cases_float_round / sizeof cases_float_round[0]));
+}
+
+static void test_float_trunc_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 1.7f, -1.7f, 0.5f, -0.5f, 3.0f, INFINITY, 1e+10f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_trunc(a, &out), "float_trunc");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 1.0f, -1.0f, 0.0f, 0.0f, 3.0f, INFINITY, 1e+10f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_trunc_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_trunc(NULL, &out), TD_E_NULL, "float_trunc");
+    assert_null(out);
+}
+
+static void test_float_trunc_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_trunc(a, &out), TD_E_KIND, "float_trunc");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_trunc(const tdt_call *c)
+{
+    return td_float_trunc(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_trunc[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_trunc_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_trunc",
+        .run = cmp_float_trunc,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3386351628u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_trunc, (int)(sizeof cases_float_trunc / sizeof cases_float_trunc[0]));
+}
+
+static void test_float_sign_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 2.5f, -0.1f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sign(a, &out), "float_sign");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 1.0f, -1.0f, 0.0f, 0.0f, 1.0f, -1.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_sign(NULL, &out), TD_E_NULL, "float_sign");
+    assert_null(out);
+}
+
+static void test_float_sign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sign(a, &out), TD_E_KIND, "float_sign");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_sign(const tdt_call *c)
+{
+    return td_float_sign(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_sign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_sign_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sign",
+        .run = cmp_float_sign,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1102193403u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_sign, (int)(sizeof cases_float_sign / sizeof cases_float_sign[0]));
+}
+
+static void test_float_erf_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_erf(a, &out), "float_erf");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 0.0f, 0.5204999f, 0.8427008f, -0.8427008f, 0.9953223f, 1.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_erf_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_erf(NULL, &out), TD_E_NULL, "float_erf");
+    assert_null(out);
+}
+
+static void test_float_erf_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_erf(a, &out), TD_E_KIND, "float_erf");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_erf(const tdt_call *c)
+{
+    return td_float_erf(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_erf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_erf_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_erf",
+        .run = cmp_float_erf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3666361773u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_erf, (int)(sizeof cases_float_erf / sizeof cases_float_erf[0]));
+}
+
+static void test_float_log1p_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const float a_data[] = { 0.0f, 1.0f, -0.5f, 1e-10f, -1.0f, -2.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_log1p(a, &out), "float_log1p");
+    static const int64_t want_shape[] = { INT64_C(7) };
+    static const float want[] = { 0.0f, 0.6931472f, -0.6931472f, 1e-10f, -INFINITY, NAN, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 7, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_log1p_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_log1p(NULL, &out), TD_E_NULL, "float_log1p");
+    assert_null(out);
+}
+
+static void test_float_log1p_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(7) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_log1p(a, &out), TD_E_KIND, "float_log1p");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_log1p(const tdt_call *c)
+{
+    return td_float_log1p(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_log1p[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_log1p_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log1p",
+        .run = cmp_float_log1p,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 595980781u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_log1p, (int)(sizeof cases_float_log1p / sizeof cases_float_log1p[0]));
+}
+
+static void test_float_recip_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -4.0f, 0.5f, 0.0f, -0.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_recip(a, &out), "float_recip");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.5f, -0.25f, 2.0f, INFINITY, -INFINITY, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_recip_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_recip(NULL, &out), TD_E_NULL, "float_recip");
+    assert_null(out);
+}
+
+static void test_float_recip_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_recip(a, &out), TD_E_KIND, "float_recip");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_recip(const tdt_call *c)
+{
+    return td_float_recip(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_recip[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_recip_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_recip",
+        .run = cmp_float_recip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1322968353u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_recip, (int)(sizeof cases_float_recip / sizeof cases_float_recip[0]));
+}
+
+static void test_float_powi_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_powi_scalar(a, (int32_t)3, &out), "float_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { 8.0f, -27.0f, 0.125f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_powi_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 2.0f, -0.5f, 4.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_powi_scalar(a, (int32_t)-2, &out), "float_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.25f, 4.0f, 0.0625f, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_powi_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, NAN, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_powi_scalar(a, (int32_t)0, &out), "float_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_powi_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_powi_scalar(NULL, (int32_t)3, &out), TD_E_NULL, "float_powi_scalar");
+    assert_null(out);
+}
+
+static void test_float_powi_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_powi_scalar(a, (int32_t)3, &out), TD_E_KIND, "float_powi_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_powi_scalar(const tdt_call *c)
+{
+    return td_float_powi_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_powi_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_float_powi_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi_scalar",
+        .run = cmp_float_powi_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 4273381000u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_powi_scalar, (int)(sizeof cases_float_powi_scalar / sizeof cases_float_powi_scalar[0]));
+}
+
+static void test_float_remainder_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 5.0f, -5.0f, 5.5f, -0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_remainder_scalar(a, 3.0f, &out), "float_remainder_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { 2.0f, 1.0f, 2.5f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_remainder_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { 3.0f, -3.0f, 1.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_remainder_scalar(a, -2.0f, &out), "float_remainder_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { -1.0f, -1.0f, -1.0f, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_remainder_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_remainder_scalar(NULL, 3.0f, &out), TD_E_NULL, "float_remainder_scalar");
+    assert_null(out);
+}
+
+static void test_float_remainder_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_remainder_scalar(a, 3.0f, &out), TD_E_KIND, "float_remainder_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_remainder_scalar(const tdt_call *c)
+{
+    return td_float_remainder_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_remainder_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -2.0f } },
+};
+
+static void test_float_remainder_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder_scalar",
+        .run = cmp_float_remainder_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1896631142u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_remainder_scalar, (int)(sizeof cases_float_remainder_scalar / sizeof cases_float_remainder_scalar[0]));
+}
+
+static void test_float_sub_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, -3.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sub_scalar(a, 0.5f, &out), "float_sub_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.5f, -3.5f, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sub_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_sub_scalar(NULL, 0.5f, &out), TD_E_NULL, "float_sub_scalar");
+    assert_null(out);
+}
+
+static void test_float_sub_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sub_scalar(a, 0.5f, &out), TD_E_KIND, "float_sub_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_sub_scalar(const tdt_call *c)
+{
+    return td_float_sub_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_sub_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.5f } },
+};
+
+static void test_float_sub_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sub_scalar",
+        .run = cmp_float_sub_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 385343625u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_sub_scalar, (int)(sizeof cases_float_sub_scalar / sizeof cases_float_sub_scalar[0]));
+}
+
+static void test_float_div_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 1.0f, -3.0f, 0.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_div_scalar(a, 2.0f, &out), "float_div_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, -1.5f, 0.0f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_div_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 1e-30f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_div_scalar(a, 3.0f, &out), "float_div_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 0.33333334f, 1.0f, 3.3333334e-31f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_div_scalar_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_div_scalar(NULL, 2.0f, &out), TD_E_NULL, "float_div_scalar");
+    assert_null(out);
+}
+
+static void test_float_div_scalar_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_div_scalar(a, 2.0f, &out), TD_E_KIND, "float_div_scalar");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_div_scalar(const tdt_call *c)
+{
+    return td_float_div_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_div_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 3.0f } },
+};
+
+static void test_float_div_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div_scalar",
+        .run = cmp_float_div_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3184346706u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_div_scalar, (int)(sizeof cases_float_div_scalar / sizeof cases_float_div_scalar[0]));
+}
+
+static void test_float_clamp_min_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, -0.5f, 0.0f, 1.0f, NAN, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_clamp_min(a, -1.0f, &out), "float_clamp_min");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { -1.0f, -0.5f, 0.0f, 1.0f, NAN, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_clamp_min_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_clamp_min(NULL, -1.0f, &out), TD_E_NULL, "float_clamp_min");
+    assert_null(out);
+}
+
+static void test_float_clamp_min_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_clamp_min(a, -1.0f, &out), TD_E_KIND, "float_clamp_min");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_clamp_min(const tdt_call *c)
+{
+    return td_float_clamp_min(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_clamp_min[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -1.0f } },
+};
+
+static void test_float_clamp_min_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_min",
+        .run = cmp_float_clamp_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "min" },
+        .nmse = 1e-07,
+        .seed = 2059318650u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_clamp_min, (int)(sizeof cases_float_clamp_min / sizeof cases_float_clamp_min[0]));
+}
+
+static void test_float_clamp_max_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { -2.0f, 0.5f, 3.0f, INFINITY, NAN, 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_clamp_max(a, 1.0f, &out), "float_clamp_max");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { -2.0f, 0.5f, 1.0f, 1.0f, NAN, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_clamp_max_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_clamp_max(NULL, 1.0f, &out), TD_E_NULL, "float_clamp_max");
+    assert_null(out);
+}
+
+static void test_float_clamp_max_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_clamp_max(a, 1.0f, &out), TD_E_KIND, "float_clamp_max");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_clamp_max(const tdt_call *c)
+{
+    return td_float_clamp_max(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_clamp_max[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 1.0f } },
+};
+
+static void test_float_clamp_max_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_max",
+        .run = cmp_float_clamp_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "max" },
+        .nmse = 1e-07,
+        .seed = 1691490960u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_clamp_max, (int)(sizeof cases_float_clamp_max / sizeof cases_float_clamp_max[0]));
+}
+
+static void test_float_is_nan_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 1e-39f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_is_nan(a, &out), "float_is_nan");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { true, false, false, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_nan_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_is_nan(NULL, &out), TD_E_NULL, "float_is_nan");
+    assert_null(out);
+}
+
+static void test_float_is_nan_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_is_nan(a, &out), TD_E_KIND, "float_is_nan");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_is_nan(const tdt_call *c)
+{
+    return td_float_is_nan(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_is_nan[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_is_nan_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_nan",
+        .run = cmp_float_is_nan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2576161456u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_is_nan, (int)(sizeof cases_float_is_nan / sizeof cases_float_is_nan[0]));
+}
+
+static void test_float_is_inf_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 3.4e+38f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_is_inf(a, &out), "float_is_inf");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { false, false, true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_is_inf_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_is_inf(NULL, &out), TD_E_NULL, "float_is_inf");
+    assert_null(out);
+}
+
+static void test_float_is_inf_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_is_inf(a, &out), TD_E_KIND, "float_is_inf");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_is_inf(const tdt_call *c)
+{
+    return td_float_is_inf(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_is_inf[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_is_inf_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_inf",
+        .run = cmp_float_is_inf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2728453182u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_is_inf, (int)(sizeof cases_float_is_inf / sizeof cases_float_is_inf[0]));
+}
+
+static void test_float_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_equal_elem(a, 2.0f, &out), "float_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { false, true, false, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_equal_elem_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, -0.0f, 1.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_equal_elem(a, 0.0f, &out), "float_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_equal_elem(const tdt_call *c)
+{
+    return td_float_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.0f } },
+};
+
+static void test_float_equal_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal_elem",
+        .run = cmp_float_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3842648884u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_equal_elem, (int)(sizeof cases_float_equal_elem / sizeof cases_float_equal_elem[0]));
+}
+
+static void test_float_not_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_not_equal_elem(a, 2.0f, &out), "float_not_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const bool want[] = { true, false, true, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_not_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_not_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_not_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_not_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_not_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_not_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_not_equal_elem(const tdt_call *c)
+{
+    return td_float_not_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_not_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+};
+
+static void test_float_not_equal_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal_elem",
+        .run = cmp_float_not_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1421993286u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_not_equal_elem, (int)(sizeof cases_float_not_equal_elem / sizeof cases_float_not_equal_elem[0]));
+}
+
+static void test_float_greater_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_greater_elem(a, 2.0f, &out), "float_greater_elem");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { false, false, true, false, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_greater_elem(NULL, 2.0f, &out), TD_E_NULL, "float_greater_elem");
+    assert_null(out);
+}
+
+static void test_float_greater_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_greater_elem(a, 2.0f, &out), TD_E_KIND, "float_greater_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_greater_elem(const tdt_call *c)
+{
+    return td_float_greater_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_greater_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+};
+
+static void test_float_greater_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_elem",
+        .run = cmp_float_greater_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2550030102u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_greater_elem, (int)(sizeof cases_float_greater_elem / sizeof cases_float_greater_elem[0]));
+}
+
+static void test_float_greater_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_greater_equal_elem(a, 2.0f, &out), "float_greater_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { false, true, true, false, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_greater_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_greater_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_greater_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_greater_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_greater_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_greater_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_greater_equal_elem(const tdt_call *c)
+{
+    return td_float_greater_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_greater_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+};
+
+static void test_float_greater_equal_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal_elem",
+        .run = cmp_float_greater_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2759539511u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_greater_equal_elem, (int)(sizeof cases_float_greater_equal_elem / sizeof cases_float_greater_equal_elem[0]));
+}
+
+static void test_float_lower_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_lower_elem(a, 2.0f, &out), "float_lower_elem");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { true, false, false, false, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_lower_elem(NULL, 2.0f, &out), TD_E_NULL, "float_lower_elem");
+    assert_null(out);
+}
+
+static void test_float_lower_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_lower_elem(a, 2.0f, &out), TD_E_KIND, "float_lower_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_lower_elem(const tdt_call *c)
+{
+    return td_float_lower_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_lower_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+};
+
+static void test_float_lower_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_elem",
+        .run = cmp_float_lower_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2388812703u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_lower_elem, (int)(sizeof cases_float_lower_elem / sizeof cases_float_lower_elem[0]));
+}
+
+static void test_float_lower_equal_elem_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_lower_equal_elem(a, 2.0f, &out), "float_lower_equal_elem");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const bool want[] = { true, true, false, false, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_lower_equal_elem_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_lower_equal_elem(NULL, 2.0f, &out), TD_E_NULL, "float_lower_equal_elem");
+    assert_null(out);
+}
+
+static void test_float_lower_equal_elem_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_lower_equal_elem(a, 2.0f, &out), TD_E_KIND, "float_lower_equal_elem");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_lower_equal_elem(const tdt_call *c)
+{
+    return td_float_lower_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_lower_equal_elem[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 2.0f } },
+};
+
+static void test_float_lower_equal_elem_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal_elem",
+        .run = cmp_float_lower_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2972579934u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_lower_equal_elem, (int)(sizeof cases_float_lower_equal_elem / sizeof cases_float_lower_equal_elem[0]));
+}
+
 static void test_float_reshape_example_1(void **state)
 {
     (void)state;
@@ -3232,6 +7208,23 @@ static void test_float_swap_dims_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_swap_dims_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_swap_dims(a, INT64_C(0), INT64_C(-1), &out), "float_swap_dims");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_swap_dims_null(void **state)
 {
     (void)state;
@@ -3260,6 +7253,8 @@ static td_status cmp_float_swap_dims(const tdt_call *c)
 }
 
 static const tdt_case cases_float_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(0) } },
@@ -3343,6 +7338,24 @@ static void test_float_permute_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_permute_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t perm[] = { INT64_C(-1), INT64_C(0), INT64_C(-2) };
+    tdt_check(td_float_permute(a, perm, 3, &out), "float_permute");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 2.0f, 4.0f, 6.0f, 8.0f, 10.0f, 1.0f, 3.0f, 5.0f, 7.0f, 9.0f, 11.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_permute_null(void **state)
 {
     (void)state;
@@ -3391,23 +7404,23 @@ static const tdt_case cases_float_permute[] = {
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, 2, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, 2, 3, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
 };
 
 static void test_float_permute_vs_cpu(void **state)
@@ -3614,6 +7627,25 @@ static void test_float_slice_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const float want[] = { 1.0f, 1.5f, 2.0f, 2.5f, 4.0f, 4.5f, 5.0f, 5.5f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_slice_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t starts[] = { INT64_C(-2), INT64_C(1) };
+    static const int64_t ends[] = { INT64_C(3), INT64_C(-1) };
+    tdt_check(td_float_slice(a, starts, 2, ends, 2, &out), "float_slice");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 2.5f, 3.0f, 4.5f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -4562,6 +8594,23 @@ static void test_float_relu_example_1(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_relu_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { NAN, INFINITY, -0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_relu(a, &out), "float_relu");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { NAN, INFINITY, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_relu_null(void **state)
 {
     (void)state;
@@ -4774,6 +8823,23 @@ static void test_float_powf_scalar_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_powf_scalar_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, 2.0f, -3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_powf_scalar(a, 0.0f, &out), "float_powf_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_powf_scalar_null(void **state)
 {
     (void)state;
@@ -4805,27 +8871,27 @@ static const tdt_case cases_float_powf_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.5f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 3.0f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 0.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 0.5f } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 3.0f } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { -1.0f } },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 0.5f } },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 3.0f } },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.5f } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 3.0f } },
 };
@@ -5447,6 +9513,40 @@ static void test_float_sum_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_sum_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(0), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_sum_dim_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { -3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sum_dim(a, INT64_C(-1), &out), "float_sum_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { -3.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_sum_dim_null(void **state)
 {
     (void)state;
@@ -5475,6 +9575,8 @@ static td_status cmp_float_sum_dim(const tdt_call *c)
 }
 
 static const tdt_case cases_float_sum_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -5597,6 +9699,23 @@ static void test_float_mean_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_mean_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 7.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_mean_dim(a, INT64_C(-1), &out), "float_mean_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_mean_dim_null(void **state)
 {
     (void)state;
@@ -5625,6 +9744,8 @@ static td_status cmp_float_mean_dim(const tdt_call *c)
 }
 
 static const tdt_case cases_float_mean_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -5747,6 +9868,23 @@ static void test_float_max_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_max_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { -4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim(a, INT64_C(0), &out), "float_max_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { -4.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_max_dim_null(void **state)
 {
     (void)state;
@@ -5775,6 +9913,8 @@ static td_status cmp_float_max_dim(const tdt_call *c)
 }
 
 static const tdt_case cases_float_max_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -5897,6 +10037,23 @@ static void test_float_min_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_min_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_min_dim(a, INT64_C(-1), &out), "float_min_dim");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 1.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_min_dim_null(void **state)
 {
     (void)state;
@@ -5925,6 +10082,8 @@ static td_status cmp_float_min_dim(const tdt_call *c)
 }
 
 static const tdt_case cases_float_min_dim[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -6030,6 +10189,23 @@ static void test_float_argmax_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_argmax_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 9.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmax(a, INT64_C(0), &out), "float_argmax");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_argmax_null(void **state)
 {
     (void)state;
@@ -6058,6 +10234,8 @@ static td_status cmp_float_argmax(const tdt_call *c)
 }
 
 static const tdt_case cases_float_argmax[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -6163,6 +10341,23 @@ static void test_float_argmin_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_argmin_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { -9.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argmin(a, INT64_C(-1), &out), "float_argmin");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_argmin_null(void **state)
 {
     (void)state;
@@ -6191,6 +10386,8 @@ static td_status cmp_float_argmin(const tdt_call *c)
 }
 
 static const tdt_case cases_float_argmin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
@@ -8220,6 +12417,628 @@ static void test_bool_or_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_or, (int)(sizeof cases_bool_or / sizeof cases_bool_or[0]));
 }
 
+static void test_bool_xor_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_bool_xor(a, b, &out), "bool_xor");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { false, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_xor_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const bool a_data[] = { true, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { 0 };
+    static const bool b_data[] = { true };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 0);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_bool_xor(a, b, &out), "bool_xor");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const bool want[] = { false, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_xor_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_xor(NULL, b, &out), TD_E_NULL, "bool_xor");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_bool_xor_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_xor(a, b, &out), TD_E_KIND, "bool_xor");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_xor_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_xor(a, b, &out), TD_E_BACKEND_MISMATCH, "bool_xor");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_bool_xor(const tdt_call *c)
+{
+    return td_bool_xor(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_bool_xor[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_bool_xor_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_xor",
+        .run = cmp_bool_xor,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3911531239u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_xor, (int)(sizeof cases_bool_xor / sizeof cases_bool_xor[0]));
+}
+
+static void test_bool_equal_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_bool_equal(a, b, &out), "bool_equal");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, false, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_equal_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const bool a_data[] = { true, false, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { 0 };
+    static const bool b_data[] = { false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 0);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_bool_equal(a, b, &out), "bool_equal");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const bool want[] = { false, true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_equal(NULL, b, &out), TD_E_NULL, "bool_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_bool_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_equal(a, b, &out), TD_E_KIND, "bool_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "bool_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_bool_equal(const tdt_call *c)
+{
+    return td_bool_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_bool_equal[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_bool_equal_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_equal",
+        .run = cmp_bool_equal,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 171082890u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_equal, (int)(sizeof cases_bool_equal / sizeof cases_bool_equal[0]));
+}
+
+static void test_bool_not_equal_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_bool_not_equal(a, b, &out), "bool_not_equal");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { false, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_not_equal_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool a_data[] = { true, true, false, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool b_data[] = { true, false, true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_bool_not_equal(a, b, &out), "bool_not_equal");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { false, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_not_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_not_equal(NULL, b, &out), TD_E_NULL, "bool_not_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_bool_not_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_not_equal(a, b, &out), TD_E_KIND, "bool_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_bool_not_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const bool b_data[] = { true, false };
+    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_bool_not_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "bool_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_bool_not_equal(const tdt_call *c)
+{
+    return td_bool_not_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_bool_not_equal[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_bool_not_equal_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_not_equal",
+        .run = cmp_bool_not_equal,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3125976444u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_not_equal, (int)(sizeof cases_bool_not_equal / sizeof cases_bool_not_equal[0]));
+}
+
+static void test_bool_mask_where_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, true, false, true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool value_data[] = { false, true };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_bool_mask_where(a, mask, value, &out), "bool_mask_where");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { false, false, true, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
+static void test_bool_mask_where_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const bool a_data[] = { false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool mask_data[] = { true, false, true, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2) };
+    static const bool value_data[] = { true, false };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_bool_mask_where(a, mask, value, &out), "bool_mask_where");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, false, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
+static void test_bool_mask_where_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool value_data[] = { false, true };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_bool_mask_where(NULL, mask, value, &out), TD_E_NULL, "bool_mask_where");
+    assert_null(out);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
+static void test_bool_mask_where_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool value_data[] = { false, true };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_bool_mask_where(a, mask, value, &out), TD_E_KIND, "bool_mask_where");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
+static void test_bool_mask_where_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, true, false, true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool value_data[] = { false, true };
+    td_tensor *value = tdt_make(dev, TD_BOOL, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_bool_mask_where(a, mask, value, &out), TD_E_BACKEND_MISMATCH, "bool_mask_where");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+    td_tensor_release(value);
+}
+
+static td_status cmp_bool_mask_where(const tdt_call *c)
+{
+    return td_bool_mask_where(c->ins[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case cases_bool_mask_where[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 0, { 0 } }, { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 3 } }, { 2, { 2, 1 } }, { 1, { 3 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 3 } }, { 2, { 2, 3 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 100 } }, { 2, { 129, 1 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 100 } }, { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 0, { 0 } }, { 1, { 1000 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } }, { 1, { 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 1, 33 } }, { 2, { 7, 1 } }, { 3, { 3, 1, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } }, { 0, { 0 } } } },
+};
+
+static void test_bool_mask_where_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_mask_where",
+        .run = cmp_bool_mask_where,
+        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "mask", "value" },
+        .nmse = 1e-07,
+        .seed = 3360495986u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_mask_where, (int)(sizeof cases_bool_mask_where / sizeof cases_bool_mask_where[0]));
+}
+
 static void test_int_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -8570,6 +13389,300 @@ static void test_bool_slice_assign_vs_cpu(void **state)
         .seed = 3354029720u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_bool_slice_assign, (int)(sizeof cases_bool_slice_assign / sizeof cases_bool_slice_assign[0]));
+}
+
+static void test_float_prelu_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_check(td_float_prelu(a, weight, &out), "float_prelu");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { -0.25f, 2.0f, -6.0f, 4.0f, -1.25f, 6.0f, 0.0f, -16.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static void test_float_prelu_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const float a_data[] = { -2.0f, 3.0f, -INFINITY, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { 0 };
+    static const float weight_data[] = { 0.5f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 0);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_check(td_float_prelu(a, weight, &out), "float_prelu");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { -1.0f, 3.0f, -INFINITY, NAN };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static void test_float_prelu_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_prelu(NULL, weight, &out), TD_E_NULL, "float_prelu");
+    assert_null(out);
+    td_tensor_release(weight);
+}
+
+static void test_float_prelu_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_prelu(a, weight, &out), TD_E_KIND, "float_prelu");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static void test_float_prelu_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 0.25f, 2.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_prelu(a, weight, &out), TD_E_BACKEND_MISMATCH, "float_prelu");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(weight);
+}
+
+static td_status cmp_float_prelu(const tdt_call *c)
+{
+    return td_float_prelu(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_prelu[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 2, { 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 1, 7, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 2, { 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 2, { 129, 1 } } } },
+};
+
+static void test_float_prelu_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prelu",
+        .run = cmp_float_prelu,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "weight" },
+        .nmse = 1e-07,
+        .seed = 3025630476u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_prelu, (int)(sizeof cases_float_prelu / sizeof cases_float_prelu[0]));
+}
+
+static void test_float_cross_entropy_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *logits = tdt_make(dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_check(td_float_cross_entropy(logits, targets, &out), "float_cross_entropy");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 0.63480038f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
+static void test_float_cross_entropy_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float logits_data[] = { 0.5f, -1.0f, 2.0f, 1.0f, 0.0f, 0.0f };
+    td_tensor *logits = tdt_make(dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(3) };
+    static const int32_t targets_data[] = { 1, 0, 1 };
+    td_tensor *targets = tdt_make(dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_check(td_float_cross_entropy(logits, targets, &out), "float_cross_entropy");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 0.90260738f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
+static void test_float_cross_entropy_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(1), INT64_C(2) };
+    static const float logits_data[] = { 0.0f, -INFINITY };
+    td_tensor *logits = tdt_make(dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(1) };
+    static const int32_t targets_data[] = { 0 };
+    td_tensor *targets = tdt_make(dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_check(td_float_cross_entropy(logits, targets, &out), "float_cross_entropy");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
+static void test_float_cross_entropy_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_expect_error(td_float_cross_entropy(NULL, targets, &out), TD_E_NULL, "float_cross_entropy");
+    assert_null(out);
+    td_tensor_release(targets);
+}
+
+static void test_float_cross_entropy_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t logits_data[] = { 0 };
+    td_tensor *logits = tdt_filled(dev, TD_I32, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_expect_error(td_float_cross_entropy(logits, targets, &out), TD_E_KIND, "float_cross_entropy");
+    assert_null(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
+static void test_float_cross_entropy_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *logits = tdt_make(dev, TD_F32, logits_data, logits_shape, 2);
+    (void)logits_data;
+    assert_non_null(logits);
+    static const int64_t targets_shape[] = { INT64_C(2) };
+    static const int32_t targets_data[] = { 2, 0 };
+    td_tensor *targets = tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    tdt_expect_error(td_float_cross_entropy(logits, targets, &out), TD_E_BACKEND_MISMATCH, "float_cross_entropy");
+    assert_null(out);
+    td_tensor_release(logits);
+    td_tensor_release(targets);
+}
+
+static td_status cmp_float_cross_entropy(const tdt_call *c)
+{
+    return td_float_cross_entropy(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_cross_entropy[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 7 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 7 } }, { 1, { 3 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 10 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 100 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1000, 33 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 33, 1000 } }, { 1, { 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 4096, 17 } }, { 1, { 4096 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 65537 } }, { 1, { 2 } } } },
+};
+
+static void test_float_cross_entropy_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross_entropy",
+        .run = cmp_float_cross_entropy,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "logits", "targets" },
+        .nmse = 1e-07,
+        .seed = 842115592u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_cross_entropy, (int)(sizeof cases_float_cross_entropy / sizeof cases_float_cross_entropy[0]));
 }
 
 static void test_float_add_example_1(void **state)
@@ -9263,6 +14376,29 @@ static void test_float_powf_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
     static const float want[] = { 4.0f, 1.0f, 2.828427f, 9.0f, 1.0f, 5.196152f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powf_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 2.0f, 0.5f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_powf(a, b, &out), "float_powf");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 0.0001f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(b);
@@ -10770,6 +15906,784 @@ static void test_float_matmul_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_float_matmul, (int)(sizeof cases_float_matmul / sizeof cases_float_matmul[0]));
 }
 
+static void test_float_atan2_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_atan2(a, b, &out), "float_atan2");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.7853982f, 2.3561945f, -0.7853982f, -2.3561945f, 0.0f, 3.1415927f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 1.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, INFINITY, -INFINITY };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_atan2(a, b, &out), "float_atan2");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.5707964f, 0.0f, 3.1415927f, -1.5707964f, 0.0f, -3.1415927f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_atan2(NULL, b, &out), TD_E_NULL, "float_atan2");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_atan2(a, b, &out), TD_E_KIND, "float_atan2");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_atan2_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_atan2(a, b, &out), TD_E_BACKEND_MISMATCH, "float_atan2");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_atan2(const tdt_call *c)
+{
+    return td_float_atan2(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_atan2[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_atan2_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan2",
+        .run = cmp_float_atan2,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3568088582u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_atan2, (int)(sizeof cases_float_atan2 / sizeof cases_float_atan2[0]));
+}
+
+static void test_float_hypot_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_hypot(a, b, &out), "float_hypot");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 5.0f, 13.0f, 0.0f, INFINITY, NAN, 5e+30f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 1.0f, -8.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, 1.0f, -INFINITY };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_hypot(a, b, &out), "float_hypot");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 1.4142135f, INFINITY, 8.0f, 8.0622577f, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_hypot(NULL, b, &out), TD_E_NULL, "float_hypot");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_hypot(a, b, &out), TD_E_KIND, "float_hypot");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_hypot_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_hypot(a, b, &out), TD_E_BACKEND_MISMATCH, "float_hypot");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_hypot(const tdt_call *c)
+{
+    return td_float_hypot(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_hypot[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_hypot_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hypot",
+        .run = cmp_float_hypot,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1802293856u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_hypot, (int)(sizeof cases_float_hypot / sizeof cases_float_hypot[0]));
+}
+
+static void test_float_powi_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_powi(a, b, &out), "float_powi");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 8.0f, -27.0f, 4.0f, 1.0f, 0.5f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 2.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 0, 1, 2 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_powi(a, b, &out), "float_powi");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 2.0f, 4.0f, 1.0f, -1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 0.0001f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_powi(NULL, b, &out), TD_E_NULL, "float_powi");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_powi(a, b, &out), TD_E_KIND, "float_powi");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_powi_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_powi(a, b, &out), TD_E_BACKEND_MISMATCH, "float_powi");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_powi(const tdt_call *c)
+{
+    return td_float_powi(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_powi[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_powi_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi",
+        .run = cmp_float_powi,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3122371731u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_powi, (int)(sizeof cases_float_powi / sizeof cases_float_powi[0]));
+}
+
+static void test_float_remainder_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_remainder(a, b, &out), "float_remainder");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const float want[] = { 1.5f, 0.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 5.0f, -5.0f, 5.0f, -5.0f, 5.5f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const float b_data[] = { 3.0f, 3.0f, -3.0f, -3.0f, 2.0f, 3.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_remainder(a, b, &out), "float_remainder");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 2.0f, 1.0f, -1.0f, -2.0f, 1.5f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { -1.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.0f, INFINITY, 0.75f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_remainder(a, b, &out), "float_remainder");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { NAN, INFINITY, 0.5f, NAN, NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_remainder(NULL, b, &out), TD_E_NULL, "float_remainder");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_remainder(a, b, &out), TD_E_KIND, "float_remainder");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_remainder_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 7.5f, -7.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 2.0f, 2.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_remainder(a, b, &out), TD_E_BACKEND_MISMATCH, "float_remainder");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_remainder(const tdt_call *c)
+{
+    return td_float_remainder(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_remainder[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_remainder_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder",
+        .run = cmp_float_remainder,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1392116533u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_remainder, (int)(sizeof cases_float_remainder / sizeof cases_float_remainder[0]));
+}
+
+static void test_float_not_equal_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_not_equal(a, b, &out), "float_not_equal");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { false, true, true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { NAN, 0.0f, INFINITY };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { NAN, -0.0f, INFINITY };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_not_equal(a, b, &out), "float_not_equal");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const bool want[] = { true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_not_equal(NULL, b, &out), TD_E_NULL, "float_not_equal");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_not_equal(a, b, &out), TD_E_KIND, "float_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_not_equal_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 1.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_not_equal(a, b, &out), TD_E_BACKEND_MISMATCH, "float_not_equal");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_not_equal(const tdt_call *c)
+{
+    return td_float_not_equal(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_not_equal[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_not_equal_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal",
+        .run = cmp_float_not_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1276083572u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_not_equal, (int)(sizeof cases_float_not_equal / sizeof cases_float_not_equal[0]));
+}
+
 static void test_float_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -10810,6 +16724,31 @@ static void test_float_slice_assign_example_2(void **state)
     (void)value_data;
     assert_non_null(value);
     static const int64_t starts[] = { INT64_C(2) };
+    static const int64_t ends[] = { INT64_C(3) };
+    tdt_check(td_float_slice_assign(a, value, starts, 1, ends, 1, &out), "float_slice_assign");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float want[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, -0.5f, -1.0f, -1.5f, -2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(value);
+}
+
+static void test_float_slice_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(4) };
+    static const float value_data[] = { -0.5f, -1.0f, -1.5f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t starts[] = { INT64_C(-1) };
     static const int64_t ends[] = { INT64_C(3) };
     tdt_check(td_float_slice_assign(a, value, starts, 1, ends, 1, &out), "float_slice_assign");
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(4) };
@@ -12549,6 +18488,13 @@ int main(void)
         TDT_TEST(test_int_arange_example_3),
         TDT_TEST(test_int_arange_null),
         TDT_TEST(test_int_arange_vs_cpu),
+        TDT_TEST(test_bool_mask_fill_example_1),
+        TDT_TEST(test_bool_mask_fill_example_2),
+        TDT_TEST(test_bool_mask_fill_example_3),
+        TDT_TEST(test_bool_mask_fill_null),
+        TDT_TEST(test_bool_mask_fill_wrong_kind),
+        TDT_TEST(test_bool_mask_fill_backend_mismatch),
+        TDT_TEST(test_bool_mask_fill_vs_cpu),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
@@ -12559,11 +18505,13 @@ int main(void)
         TDT_TEST(test_int_swap_dims_example_1),
         TDT_TEST(test_int_swap_dims_example_2),
         TDT_TEST(test_int_swap_dims_example_3),
+        TDT_TEST(test_int_swap_dims_example_4),
         TDT_TEST(test_int_swap_dims_null),
         TDT_TEST(test_int_swap_dims_wrong_kind),
         TDT_TEST(test_int_swap_dims_vs_cpu),
         TDT_TEST(test_int_permute_example_1),
         TDT_TEST(test_int_permute_example_2),
+        TDT_TEST(test_int_permute_example_3),
         TDT_TEST(test_int_permute_null),
         TDT_TEST(test_int_permute_wrong_kind),
         TDT_TEST(test_int_permute_vs_cpu),
@@ -12576,6 +18524,7 @@ int main(void)
         TDT_TEST(test_int_slice_example_1),
         TDT_TEST(test_int_slice_example_2),
         TDT_TEST(test_int_slice_example_3),
+        TDT_TEST(test_int_slice_example_4),
         TDT_TEST(test_int_slice_null),
         TDT_TEST(test_int_slice_wrong_kind),
         TDT_TEST(test_int_slice_vs_cpu),
@@ -12587,11 +18536,13 @@ int main(void)
         TDT_TEST(test_bool_swap_dims_example_1),
         TDT_TEST(test_bool_swap_dims_example_2),
         TDT_TEST(test_bool_swap_dims_example_3),
+        TDT_TEST(test_bool_swap_dims_example_4),
         TDT_TEST(test_bool_swap_dims_null),
         TDT_TEST(test_bool_swap_dims_wrong_kind),
         TDT_TEST(test_bool_swap_dims_vs_cpu),
         TDT_TEST(test_bool_permute_example_1),
         TDT_TEST(test_bool_permute_example_2),
+        TDT_TEST(test_bool_permute_example_3),
         TDT_TEST(test_bool_permute_null),
         TDT_TEST(test_bool_permute_wrong_kind),
         TDT_TEST(test_bool_permute_vs_cpu),
@@ -12644,6 +18595,172 @@ int main(void)
         TDT_TEST(test_bool_into_data_null),
         TDT_TEST(test_bool_into_data_wrong_kind),
         TDT_TEST(test_bool_into_data_vs_cpu),
+        TDT_TEST(test_float_softmax_example_1),
+        TDT_TEST(test_float_softmax_example_2),
+        TDT_TEST(test_float_softmax_example_3),
+        TDT_TEST(test_float_softmax_null),
+        TDT_TEST(test_float_softmax_wrong_kind),
+        TDT_TEST(test_float_softmax_vs_cpu),
+        TDT_TEST(test_float_log_softmax_example_1),
+        TDT_TEST(test_float_log_softmax_example_2),
+        TDT_TEST(test_float_log_softmax_example_3),
+        TDT_TEST(test_float_log_softmax_null),
+        TDT_TEST(test_float_log_softmax_wrong_kind),
+        TDT_TEST(test_float_log_softmax_vs_cpu),
+        TDT_TEST(test_float_softmin_example_1),
+        TDT_TEST(test_float_softmin_example_2),
+        TDT_TEST(test_float_softmin_null),
+        TDT_TEST(test_float_softmin_wrong_kind),
+        TDT_TEST(test_float_softmin_vs_cpu),
+        TDT_TEST(test_float_log_sigmoid_example_1),
+        TDT_TEST(test_float_log_sigmoid_example_2),
+        TDT_TEST(test_float_log_sigmoid_null),
+        TDT_TEST(test_float_log_sigmoid_wrong_kind),
+        TDT_TEST(test_float_log_sigmoid_vs_cpu),
+        TDT_TEST(test_float_leaky_relu_example_1),
+        TDT_TEST(test_float_leaky_relu_example_2),
+        TDT_TEST(test_float_leaky_relu_null),
+        TDT_TEST(test_float_leaky_relu_wrong_kind),
+        TDT_TEST(test_float_leaky_relu_vs_cpu),
+        TDT_TEST(test_float_hard_sigmoid_example_1),
+        TDT_TEST(test_float_hard_sigmoid_example_2),
+        TDT_TEST(test_float_hard_sigmoid_null),
+        TDT_TEST(test_float_hard_sigmoid_wrong_kind),
+        TDT_TEST(test_float_hard_sigmoid_vs_cpu),
+        TDT_TEST(test_float_silu_example_1),
+        TDT_TEST(test_float_silu_example_2),
+        TDT_TEST(test_float_silu_null),
+        TDT_TEST(test_float_silu_wrong_kind),
+        TDT_TEST(test_float_silu_vs_cpu),
+        TDT_TEST(test_float_acos_example_1),
+        TDT_TEST(test_float_acos_null),
+        TDT_TEST(test_float_acos_wrong_kind),
+        TDT_TEST(test_float_acos_vs_cpu),
+        TDT_TEST(test_float_asin_example_1),
+        TDT_TEST(test_float_asin_null),
+        TDT_TEST(test_float_asin_wrong_kind),
+        TDT_TEST(test_float_asin_vs_cpu),
+        TDT_TEST(test_float_atan_example_1),
+        TDT_TEST(test_float_atan_null),
+        TDT_TEST(test_float_atan_wrong_kind),
+        TDT_TEST(test_float_atan_vs_cpu),
+        TDT_TEST(test_float_cosh_example_1),
+        TDT_TEST(test_float_cosh_null),
+        TDT_TEST(test_float_cosh_wrong_kind),
+        TDT_TEST(test_float_cosh_vs_cpu),
+        TDT_TEST(test_float_sinh_example_1),
+        TDT_TEST(test_float_sinh_null),
+        TDT_TEST(test_float_sinh_wrong_kind),
+        TDT_TEST(test_float_sinh_vs_cpu),
+        TDT_TEST(test_float_tan_example_1),
+        TDT_TEST(test_float_tan_null),
+        TDT_TEST(test_float_tan_wrong_kind),
+        TDT_TEST(test_float_tan_vs_cpu),
+        TDT_TEST(test_float_asinh_example_1),
+        TDT_TEST(test_float_asinh_null),
+        TDT_TEST(test_float_asinh_wrong_kind),
+        TDT_TEST(test_float_asinh_vs_cpu),
+        TDT_TEST(test_float_acosh_example_1),
+        TDT_TEST(test_float_acosh_null),
+        TDT_TEST(test_float_acosh_wrong_kind),
+        TDT_TEST(test_float_acosh_vs_cpu),
+        TDT_TEST(test_float_atanh_example_1),
+        TDT_TEST(test_float_atanh_null),
+        TDT_TEST(test_float_atanh_wrong_kind),
+        TDT_TEST(test_float_atanh_vs_cpu),
+        TDT_TEST(test_float_ceil_example_1),
+        TDT_TEST(test_float_ceil_null),
+        TDT_TEST(test_float_ceil_wrong_kind),
+        TDT_TEST(test_float_ceil_vs_cpu),
+        TDT_TEST(test_float_floor_example_1),
+        TDT_TEST(test_float_floor_null),
+        TDT_TEST(test_float_floor_wrong_kind),
+        TDT_TEST(test_float_floor_vs_cpu),
+        TDT_TEST(test_float_round_example_1),
+        TDT_TEST(test_float_round_null),
+        TDT_TEST(test_float_round_wrong_kind),
+        TDT_TEST(test_float_round_vs_cpu),
+        TDT_TEST(test_float_trunc_example_1),
+        TDT_TEST(test_float_trunc_null),
+        TDT_TEST(test_float_trunc_wrong_kind),
+        TDT_TEST(test_float_trunc_vs_cpu),
+        TDT_TEST(test_float_sign_example_1),
+        TDT_TEST(test_float_sign_null),
+        TDT_TEST(test_float_sign_wrong_kind),
+        TDT_TEST(test_float_sign_vs_cpu),
+        TDT_TEST(test_float_erf_example_1),
+        TDT_TEST(test_float_erf_null),
+        TDT_TEST(test_float_erf_wrong_kind),
+        TDT_TEST(test_float_erf_vs_cpu),
+        TDT_TEST(test_float_log1p_example_1),
+        TDT_TEST(test_float_log1p_null),
+        TDT_TEST(test_float_log1p_wrong_kind),
+        TDT_TEST(test_float_log1p_vs_cpu),
+        TDT_TEST(test_float_recip_example_1),
+        TDT_TEST(test_float_recip_null),
+        TDT_TEST(test_float_recip_wrong_kind),
+        TDT_TEST(test_float_recip_vs_cpu),
+        TDT_TEST(test_float_powi_scalar_example_1),
+        TDT_TEST(test_float_powi_scalar_example_2),
+        TDT_TEST(test_float_powi_scalar_example_3),
+        TDT_TEST(test_float_powi_scalar_null),
+        TDT_TEST(test_float_powi_scalar_wrong_kind),
+        TDT_TEST(test_float_powi_scalar_vs_cpu),
+        TDT_TEST(test_float_remainder_scalar_example_1),
+        TDT_TEST(test_float_remainder_scalar_example_2),
+        TDT_TEST(test_float_remainder_scalar_null),
+        TDT_TEST(test_float_remainder_scalar_wrong_kind),
+        TDT_TEST(test_float_remainder_scalar_vs_cpu),
+        TDT_TEST(test_float_sub_scalar_example_1),
+        TDT_TEST(test_float_sub_scalar_null),
+        TDT_TEST(test_float_sub_scalar_wrong_kind),
+        TDT_TEST(test_float_sub_scalar_vs_cpu),
+        TDT_TEST(test_float_div_scalar_example_1),
+        TDT_TEST(test_float_div_scalar_example_2),
+        TDT_TEST(test_float_div_scalar_null),
+        TDT_TEST(test_float_div_scalar_wrong_kind),
+        TDT_TEST(test_float_div_scalar_vs_cpu),
+        TDT_TEST(test_float_clamp_min_example_1),
+        TDT_TEST(test_float_clamp_min_null),
+        TDT_TEST(test_float_clamp_min_wrong_kind),
+        TDT_TEST(test_float_clamp_min_vs_cpu),
+        TDT_TEST(test_float_clamp_max_example_1),
+        TDT_TEST(test_float_clamp_max_null),
+        TDT_TEST(test_float_clamp_max_wrong_kind),
+        TDT_TEST(test_float_clamp_max_vs_cpu),
+        TDT_TEST(test_float_is_nan_example_1),
+        TDT_TEST(test_float_is_nan_null),
+        TDT_TEST(test_float_is_nan_wrong_kind),
+        TDT_TEST(test_float_is_nan_vs_cpu),
+        TDT_TEST(test_float_is_inf_example_1),
+        TDT_TEST(test_float_is_inf_null),
+        TDT_TEST(test_float_is_inf_wrong_kind),
+        TDT_TEST(test_float_is_inf_vs_cpu),
+        TDT_TEST(test_float_equal_elem_example_1),
+        TDT_TEST(test_float_equal_elem_example_2),
+        TDT_TEST(test_float_equal_elem_null),
+        TDT_TEST(test_float_equal_elem_wrong_kind),
+        TDT_TEST(test_float_equal_elem_vs_cpu),
+        TDT_TEST(test_float_not_equal_elem_example_1),
+        TDT_TEST(test_float_not_equal_elem_null),
+        TDT_TEST(test_float_not_equal_elem_wrong_kind),
+        TDT_TEST(test_float_not_equal_elem_vs_cpu),
+        TDT_TEST(test_float_greater_elem_example_1),
+        TDT_TEST(test_float_greater_elem_null),
+        TDT_TEST(test_float_greater_elem_wrong_kind),
+        TDT_TEST(test_float_greater_elem_vs_cpu),
+        TDT_TEST(test_float_greater_equal_elem_example_1),
+        TDT_TEST(test_float_greater_equal_elem_null),
+        TDT_TEST(test_float_greater_equal_elem_wrong_kind),
+        TDT_TEST(test_float_greater_equal_elem_vs_cpu),
+        TDT_TEST(test_float_lower_elem_example_1),
+        TDT_TEST(test_float_lower_elem_null),
+        TDT_TEST(test_float_lower_elem_wrong_kind),
+        TDT_TEST(test_float_lower_elem_vs_cpu),
+        TDT_TEST(test_float_lower_equal_elem_example_1),
+        TDT_TEST(test_float_lower_equal_elem_null),
+        TDT_TEST(test_float_lower_equal_elem_wrong_kind),
+        TDT_TEST(test_float_lower_equal_elem_vs_cpu),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
@@ -12654,11 +18771,13 @@ int main(void)
         TDT_TEST(test_float_swap_dims_example_1),
         TDT_TEST(test_float_swap_dims_example_2),
         TDT_TEST(test_float_swap_dims_example_3),
+        TDT_TEST(test_float_swap_dims_example_4),
         TDT_TEST(test_float_swap_dims_null),
         TDT_TEST(test_float_swap_dims_wrong_kind),
         TDT_TEST(test_float_swap_dims_vs_cpu),
         TDT_TEST(test_float_permute_example_1),
         TDT_TEST(test_float_permute_example_2),
+        TDT_TEST(test_float_permute_example_3),
         TDT_TEST(test_float_permute_null),
         TDT_TEST(test_float_permute_wrong_kind),
         TDT_TEST(test_float_permute_vs_cpu),
@@ -12671,6 +18790,7 @@ int main(void)
         TDT_TEST(test_float_slice_example_1),
         TDT_TEST(test_float_slice_example_2),
         TDT_TEST(test_float_slice_example_3),
+        TDT_TEST(test_float_slice_example_4),
         TDT_TEST(test_float_slice_null),
         TDT_TEST(test_float_slice_wrong_kind),
         TDT_TEST(test_float_slice_vs_cpu),
@@ -12713,6 +18833,7 @@ int main(void)
         TDT_TEST(test_float_sigmoid_wrong_kind),
         TDT_TEST(test_float_sigmoid_vs_cpu),
         TDT_TEST(test_float_relu_example_1),
+        TDT_TEST(test_float_relu_example_2),
         TDT_TEST(test_float_relu_null),
         TDT_TEST(test_float_relu_wrong_kind),
         TDT_TEST(test_float_relu_vs_cpu),
@@ -12723,6 +18844,7 @@ int main(void)
         TDT_TEST(test_float_powf_scalar_example_1),
         TDT_TEST(test_float_powf_scalar_example_2),
         TDT_TEST(test_float_powf_scalar_example_3),
+        TDT_TEST(test_float_powf_scalar_example_4),
         TDT_TEST(test_float_powf_scalar_null),
         TDT_TEST(test_float_powf_scalar_wrong_kind),
         TDT_TEST(test_float_powf_scalar_vs_cpu),
@@ -12754,34 +18876,41 @@ int main(void)
         TDT_TEST(test_float_sum_dim_example_1),
         TDT_TEST(test_float_sum_dim_example_2),
         TDT_TEST(test_float_sum_dim_example_3),
+        TDT_TEST(test_float_sum_dim_example_4),
+        TDT_TEST(test_float_sum_dim_example_5),
         TDT_TEST(test_float_sum_dim_null),
         TDT_TEST(test_float_sum_dim_wrong_kind),
         TDT_TEST(test_float_sum_dim_vs_cpu),
         TDT_TEST(test_float_mean_dim_example_1),
         TDT_TEST(test_float_mean_dim_example_2),
         TDT_TEST(test_float_mean_dim_example_3),
+        TDT_TEST(test_float_mean_dim_example_4),
         TDT_TEST(test_float_mean_dim_null),
         TDT_TEST(test_float_mean_dim_wrong_kind),
         TDT_TEST(test_float_mean_dim_vs_cpu),
         TDT_TEST(test_float_max_dim_example_1),
         TDT_TEST(test_float_max_dim_example_2),
         TDT_TEST(test_float_max_dim_example_3),
+        TDT_TEST(test_float_max_dim_example_4),
         TDT_TEST(test_float_max_dim_null),
         TDT_TEST(test_float_max_dim_wrong_kind),
         TDT_TEST(test_float_max_dim_vs_cpu),
         TDT_TEST(test_float_min_dim_example_1),
         TDT_TEST(test_float_min_dim_example_2),
         TDT_TEST(test_float_min_dim_example_3),
+        TDT_TEST(test_float_min_dim_example_4),
         TDT_TEST(test_float_min_dim_null),
         TDT_TEST(test_float_min_dim_wrong_kind),
         TDT_TEST(test_float_min_dim_vs_cpu),
         TDT_TEST(test_float_argmax_example_1),
         TDT_TEST(test_float_argmax_example_2),
+        TDT_TEST(test_float_argmax_example_3),
         TDT_TEST(test_float_argmax_null),
         TDT_TEST(test_float_argmax_wrong_kind),
         TDT_TEST(test_float_argmax_vs_cpu),
         TDT_TEST(test_float_argmin_example_1),
         TDT_TEST(test_float_argmin_example_2),
+        TDT_TEST(test_float_argmin_example_3),
         TDT_TEST(test_float_argmin_null),
         TDT_TEST(test_float_argmin_wrong_kind),
         TDT_TEST(test_float_argmin_vs_cpu),
@@ -12864,6 +18993,30 @@ int main(void)
         TDT_TEST(test_bool_or_wrong_kind),
         TDT_TEST(test_bool_or_backend_mismatch),
         TDT_TEST(test_bool_or_vs_cpu),
+        TDT_TEST(test_bool_xor_example_1),
+        TDT_TEST(test_bool_xor_example_2),
+        TDT_TEST(test_bool_xor_null),
+        TDT_TEST(test_bool_xor_wrong_kind),
+        TDT_TEST(test_bool_xor_backend_mismatch),
+        TDT_TEST(test_bool_xor_vs_cpu),
+        TDT_TEST(test_bool_equal_example_1),
+        TDT_TEST(test_bool_equal_example_2),
+        TDT_TEST(test_bool_equal_null),
+        TDT_TEST(test_bool_equal_wrong_kind),
+        TDT_TEST(test_bool_equal_backend_mismatch),
+        TDT_TEST(test_bool_equal_vs_cpu),
+        TDT_TEST(test_bool_not_equal_example_1),
+        TDT_TEST(test_bool_not_equal_example_2),
+        TDT_TEST(test_bool_not_equal_null),
+        TDT_TEST(test_bool_not_equal_wrong_kind),
+        TDT_TEST(test_bool_not_equal_backend_mismatch),
+        TDT_TEST(test_bool_not_equal_vs_cpu),
+        TDT_TEST(test_bool_mask_where_example_1),
+        TDT_TEST(test_bool_mask_where_example_2),
+        TDT_TEST(test_bool_mask_where_null),
+        TDT_TEST(test_bool_mask_where_wrong_kind),
+        TDT_TEST(test_bool_mask_where_backend_mismatch),
+        TDT_TEST(test_bool_mask_where_vs_cpu),
         TDT_TEST(test_int_slice_assign_example_1),
         TDT_TEST(test_int_slice_assign_example_2),
         TDT_TEST(test_int_slice_assign_null),
@@ -12876,6 +19029,19 @@ int main(void)
         TDT_TEST(test_bool_slice_assign_wrong_kind),
         TDT_TEST(test_bool_slice_assign_backend_mismatch),
         TDT_TEST(test_bool_slice_assign_vs_cpu),
+        TDT_TEST(test_float_prelu_example_1),
+        TDT_TEST(test_float_prelu_example_2),
+        TDT_TEST(test_float_prelu_null),
+        TDT_TEST(test_float_prelu_wrong_kind),
+        TDT_TEST(test_float_prelu_backend_mismatch),
+        TDT_TEST(test_float_prelu_vs_cpu),
+        TDT_TEST(test_float_cross_entropy_example_1),
+        TDT_TEST(test_float_cross_entropy_example_2),
+        TDT_TEST(test_float_cross_entropy_example_3),
+        TDT_TEST(test_float_cross_entropy_null),
+        TDT_TEST(test_float_cross_entropy_wrong_kind),
+        TDT_TEST(test_float_cross_entropy_backend_mismatch),
+        TDT_TEST(test_float_cross_entropy_vs_cpu),
         TDT_TEST(test_float_add_example_1),
         TDT_TEST(test_float_add_example_2),
         TDT_TEST(test_float_add_example_3),
@@ -12904,6 +19070,7 @@ int main(void)
         TDT_TEST(test_float_div_vs_cpu),
         TDT_TEST(test_float_powf_example_1),
         TDT_TEST(test_float_powf_example_2),
+        TDT_TEST(test_float_powf_example_3),
         TDT_TEST(test_float_powf_null),
         TDT_TEST(test_float_powf_wrong_kind),
         TDT_TEST(test_float_powf_backend_mismatch),
@@ -12963,8 +19130,40 @@ int main(void)
         TDT_TEST(test_float_matmul_wrong_kind),
         TDT_TEST(test_float_matmul_backend_mismatch),
         TDT_TEST(test_float_matmul_vs_cpu),
+        TDT_TEST(test_float_atan2_example_1),
+        TDT_TEST(test_float_atan2_example_2),
+        TDT_TEST(test_float_atan2_null),
+        TDT_TEST(test_float_atan2_wrong_kind),
+        TDT_TEST(test_float_atan2_backend_mismatch),
+        TDT_TEST(test_float_atan2_vs_cpu),
+        TDT_TEST(test_float_hypot_example_1),
+        TDT_TEST(test_float_hypot_example_2),
+        TDT_TEST(test_float_hypot_null),
+        TDT_TEST(test_float_hypot_wrong_kind),
+        TDT_TEST(test_float_hypot_backend_mismatch),
+        TDT_TEST(test_float_hypot_vs_cpu),
+        TDT_TEST(test_float_powi_example_1),
+        TDT_TEST(test_float_powi_example_2),
+        TDT_TEST(test_float_powi_null),
+        TDT_TEST(test_float_powi_wrong_kind),
+        TDT_TEST(test_float_powi_backend_mismatch),
+        TDT_TEST(test_float_powi_vs_cpu),
+        TDT_TEST(test_float_remainder_example_1),
+        TDT_TEST(test_float_remainder_example_2),
+        TDT_TEST(test_float_remainder_example_3),
+        TDT_TEST(test_float_remainder_null),
+        TDT_TEST(test_float_remainder_wrong_kind),
+        TDT_TEST(test_float_remainder_backend_mismatch),
+        TDT_TEST(test_float_remainder_vs_cpu),
+        TDT_TEST(test_float_not_equal_example_1),
+        TDT_TEST(test_float_not_equal_example_2),
+        TDT_TEST(test_float_not_equal_null),
+        TDT_TEST(test_float_not_equal_wrong_kind),
+        TDT_TEST(test_float_not_equal_backend_mismatch),
+        TDT_TEST(test_float_not_equal_vs_cpu),
         TDT_TEST(test_float_slice_assign_example_1),
         TDT_TEST(test_float_slice_assign_example_2),
+        TDT_TEST(test_float_slice_assign_example_3),
         TDT_TEST(test_float_slice_assign_null),
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),

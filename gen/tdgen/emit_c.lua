@@ -267,10 +267,13 @@ local function emit_checks(b, op)
   end
   if op.rule then
     local cargs = {}
-    for _, rn in ipairs(op.rule.args) do
+    for ri, rn in ipairs(op.rule.args) do
       local a = op.arg_by_name[rn]
       local kind = schema.param_kind(a.type)
       if kind == "tensor" then cargs[#cargs + 1] = "&" .. rn .. "->shape"
+      elseif schema.rules[op.rule.name][ri] == "dims" then
+        b:put("    int64_t td_n_%s[TD_MAX_DIMS];", rn)
+        cargs[#cargs + 1] = rn .. ", " .. rn .. "_len, td_n_" .. rn
       elseif kind == "list" or kind == "array" then cargs[#cargs + 1] = rn .. ", " .. rn .. "_len"
       elseif kind == "dim" then cargs[#cargs + 1] = "&" .. rn
       elseif kind == "host_out" then cargs[#cargs + 1] = rn .. "_len"
@@ -280,6 +283,20 @@ local function emit_checks(b, op)
     b:put("    td_shape td_shape_out;")
     b:put("    TD_TRY(td_rule_%s(td_opname, %s, &td_shape_out));", op.rule.name, table.concat(cargs, ", "))
   end
+end
+
+-- The names an entry passes to its arms: its parameters, a dims array its rule normalizes
+-- replaced by the normalized copy (so kernels, tape nodes and fallbacks see that one).
+local function entry_call_names(op)
+  local norm = {}
+  if op.rule then
+    for i, rn in ipairs(op.rule.args) do
+      if schema.rules[op.rule.name][i] == "dims" then norm[rn] = "td_n_" .. rn end
+    end
+  end
+  local ns = {}
+  for _, n in ipairs(entry_names(op)) do ns[#ns + 1] = norm[n] or n end
+  return ns
 end
 
 -- Arguments an entry passes to an arm: its own names, the result shape, the context, out.
@@ -739,8 +756,42 @@ local function emit_autodiff_arm(b, model, op)
   b:put("}")
 end
 
-local function emit_entry(b, model, op)
+-- The public entry: the dispatch below, timed into the trace when it is on (td_trace.c).
+local function emit_traced_entry(b, op)
+  local names = entry_names(op)
+  if returns_tensor(op) then names[#names + 1] = "out" end
+  local call = string.format("entry_%s(%s)", op.name, table.concat(names, ", "))
   b:put("td_status td_%s(%s)", op.name, table.concat(entry_params(op), ", "))
+  b:put("{")
+  b:put("    if (__builtin_expect(td_tracing(), 0)) {")
+  b:put("        const uint64_t td_t0 = td_trace_now();")
+  b:put("        const td_status td_st = %s;", call)
+  local ins, n, dev = {}, 0, "NULL"
+  local list
+  for _, a in ipairs(op.args) do
+    if a.t.tensor then ins[#ins + 1] = a.name; n = n + 1
+    elseif a.t.list then list = a
+    elseif a.t.device then dev = a.name end
+  end
+  if list then
+    b:put("        td_trace_op(td_opname_%s, %s, td_st == TD_OK ? %s_len : 0, %s, td_t0, td_st);", op.name, list.name,
+      list.name, dev)
+  elseif n > 0 then
+    b:put("        const td_tensor *const td_ins[] = { %s };", table.concat(ins, ", "))
+    b:put("        td_trace_op(td_opname_%s, td_ins, %d, %s, td_t0, td_st);", op.name, n, dev)
+  else
+    b:put("        td_trace_op(td_opname_%s, NULL, 0, %s, td_t0, td_st);", op.name, dev)
+  end
+  b:put("        return td_st;")
+  b:put("    }")
+  b:put("    return %s;", call)
+  b:put("}")
+end
+
+local function emit_entry(b, model, op)
+  b:put("static const char td_opname_%s[] = %s;", op.name, util.c_string(op.name))
+  b:put("")
+  b:put("static inline td_status entry_%s(%s)", op.name, table.concat(entry_params(op), ", "))
   b:put("{")
   b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
   if returns_tensor(op) then
@@ -751,7 +802,7 @@ local function emit_entry(b, model, op)
   emit_checks(b, op)
   local p = primary(op)
   local sel = p and (p .. "->kind") or (device_arg(op).name .. "->backend")
-  local call = arm_call_args(op, entry_names(op))
+  local call = arm_call_args(op, entry_call_names(op))
   b:put("    switch (%s) {", sel)
   for _, be in ipairs(model.backends) do
     b:put("#if TD_BACKEND_%s_ENABLED", U(be.name))
@@ -766,6 +817,8 @@ local function emit_entry(b, model, op)
   b:put("                        td_backend_name(%s));", sel)
   b:put("    }")
   b:put("}")
+  b:put("")
+  emit_traced_entry(b, op)
 end
 
 function M.dispatch_source(model, specs_note)

@@ -158,23 +158,23 @@ function R.reshape(P)
   end)
 end
 
--- First and last dims; the two middle ones of 4-d shapes.
+-- First and last dims; the two middle ones of 4-d shapes; 0 and -1 of a 0-d tensor.
 function R.swap_dims(P)
   return over_shapes(P, function(s, i)
-    if #s == 0 then return nil end
+    if #s == 0 then return { { [P[2]] = 0, [P[3]] = -1 } } end
     local out = { { [P[2]] = i % 2 == 0 and 0 or -1, [P[3]] = i % 2 == 0 and -1 or 0 } }
     if #s == 4 then out[2] = { [P[2]] = 1, [P[3]] = 2 } end
     return out
   end)
 end
 
--- Reversed dims; a rotation of 3-d and 4-d shapes.
+-- Reversed dims; a rotation of 3-d and 4-d shapes, every other entry negative.
 function R.permute(P)
   return over_shapes(P, function(s)
     local rev, rot = {}, {}
     for d = 1, #s do
       rev[d] = #s - d
-      rot[d] = d % #s
+      rot[d] = d % #s - (d % 2 == 0 and #s or 0)
     end
     local out = { { [P[2]] = rev } }
     if #s >= 3 then out[2] = { [P[2]] = rot } end
@@ -263,13 +263,29 @@ function R.cat(P)
   return cases
 end
 
--- Every dim of every shape (the last one as -1 on every other shape).
+-- Every dim of every shape (the last one as -1 on every other shape); 0 or -1 of 0-d ones.
 function R.reduce_dim(P)
   return over_shapes(P, function(s, i)
+    if #s == 0 then return { { [P[2]] = i % 2 == 0 and -1 or 0 } } end
     local out = {}
     for d = 1, #s do out[d] = { [P[2]] = (d == #s and i % 2 == 0) and -1 or d - 1 } end
     return out
   end)
+end
+
+-- Softmax and friends: every dim of every shape, like the reductions.
+R.along_dim = R.reduce_dim
+
+-- Cross-entropy: logits [N, C] and targets [N] (targets of the "index" domain lie in
+-- [0, 7), so every C is at least 7); 1 to 4096 rows, wide and narrow, some past the CPU's
+-- threading threshold.
+function R.cross_entropy(P)
+  local cases = {}
+  for _, s in ipairs({ { 1, 7, C }, { 3, 7, E }, { 7, 10, T }, { 129, 7, C }, { 100, 101, E }, { 1000, 33, C },
+    { 33, 1000, T }, { 4096, 17, E }, { 2, 65537, C } }) do
+    cases[#cases + 1] = { fill = s[3], v = { [P[1]] = { s[1], s[2] }, [P[2]] = { s[1] } } }
+  end
+  return cases
 end
 
 -- m, k, n in {1, 7, 64, 129} (each m with each n, k cycling), batched, broadcast batches,
@@ -416,7 +432,7 @@ local LIMITS = { t = 4, a = 4, i = 4, f = 4 }
 local LIMIT_NAMES = { t = "tensors", a = "dims or shape arguments", i = "integer arguments", f = "f32 arguments" }
 
 local FILL = { CLEAN = "TDT_FILL_CLEAN", EDGES = "TDT_FILL_EDGES", TIES = "TDT_FILL_TIES" }
-local DOMAIN = { positive = "TDT_DOMAIN_POSITIVE", nonzero = "TDT_DOMAIN_NONZERO" }
+local DOMAIN = { positive = "TDT_DOMAIN_POSITIVE", nonzero = "TDT_DOMAIN_NONZERO", index = "TDT_DOMAIN_INDEX" }
 
 local function ints(list)
   local parts = {}

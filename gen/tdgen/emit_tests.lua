@@ -466,7 +466,11 @@ function M.autodiff_tests(model, be, specs_note)
         end
         local parts = {}
         for i, inp in ipairs(inputs) do
-          parts[i] = string.format("{ s%d, %d, %s }", i, inp.nd, inp.positive and "true" or "false")
+          if inp.positive == "above_one" then
+            parts[i] = string.format("{ s%d, %d, TDT_ABOVE_ONE }", i, inp.nd)
+          else
+            parts[i] = string.format("{ s%d, %d, %s }", i, inp.nd, inp.positive and "true" or "false")
+          end
         end
         b:put("    const tdt_input ins[] = { %s };", table.concat(parts, ", "))
         b:put("    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_%s, ins, %d, %du);", op.name, #inputs, op.decl_index * 7919)

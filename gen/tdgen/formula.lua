@@ -131,6 +131,15 @@ M.helpers = {
   ge = { c = "td_ad_ge", params = { "tensor", "tensor" }, uses = { "float_greater_equal", "bool_into_float" } },
   gt = { c = "td_ad_gt", params = { "tensor", "tensor" }, uses = { "float_greater", "bool_into_float" } },
   inside = { c = "td_ad_inside", params = { "tensor", "scalar", "scalar" }, uses = { "float_full", "float_greater_equal", "float_lower_equal", "bool_into_float", "float_mul" } },
+  -- t with 0 where x <= v (relu), where x == v (powf's base), where the base a is 0 and the
+  -- exponent b >= 0 (powf's exponent); t, or its zeros when the scalar s is 0 (powf_scalar).
+  zero_where_le = { c = "td_ad_zero_where_le", params = { "tensor", "tensor", "scalar" },
+    uses = { "float_full", "float_lower_equal", "float_mask_fill" } },
+  zero_where_eq = { c = "td_ad_zero_where_eq", params = { "tensor", "tensor", "scalar" },
+    uses = { "float_full", "float_equal", "float_mask_fill" } },
+  zero_where_zero_base = { c = "td_ad_zero_where_zero_base", params = { "tensor", "tensor", "tensor" },
+    uses = { "float_full", "float_equal", "float_greater_equal", "bool_and", "float_mask_fill" } },
+  zeros_if_zero = { c = "td_ad_zeros_if_zero", params = { "tensor", "scalar" }, uses = { "float_zeros" } },
   gelu_grad = { c = "td_ad_gelu_grad", params = { "tensor" }, uses = { "float_gelu", "float_full", "float_equal", "float_mask_fill", "float_div", "float_mul", "float_mul_scalar", "float_exp", "float_add" } },
   zeros_as = { c = "td_ad_zeros_as", params = { "tensor", "shape_of" }, uses = { "float_zeros" } },
   mean_grad = { c = "td_ad_mean_grad", params = { "tensor", "shape_of", "iscalar" }, uses = { "float_expand", "float_mul_scalar" } },
@@ -147,6 +156,17 @@ M.helpers = {
   all_gather_grad = { c = "td_ad_all_gather_grad", params = { "tensor", "group" },
     uses = { "float_all_reduce", "float_slice" } },
   to_input_device = { c = "td_ad_to_input_device", params = { "tensor" }, node = true, devices = true, uses = { "float_to_device" } },
+  -- activations (specs/ops/activation.lua)
+  cross_entropy_grad = { c = "td_ad_cross_entropy_grad", params = { "tensor", "tensor", "itensor" },
+    uses = { "float_max_dim", "float_sub", "float_exp", "float_sum_dim", "float_div", "int_reshape", "int_arange",
+      "int_equal", "bool_into_float", "float_mul", "float_mul_scalar" } },
+  -- float math (issue 10)
+  at_least = { c = "td_ad_at_least", params = { "tensor", "scalar" }, uses = { "float_full", "float_greater_equal", "bool_into_float" } },
+  at_most = { c = "td_ad_at_most", params = { "tensor", "scalar" }, uses = { "float_full", "float_lower_equal", "bool_into_float" } },
+  powi_grad = { c = "td_ad_powi_grad", params = { "tensor", "itensor" },
+    uses = { "int_into_float", "float_add_scalar", "float_powf", "float_mul", "float_full", "float_equal", "float_mask_fill" } },
+  powi_scalar_grad = { c = "td_ad_powi_scalar_grad", params = { "tensor", "iscalar" },
+    uses = { "float_zeros", "float_powi_scalar", "float_mul_scalar" } },
 }
 
 local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", i32 = "iscalar", dims = "array", shape = "array",
@@ -232,6 +252,7 @@ function M.compile(op, model)
         if v.kind == "bad" then return nil end
         if want == "tensor" and v.kind == "tensor" then return v.c end
         if want == "mask" and v.kind == "mask" then return v.c end
+        if want == "itensor" and v.kind == "itensor" then return v.c end
         if want == "scalar" and (v.kind == "scalar" or v.kind == "num" or v.kind == "iscalar") then return "(float)(" .. v.c .. ")" end
         if want == "iscalar" and (v.kind == "iscalar" or (v.kind == "num" and math.type(v.v) == "integer")) then return v.c end
         if want == "array" and v.kind == "array" then return v.c end
@@ -258,6 +279,7 @@ function M.compile(op, model)
               shape = string.format("&n->in_shapes[%d]", plan.input_index[e.v]) }
           end
           if a.t.tensor == "bool" then return { kind = "mask", c = save(e.v) } end
+          if a.t.tensor == "int" then return { kind = "itensor", c = save(e.v) } end
           local k = ARG_KIND[a.type]
           if not k then return fail(string.format("'%s' (a %s) cannot be used in a formula", e.v, a.type)) end
           return { kind = k, c = attr(a) }

@@ -119,7 +119,10 @@ M.family_order = { "creation", "unary", "unary_float", "binary", "binary_float",
 
 -- Shape rules: name -> parameter kinds. The generated call passes a tensor as its
 -- shape, a list as (array, count), dims/shape as (array, count), a dim by address
--- (normalized in place), an i64 by value and a host output by its capacity.
+-- (normalized in place), an i64 by value and a host output by its capacity. A "dims"
+-- parameter (a `dims` argument the rule normalizes: negative dims or bounds count from the
+-- end) is passed as (array, count, a TD_MAX_DIMS array the rule fills), and the entry passes
+-- the filled array on to the arms in place of the caller's.
 M.rules = {
   same = { "tensor" },
   broadcast = { "tensor", "tensor" },
@@ -129,10 +132,10 @@ M.rules = {
   arange = { "i64", "i64", "i64" },
   reshape = { "tensor", "array" },
   swap_dims = { "tensor", "dim", "dim" },
-  permute = { "tensor", "array" },
+  permute = { "tensor", "dims" },
   expand = { "tensor", "array" },
-  slice = { "tensor", "array", "array" },
-  slice_assign = { "tensor", "tensor", "array", "array" },
+  slice = { "tensor", "dims", "dims" },
+  slice_assign = { "tensor", "tensor", "dims", "dims" },
   cat = { "list", "dim" },
   reduce_all = { "tensor" },
   reduce_dim = { "tensor", "dim" },
@@ -140,6 +143,9 @@ M.rules = {
   mask_fill = { "tensor", "tensor" },
   host_out = { "tensor", "host_out" },
   all_gather = { "tensor", "group" },
+  -- activations (specs/ops/activation.lua)
+  along_dim = { "tensor", "dim" },
+  cross_entropy = { "tensor", "tensor" },
   -- module ops (runtime/core/td_rules_module.c)
   conv2d = { "tensor", "tensor", "tensor", "array", "array", "array", "i64" },
   conv2d_backward_input = { "tensor", "tensor", "tensor", "array", "array", "array", "i64" },
@@ -173,14 +179,15 @@ M.op_fields = {
   shape = "string", examples = "table", tolerance = "number", semantics = "string",
   -- autodiff (differentiable float ops only)
   backward = "table", bound = "string", differentiable = "boolean", why = "string",
-  gradcheck = "table", -- input name -> "positive": the generated gradient check's domain
+  gradcheck = "table", -- input name -> "positive" | "above_one": the generated gradient check's domain
   -- the generated many-shape comparisons with the CPU (gen/tdgen/emit_compare.lua)
   decompose = "table|string", -- a formula, or statements, in terms of other ops (gen/tdgen/decomp.lua)
   nmse = "number",     -- float results: the largest normalized mean squared error accepted
-  domain = "table",    -- input name -> "positive" | "nonzero": where its random values lie
+  domain = "table",    -- input name -> "positive" | "nonzero" | "index": where its random values lie
 }
 -- Domains of the comparisons' inputs, and the primitive classes each one applies to.
-M.domains = { positive = { float = true }, nonzero = { float = true, int = true } }
+M.domains = { positive = { float = true }, nonzero = { float = true, int = true },
+  index = { int = true } } -- index: class indices in [0, 7), no edge values (cross-entropy targets)
 M.op_required = { "name", "id", "family", "doc", "args", "returns" }
 M.differentiable_fields = { "backward", "bound", "differentiable", "why", "gradcheck" }
 

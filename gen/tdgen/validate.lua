@@ -392,7 +392,7 @@ function M.validate(entries)
               if not arg then
                 err(e, "shape", string.format("rule '%s': '%s' is not an argument of %s", rule, show(rn), f.name))
                 ok = false
-              elseif schema.param_kind(arg.type) ~= want then
+              elseif (want == "dims" and arg.type ~= "dims") or (want ~= "dims" and schema.param_kind(arg.type) ~= want) then
                 err(e, "shape", string.format("rule '%s': argument %d ('%s', a %s) must be a %s", rule, i, rn,
                   arg.type, want))
                 ok = false
@@ -424,8 +424,8 @@ function M.validate(entries)
             if not cls then
               err(e, "domain", string.format("'%s' is not a tensor input of %s", show(k), op.name))
             elseif not classes then
-              err(e, "domain", string.format("%s: expected \"positive\" or \"nonzero\", got '%s'%s", k, show(v),
-                suggest(v, { "nonzero", "positive" })))
+              err(e, "domain", string.format("%s: expected \"positive\", \"nonzero\" or \"index\", got '%s'%s", k,
+                show(v), suggest(v, { "index", "nonzero", "positive" })))
             elseif not classes[cls] then
               err(e, "domain", string.format("%s: \"%s\" does not apply to %s tensors", k, v, cls))
             end
@@ -577,8 +577,8 @@ function M.validate(entries)
       for _, k in ipairs(sorted_keys(f.gradcheck or {})) do
         local v = f.gradcheck[k]
         local a = type(k) == "string" and op.arg_by_name[k] or nil
-        if not a or a.t.tensor ~= "float" or v ~= "positive" then
-          err(e, "gradcheck", string.format("expected float input = \"positive\", got %s = %s", show(k), show(v)))
+        if not a or a.t.tensor ~= "float" or (v ~= "positive" and v ~= "above_one") then
+          err(e, "gradcheck", string.format("expected float input = \"positive\" or \"above_one\", got %s = %s", show(k), show(v)))
         end
       end
       if f.bound == nil and f.backward ~= nil then

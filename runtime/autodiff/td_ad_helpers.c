@@ -28,14 +28,15 @@ TD_AD_MAYBE_UNUSED static td_status compare_scalar(const td_tensor *x, float v,
 }
 #endif
 
-#if defined(TD_HAVE_OP_FLOAT_GREATER)
+#if defined(TD_HAVE_OP_FLOAT_GREATER) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_FULL)
 td_status td_ad_positive(const td_tensor *x, td_tensor **out)
 {
     return compare_scalar(x, 0.0f, td_float_greater, out);
 }
 #endif
 
-#if defined(TD_HAVE_OP_FLOAT_GREATER) && defined(TD_HAVE_OP_FLOAT_LOWER) && defined(TD_HAVE_OP_FLOAT_SUB)
+#if defined(TD_HAVE_OP_FLOAT_GREATER) && defined(TD_HAVE_OP_FLOAT_LOWER) && defined(TD_HAVE_OP_FLOAT_SUB) && \
+    defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_FULL)
 td_status td_ad_sign(const td_tensor *x, td_tensor **out)
 {
     td_tensor *p = NULL, *n = NULL;
@@ -63,21 +64,22 @@ TD_AD_MAYBE_UNUSED static td_status mask_of(td_status (*cmp)(const td_tensor *, 
 }
 #endif
 
-#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL)
+#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT)
 td_status td_ad_ge(const td_tensor *x, const td_tensor *y, td_tensor **out)
 {
     return mask_of(td_float_greater_equal, x, y, out);
 }
 #endif
 
-#if defined(TD_HAVE_OP_FLOAT_GREATER)
+#if defined(TD_HAVE_OP_FLOAT_GREATER) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT)
 td_status td_ad_gt(const td_tensor *x, const td_tensor *y, td_tensor **out)
 {
     return mask_of(td_float_greater, x, y, out);
 }
 #endif
 
-#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL) && defined(TD_HAVE_OP_FLOAT_LOWER_EQUAL) && defined(TD_HAVE_OP_FLOAT_MUL)
+#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL) && defined(TD_HAVE_OP_FLOAT_LOWER_EQUAL) && defined(TD_HAVE_OP_FLOAT_MUL) && \
+    defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_FULL)
 td_status td_ad_inside(const td_tensor *x, float lo, float hi, td_tensor **out)
 {
     td_tensor *a = NULL, *b = NULL;
@@ -88,6 +90,80 @@ td_status td_ad_inside(const td_tensor *x, float lo, float hi, td_tensor **out)
         st = td_float_mul(a, b, out);
     td_tensor_release(a);
     td_tensor_release(b);
+    return st;
+}
+#endif
+
+/* t with 0 where the comparison of x with the scalar v holds; elsewhere t as it is (NaN
+ * in x compares false, so it keeps t). Like PyTorch's where(cond, 0, t): masked elements
+ * are 0 even where t is NaN or infinite. x's shape broadcasts to t's. */
+#if defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_MASK_FILL)
+TD_AD_MAYBE_UNUSED static td_status zero_where_cmp(const td_tensor *t, const td_tensor *x, float v,
+                                                   td_status (*cmp)(const td_tensor *, const td_tensor *,
+                                                                    td_tensor **),
+                                                   td_tensor **out)
+{
+    td_tensor *s = NULL, *m = NULL;
+    td_status st = td_float_full(x->device, NULL, 0, v, &s);
+    if (st == TD_OK)
+        st = cmp(x, s, &m);
+    if (st == TD_OK)
+        st = td_float_mask_fill(t, m, 0.0f, out);
+    td_tensor_release(s);
+    td_tensor_release(m);
+    return st;
+}
+#endif
+
+/* relu: the gradient is 0 where x <= 0 and passes elsewhere, NaN included. */
+#if defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_MASK_FILL) && defined(TD_HAVE_OP_FLOAT_LOWER_EQUAL)
+td_status td_ad_zero_where_le(const td_tensor *t, const td_tensor *x, float v, td_tensor **out)
+{
+    return zero_where_cmp(t, x, v, td_float_lower_equal, out);
+}
+#endif
+
+/* powf's base gradient: 0 where the exponent is 0 (PyTorch's pow_backward_self). */
+#if defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_MASK_FILL) && defined(TD_HAVE_OP_FLOAT_EQUAL)
+td_status td_ad_zero_where_eq(const td_tensor *t, const td_tensor *x, float v, td_tensor **out)
+{
+    return zero_where_cmp(t, x, v, td_float_equal, out);
+}
+#endif
+
+/* powf's exponent gradient: 0 where the base a is 0 and the exponent b >= 0, where
+ * a^b * log(a) would be 0 * -inf (PyTorch's pow_backward_exponent). */
+#if defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_MASK_FILL) && defined(TD_HAVE_OP_FLOAT_EQUAL) && defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL) && defined(TD_HAVE_OP_BOOL_AND)
+td_status td_ad_zero_where_zero_base(const td_tensor *t, const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    td_tensor *zero = NULL, *az = NULL, *bn = NULL, *m = NULL;
+    td_status st = td_float_full(a->device, NULL, 0, 0.0f, &zero);
+    if (st == TD_OK)
+        st = td_float_equal(a, zero, &az);
+    if (st == TD_OK)
+        st = td_float_greater_equal(b, zero, &bn);
+    if (st == TD_OK)
+        st = td_bool_and(az, bn, &m);
+    if (st == TD_OK)
+        st = td_float_mask_fill(t, m, 0.0f, out);
+    td_tensor_release(zero);
+    td_tensor_release(az);
+    td_tensor_release(bn);
+    td_tensor_release(m);
+    return st;
+}
+#endif
+
+/* powf_scalar's gradient: zeros when the exponent is 0, whatever t holds (PyTorch's
+ * pow_backward); t otherwise. */
+#if defined(TD_HAVE_OP_FLOAT_ZEROS)
+td_status td_ad_zeros_if_zero(const td_tensor *t, float s, td_tensor **out)
+{
+    if (s == 0.0f)
+        return td_float_zeros(t->device, t->shape.dims, t->shape.ndim, out);
+    td_status st = td_tensor_retain((td_tensor *)t);
+    if (st == TD_OK)
+        *out = (td_tensor *)t;
     return st;
 }
 #endif
@@ -144,7 +220,7 @@ td_status td_ad_mean_grad(const td_tensor *g, const td_shape *shape, int64_t dim
     td_tensor *e = NULL;
     td_status st = td_float_expand(g, shape->dims, shape->ndim, &e);
     if (st == TD_OK)
-        st = td_float_mul_scalar(e, 1.0f / (float)shape->dims[dim], out);
+        st = td_float_mul_scalar(e, 1.0f / (float)(shape->ndim > 0 ? shape->dims[dim] : 1), out); /* 0-d: 1 */
     td_tensor_release(e);
     return st;
 }
@@ -265,6 +341,116 @@ td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor *
     if (st == TD_OK)
         st = td_float_slice(s, starts, 1, ends, 1, out);
     td_tensor_release(s);
+    return st;
+}
+#endif
+
+/* ---- activations (specs/ops/activation.lua) ---- */
+
+/* d loss / d logits of float_cross_entropy: (softmax(logits, 1) - one_hot(targets)) * grad / N,
+ * the softmax from max_dim / exp / sum_dim and the one-hot from comparing targets [N, 1]
+ * with arange(C), so that every backend with those primitives can run it. */
+#if defined(TD_HAVE_OP_FLOAT_MAX_DIM) && defined(TD_HAVE_OP_FLOAT_SUB) && defined(TD_HAVE_OP_FLOAT_EXP) &&        \
+    defined(TD_HAVE_OP_FLOAT_SUM_DIM) && defined(TD_HAVE_OP_FLOAT_DIV) && defined(TD_HAVE_OP_INT_RESHAPE) &&     \
+    defined(TD_HAVE_OP_INT_ARANGE) && defined(TD_HAVE_OP_INT_EQUAL) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT) &&   \
+    defined(TD_HAVE_OP_FLOAT_MUL) && defined(TD_HAVE_OP_FLOAT_MUL_SCALAR)
+td_status td_ad_cross_entropy_grad(const td_tensor *g, const td_tensor *logits, const td_tensor *targets,
+                                   td_tensor **out)
+{
+    const int64_t n = logits->shape.dims[0], c = logits->shape.dims[1];
+    const int64_t col[2] = { n, 1 };
+    td_tensor *m = NULL, *d = NULL, *e = NULL, *s = NULL, *p = NULL, *t = NULL, *ar = NULL, *eq = NULL,
+              *oh = NULL, *diff = NULL, *r = NULL;
+    td_status st = td_float_max_dim(logits, 1, &m);
+    if (st == TD_OK)
+        st = td_float_sub(logits, m, &d);
+    if (st == TD_OK)
+        st = td_float_exp(d, &e);
+    if (st == TD_OK)
+        st = td_float_sum_dim(e, 1, &s);
+    if (st == TD_OK)
+        st = td_float_div(e, s, &p);
+    if (st == TD_OK)
+        st = td_int_reshape(targets, col, 2, &t);
+    if (st == TD_OK)
+        st = td_int_arange(logits->device, 0, c, 1, &ar);
+    if (st == TD_OK)
+        st = td_int_equal(t, ar, &eq);
+    if (st == TD_OK)
+        st = td_bool_into_float(eq, &oh);
+    if (st == TD_OK)
+        st = td_float_sub(p, oh, &diff);
+    if (st == TD_OK)
+        st = td_float_mul(diff, g, &r);
+    if (st == TD_OK)
+        st = td_float_mul_scalar(r, 1.0f / (float)n, out);
+    td_tensor *all[] = { m, d, e, s, p, t, ar, eq, oh, diff, r };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        td_tensor_release(all[i]);
+    return st;
+}
+#endif
+
+/* ---- float math (issue 10) ---- */
+
+#if defined(TD_HAVE_OP_FLOAT_GREATER_EQUAL) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_FULL)
+/* 1 where x >= s, else 0 (NaN: 0). */
+td_status td_ad_at_least(const td_tensor *x, float s, td_tensor **out)
+{
+    return compare_scalar(x, s, td_float_greater_equal, out);
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_LOWER_EQUAL) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_FULL)
+/* 1 where x <= s, else 0 (NaN: 0). */
+td_status td_ad_at_most(const td_tensor *x, float s, td_tensor **out)
+{
+    return compare_scalar(x, s, td_float_lower_equal, out);
+}
+#endif
+
+#if defined(TD_HAVE_OP_INT_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_ADD_SCALAR) && defined(TD_HAVE_OP_FLOAT_POWF) && \
+    defined(TD_HAVE_OP_FLOAT_MUL) && defined(TD_HAVE_OP_FLOAT_FULL) && defined(TD_HAVE_OP_FLOAT_EQUAL) &&          \
+    defined(TD_HAVE_OP_FLOAT_MASK_FILL)
+/* d/da a^b = b * a^(b - 1) for an int tensor b (broadcast with a), and 0 where b = 0 as in
+ * PyTorch's pow_backward (so 0^0 does not give 0 * 0^-1 = NaN). */
+td_status td_ad_powi_grad(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    td_tensor *bf = NULL, *bm1 = NULL, *p = NULL, *r = NULL, *zero = NULL, *is0 = NULL;
+    td_status st = td_int_into_float(b, &bf);
+    if (st == TD_OK)
+        st = td_float_add_scalar(bf, -1.0f, &bm1);
+    if (st == TD_OK)
+        st = td_float_powf(a, bm1, &p);
+    if (st == TD_OK)
+        st = td_float_mul(p, bf, &r);
+    if (st == TD_OK)
+        st = td_float_full(b->device, NULL, 0, 0.0f, &zero);
+    if (st == TD_OK)
+        st = td_float_equal(bf, zero, &is0);
+    if (st == TD_OK)
+        st = td_float_mask_fill(r, is0, 0.0f, out);
+    td_tensor_release(bf);
+    td_tensor_release(bm1);
+    td_tensor_release(p);
+    td_tensor_release(r);
+    td_tensor_release(zero);
+    td_tensor_release(is0);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_POWI_SCALAR) && defined(TD_HAVE_OP_FLOAT_MUL_SCALAR)
+/* d/da a^n = n * a^(n - 1), and 0 for n = 0 (PyTorch). */
+td_status td_ad_powi_scalar_grad(const td_tensor *a, int64_t n, td_tensor **out)
+{
+    if (n == 0)
+        return td_float_zeros(a->device, a->shape.dims, a->shape.ndim, out);
+    td_tensor *p = NULL;
+    td_status st = td_float_powi_scalar(a, (int32_t)(n - 1), &p);
+    if (st == TD_OK)
+        st = td_float_mul_scalar(p, (float)n, out);
+    td_tensor_release(p);
     return st;
 }
 #endif

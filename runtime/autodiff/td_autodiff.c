@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "td_autodiff.h"
 #include "td_ops.h"
 
@@ -539,8 +541,15 @@ static td_status run_backward(const char *op, const td_tensor *root, td_tensor *
         st = materialize_vals(n, vals);
         if (st == TD_OK && n->uses_result)
             st = materialize(n, &res);
-        if (st == TD_OK)
+        if (st == TD_OK) {
+            const uint64_t t0 = td_tracing() ? td_trace_now() : 0;
             st = n->backward(n, n->grad, (const td_tensor *const *)vals, res, grads);
+            if (t0 != 0) {
+                char name[96];
+                snprintf(name, sizeof name, "backward %s", n->op);
+                td_trace_event(name, "autodiff", t0, td_trace_now(), NULL);
+            }
+        }
         td_tensor_release(res);
         for (int j = 0; j < TD_AD_MAX_SAVED; j++)
             td_tensor_release(vals[j]);

@@ -76,6 +76,10 @@ td_status td_ad_ge(const td_tensor *x, const td_tensor *y, td_tensor **out);
 td_status td_ad_gt(const td_tensor *x, const td_tensor *y, td_tensor **out);
 td_status td_ad_inside(const td_tensor *x, float lo, float hi, td_tensor **out);
 td_status td_ad_gelu_grad(const td_tensor *x, td_tensor **out);
+td_status td_ad_zero_where_le(const td_tensor *t, const td_tensor *x, float v, td_tensor **out);
+td_status td_ad_zero_where_eq(const td_tensor *t, const td_tensor *x, float v, td_tensor **out);
+td_status td_ad_zero_where_zero_base(const td_tensor *t, const td_tensor *a, const td_tensor *b, td_tensor **out);
+td_status td_ad_zeros_if_zero(const td_tensor *t, float s, td_tensor **out);
 td_status td_ad_zeros_as(const td_tensor *like_device, const td_shape *shape, td_tensor **out);
 td_status td_ad_mean_grad(const td_tensor *g, const td_shape *shape, int64_t dim, td_tensor **out);
 td_status td_ad_expand_as(const td_tensor *g, const td_shape *shape, td_tensor **out);
@@ -90,5 +94,13 @@ td_status td_ad_all_reduce_grad(const td_tensor *g, const td_tensor *a, const td
 td_status td_ad_broadcast_grad(const td_tensor *g, td_group *group, int64_t root, td_tensor **out);
 td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor **out);
 td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, td_tensor **out);
+/* activations (specs/ops/activation.lua) */
+td_status td_ad_cross_entropy_grad(const td_tensor *g, const td_tensor *logits, const td_tensor *targets,
+                                   td_tensor **out);
+/* float math (issue 10) */
+td_status td_ad_at_least(const td_tensor *x, float s, td_tensor **out);
+td_status td_ad_at_most(const td_tensor *x, float s, td_tensor **out);
+td_status td_ad_powi_grad(const td_tensor *a, const td_tensor *b, td_tensor **out);
+td_status td_ad_powi_scalar_grad(const td_tensor *a, int64_t n, td_tensor **out);
 
 #endif

@@ -92,6 +92,13 @@ td_status td_device_set_fallback(td_device *device, td_fallback policy);
 td_status td_device_set_composites(td_device *device, bool on);
 /* How many times op ran on the CPU for device instead of its backend (0: never). */
 td_status td_device_fallback_count(const td_device *device, td_op op, int64_t *count);
+/* The op trace: from td_trace_start until td_trace_stop, every op call (name, backend, input
+ * shapes, status, duration), every backward node and every Vulkan submit is written to path
+ * as Chrome-trace JSON (open it in https://ui.perfetto.dev or chrome://tracing). Setting the
+ * environment variable TD_TRACE=path does the same from the first device opened until exit.
+ * Off by default; when off it costs each op one relaxed atomic load. */
+td_status td_trace_start(const char *path);
+td_status td_trace_stop(void);
 /* The backend of the device; TD_BACKEND_AUTODIFF for autodiff devices. */
 td_status td_device_backend(const td_device *device, td_backend *out);
 

@@ -142,6 +142,19 @@ td_status td_composite_finish(const char *op, td_tensor *res, bool owned, const 
  * and -1, as in PyTorch), for decompositions' size(x, d). */
 td_status td_dim_size(const char *op, const td_shape *s, int64_t dim, int64_t *out);
 
+/* The op trace (td_trace.c): whether it is on (one relaxed load in every entry), the
+ * clock, and the events the entries, the autodiff engine and backends write. */
+extern atomic_bool td_trace_flag;
+static inline bool td_tracing(void)
+{
+    return atomic_load_explicit(&td_trace_flag, memory_order_relaxed);
+}
+uint64_t td_trace_now(void);
+void td_trace_event(const char *name, const char *cat, uint64_t t0, uint64_t t1, const char *args);
+void td_trace_op(const char *op, const td_tensor *const *ins, int nins, const td_device *device, uint64_t t0,
+                 td_status st);
+void td_trace_init_from_env(void);
+
 /* Generated functions a build may leave unused (composites no enabled backend needs). */
 #if defined(__GNUC__) || defined(__clang__)
 #define TD_MAYBE_UNUSED __attribute__((unused))

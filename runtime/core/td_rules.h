@@ -1,7 +1,9 @@
 /* Shape rules named by the op specs' `shape` field; each validates its inputs and
  * computes the result shape. The generated entry calls one before any kernel runs,
- * so kernels trust their arguments. Dim arguments are normalized in place
- * (negative dims count from the end). Keep in step with M.rules in gen/tdgen/schema.lua. */
+ * so kernels trust their arguments. Dim arguments are normalized in place (negative dims
+ * count from the end; a 0-d tensor takes 0 and -1); a dims array (permute's perm, slice
+ * ranges) comes with a TD_MAX_DIMS array the rule fills with its normalized values, which
+ * the entry passes on in its place. Keep in step with M.rules in gen/tdgen/schema.lua. */
 #ifndef TD_RULES_H
 #define TD_RULES_H
 
@@ -29,15 +31,15 @@ td_status td_rule_arange(const char *op, int64_t start, int64_t end, int64_t ste
 td_status td_rule_reshape(const char *op, const td_shape *a, const int64_t *shape, int shape_len,
                           td_shape *out);
 td_status td_rule_swap_dims(const char *op, const td_shape *a, int64_t *dim0, int64_t *dim1, td_shape *out);
-td_status td_rule_permute(const char *op, const td_shape *a, const int64_t *perm, int perm_len,
+td_status td_rule_permute(const char *op, const td_shape *a, const int64_t *perm, int perm_len, int64_t *perm_out,
                           td_shape *out);
 td_status td_rule_expand(const char *op, const td_shape *a, const int64_t *shape, int shape_len,
                          td_shape *out);
 td_status td_rule_slice(const char *op, const td_shape *a, const int64_t *starts, int starts_len,
-                        const int64_t *ends, int ends_len, td_shape *out);
+                        int64_t *starts_out, const int64_t *ends, int ends_len, int64_t *ends_out, td_shape *out);
 td_status td_rule_slice_assign(const char *op, const td_shape *a, const td_shape *value,
-                               const int64_t *starts, int starts_len, const int64_t *ends, int ends_len,
-                               td_shape *out);
+                               const int64_t *starts, int starts_len, int64_t *starts_out, const int64_t *ends,
+                               int ends_len, int64_t *ends_out, td_shape *out);
 td_status td_rule_cat(const char *op, const td_tensor *const *xs, int xs_len, int64_t *dim, td_shape *out);
 td_status td_rule_reduce_all(const char *op, const td_shape *a, td_shape *out);
 td_status td_rule_reduce_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
@@ -46,6 +48,11 @@ td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *m
 td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out);
 td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, td_shape *out);
 
+/* activations (specs/ops/activation.lua; runtime/core/td_rules_act.c) */
+/* The shape of a, with dim normalized (softmax and friends). */
+td_status td_rule_along_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
+/* logits [N, C], targets [N] -> a 0-dim result. */
+td_status td_rule_cross_entropy(const char *op, const td_shape *logits, const td_shape *targets, td_shape *out);
 /* module: conv, pool, linear (td_rules_module.c) */
 td_status td_rule_conv2d(const char *op, const td_shape *x, const td_shape *weight, const td_shape *bias,
                          const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,

@@ -80,13 +80,16 @@ td_status td_shape_from(const char *op, const int64_t *dims, int ndim, td_shape 
     return TD_OK;
 }
 
+/* A dim argument, as in PyTorch: -ndim <= dim < ndim, a negative one counting from the end;
+ * a 0-d tensor takes 0 and -1, its one element seen as a dim of size 1. */
 static td_status norm_dim(const char *op, const char *what, int64_t *dim, int ndim)
 {
-    if (*dim < -ndim || *dim >= ndim || ndim == 0)
-        return td_error(TD_E_RANGE, "%s: %s %lld is out of range for a tensor of %d dims", op, what,
-                        (long long)*dim, ndim);
+    const int n = ndim > 0 ? ndim : 1;
+    if (*dim < -n || *dim >= n)
+        return td_error(TD_E_RANGE, "%s: %s %lld is out of range for a tensor of %d dims (expected %d to %d)", op,
+                        what, (long long)*dim, ndim, -n, n - 1);
     if (*dim < 0)
-        *dim += ndim;
+        *dim += n;
     return TD_OK;
 }
 
@@ -207,25 +210,30 @@ td_status td_rule_swap_dims(const char *op, const td_shape *a, int64_t *dim0, in
     TD_TRY(norm_dim(op, "dim0", dim0, a->ndim));
     TD_TRY(norm_dim(op, "dim1", dim1, a->ndim));
     *out = *a;
+    if (a->ndim == 0)
+        return TD_OK;
     out->dims[*dim0] = a->dims[*dim1];
     out->dims[*dim1] = a->dims[*dim0];
     return TD_OK;
 }
 
-td_status td_rule_permute(const char *op, const td_shape *a, const int64_t *perm, int perm_len, td_shape *out)
+td_status td_rule_permute(const char *op, const td_shape *a, const int64_t *perm, int perm_len, int64_t *perm_out,
+                          td_shape *out)
 {
     if (perm_len != a->ndim)
         return td_error(TD_E_SHAPE, "%s: perm has %d entries for a tensor of %d dims", op, perm_len, a->ndim);
     bool seen[TD_MAX_DIMS] = { false };
     *out = *a;
     for (int i = 0; i < perm_len; i++) {
-        if (perm[i] < 0 || perm[i] >= a->ndim)
-            return td_error(TD_E_RANGE, "%s: perm[%d] = %lld is out of range [0, %d)", op, i, (long long)perm[i],
-                            a->ndim);
-        if (seen[perm[i]])
-            return td_error(TD_E_INVALID, "%s: perm repeats dim %lld", op, (long long)perm[i]);
-        seen[perm[i]] = true;
-        out->dims[i] = a->dims[perm[i]];
+        const int64_t p = perm[i] < 0 && perm[i] >= -a->ndim ? perm[i] + a->ndim : perm[i];
+        if (p < 0 || p >= a->ndim)
+            return td_error(TD_E_RANGE, "%s: perm[%d] = %lld is out of range [%d, %d)", op, i, (long long)perm[i],
+                            -a->ndim, a->ndim);
+        if (seen[p])
+            return td_error(TD_E_INVALID, "%s: perm repeats dim %lld", op, (long long)p);
+        seen[p] = true;
+        perm_out[i] = p;
+        out->dims[i] = a->dims[p];
     }
     return TD_OK;
 }
@@ -252,8 +260,16 @@ td_status td_rule_expand(const char *op, const td_shape *a, const int64_t *shape
     return td_shape_from(op, dims, shape_len, out);
 }
 
+/* A range bound: a negative one counts from the end of the dim, as in PyTorch and burn. */
+static int64_t norm_bound(int64_t b, int64_t size)
+{
+    return b < 0 && b >= -size ? b + size : b;
+}
+
+/* Checks the ranges and writes them, normalized, to starts_out and ends_out. */
 static td_status check_ranges(const char *op, const td_shape *a, const int64_t *starts, int starts_len,
-                              const int64_t *ends, int ends_len, td_shape *out)
+                              const int64_t *ends, int ends_len, int64_t *starts_out, int64_t *ends_out,
+                              td_shape *out)
 {
     if (starts_len != ends_len)
         return td_error(TD_E_SHAPE, "%s: %d starts but %d ends", op, starts_len, ends_len);
@@ -261,25 +277,29 @@ static td_status check_ranges(const char *op, const td_shape *a, const int64_t *
         return td_error(TD_E_RANGE, "%s: %d ranges for a tensor of %d dims", op, starts_len, a->ndim);
     *out = *a;
     for (int i = 0; i < starts_len; i++) {
-        if (starts[i] < 0 || starts[i] >= ends[i] || ends[i] > a->dims[i])
+        const int64_t s = norm_bound(starts[i], a->dims[i]), e = norm_bound(ends[i], a->dims[i]);
+        if (s < 0 || s >= e || e > a->dims[i])
             return td_error(TD_E_RANGE, "%s: range [%lld, %lld) is out of range for dim %d of size %lld", op,
                             (long long)starts[i], (long long)ends[i], i, (long long)a->dims[i]);
-        out->dims[i] = ends[i] - starts[i];
+        starts_out[i] = s;
+        ends_out[i] = e;
+        out->dims[i] = e - s;
     }
     return set_numel(op, out);
 }
 
 td_status td_rule_slice(const char *op, const td_shape *a, const int64_t *starts, int starts_len,
-                        const int64_t *ends, int ends_len, td_shape *out)
+                        int64_t *starts_out, const int64_t *ends, int ends_len, int64_t *ends_out, td_shape *out)
 {
-    return check_ranges(op, a, starts, starts_len, ends, ends_len, out);
+    return check_ranges(op, a, starts, starts_len, ends, ends_len, starts_out, ends_out, out);
 }
 
 td_status td_rule_slice_assign(const char *op, const td_shape *a, const td_shape *value, const int64_t *starts,
-                               int starts_len, const int64_t *ends, int ends_len, td_shape *out)
+                               int starts_len, int64_t *starts_out, const int64_t *ends, int ends_len,
+                               int64_t *ends_out, td_shape *out)
 {
     td_shape sl = { 0 };
-    TD_TRY(check_ranges(op, a, starts, starts_len, ends, ends_len, &sl));
+    TD_TRY(check_ranges(op, a, starts, starts_len, ends, ends_len, starts_out, ends_out, &sl));
     if (!td_shape_equal(&sl, value)) {
         char s1[128], s2[128];
         td_shape_format(&sl, s1, sizeof s1);
@@ -293,6 +313,8 @@ td_status td_rule_slice_assign(const char *op, const td_shape *a, const td_shape
 td_status td_rule_cat(const char *op, const td_tensor *const *xs, int xs_len, int64_t *dim, td_shape *out)
 {
     const td_shape *s0 = &xs[0]->shape;
+    if (s0->ndim == 0)
+        return td_error(TD_E_SHAPE, "%s: 0-d tensors cannot be concatenated (they have no dim to join along)", op);
     TD_TRY(norm_dim(op, "dim", dim, s0->ndim));
     *out = *s0;
     for (int k = 1; k < xs_len; k++) {
@@ -320,6 +342,8 @@ td_status td_rule_reduce_dim(const char *op, const td_shape *a, int64_t *dim, td
 {
     TD_TRY(norm_dim(op, "dim", dim, a->ndim));
     *out = *a;
+    if (a->ndim == 0)
+        return TD_OK; /* a 0-d tensor's one element is the whole dim: the result is 0-d */
     out->numel /= a->dims[*dim];
     out->dims[*dim] = 1;
     return TD_OK;

@@ -77,6 +77,7 @@ static td_status resolve_index(const char *backend, int *index)
 
 td_status td_device_open(td_backend backend, int index, td_device **out)
 {
+    td_trace_init_from_env();
     if (out == NULL)
         return td_err_null("device_open", "out");
     *out = NULL;

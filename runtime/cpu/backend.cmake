@@ -3,11 +3,16 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_device.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_info.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_elementwise.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_vecmath.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_reduce.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_layout.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_matmul.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_dist.c
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_module.c)
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_activation.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_bool.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_float_math.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_module.c
+)
 
 # TD_OPENMP and TD_BLAS are AUTO, ON or OFF (td_use_dependency); this file is included once
 # per library built, and its configure lines are printed once.
@@ -68,6 +73,25 @@ if(TD_BLAS)
   target_include_directories(${TD_TARGET} PRIVATE ${TD_BLAS_INCLUDE_DIR})
   target_link_libraries(${TD_TARGET} PRIVATE ${TD_BLAS_LIBRARY})
   td_summary("cpu: matmul uses CBLAS sgemm (${TD_BLAS_LIBRARY})")
+endif()
+
+# SLEEF (Debian libsleef-dev) for the transcendental kernels: 8 lanes at a time with AVX2,
+# chosen at run time (cpu_vecmath.c); libm one element at a time without it.
+set(td_sleef_found FALSE)
+if(NOT TD_SLEEF STREQUAL "OFF")
+  find_path(TD_SLEEF_INCLUDE_DIR sleef.h PATH_SUFFIXES x86_64-linux-gnu aarch64-linux-gnu)
+  find_library(TD_SLEEF_LIBRARY NAMES sleef DOC "The SLEEF vectorized math library")
+  if(TD_SLEEF_INCLUDE_DIR AND TD_SLEEF_LIBRARY)
+    set(td_sleef_found TRUE)
+  endif()
+endif()
+td_use_dependency(TD_SLEEF "${td_sleef_found}" "cpu: SLEEF vector math"
+                  "SLEEF was not found, exp/log/tanh/... use libm one element at a time" "apt-get install libsleef-dev")
+if(TD_SLEEF)
+  target_compile_definitions(${TD_TARGET} PRIVATE TD_HAVE_SLEEF=1)
+  target_include_directories(${TD_TARGET} PRIVATE ${TD_SLEEF_INCLUDE_DIR})
+  target_link_libraries(${TD_TARGET} PRIVATE ${TD_SLEEF_LIBRARY})
+  td_summary("cpu: exp/log/sin/cos/tanh/sigmoid/gelu use SLEEF (${TD_SLEEF_LIBRARY}) where AVX2 is present")
 endif()
 
 # The math functions (expf, erff, ...) live in libm on Unix.

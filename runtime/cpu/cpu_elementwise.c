@@ -31,6 +31,14 @@ void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_
         return TD_OK;                                                   \
     }
 
+/* Through the transcendental kernels of cpu_vecmath.c. */
+#define TD_CPU_UNARY_V(NAME, FN)                                                          \
+    td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)                           \
+    {                                                                                     \
+        td_cpu_vmath((FN), (const float *)a->data, (float *)out->data, out->shape.numel); \
+        return TD_OK;                                                                     \
+    }
+
 /* With one scalar parameter s. */
 #define TD_CPU_UNARY_S(NAME, EXPR)                                             \
     td_status td_cpu_##NAME(const td_tensor *a, float s, td_tensor *out)       \
@@ -40,19 +48,6 @@ void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_
         TD_CPU_FOR(i, out->shape.numel, const float x = pa[i]; po[i] = (EXPR);); \
         return TD_OK;                                                          \
     }
-
-static inline float sigmoid(float x)
-{
-    if (x >= 0.0f)
-        return 1.0f / (1.0f + expf(-x));
-    const float e = expf(x); /* x < 0 or NaN: no overflow */
-    return e / (1.0f + e);
-}
-
-static inline float gelu(float x)
-{
-    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
-}
 
 /* Truncation toward zero with NaN -> 0 and saturation: the plain cast is UB out of range. */
 static inline int32_t f2i(float x)
@@ -68,15 +63,15 @@ static inline int32_t f2i(float x)
 
 TD_CPU_UNARY(float_neg, float, float, -x)
 TD_CPU_UNARY(float_abs, float, float, fabsf(x))
-TD_CPU_UNARY(float_exp, float, float, expf(x))
-TD_CPU_UNARY(float_log, float, float, logf(x))
+TD_CPU_UNARY_V(float_exp, TD_CPU_VEXP)
+TD_CPU_UNARY_V(float_log, TD_CPU_VLOG)
 TD_CPU_UNARY(float_sqrt, float, float, sqrtf(x))
-TD_CPU_UNARY(float_sin, float, float, sinf(x))
-TD_CPU_UNARY(float_cos, float, float, cosf(x))
-TD_CPU_UNARY(float_tanh, float, float, tanhf(x))
-TD_CPU_UNARY(float_sigmoid, float, float, sigmoid(x))
+TD_CPU_UNARY_V(float_sin, TD_CPU_VSIN)
+TD_CPU_UNARY_V(float_cos, TD_CPU_VCOS)
+TD_CPU_UNARY_V(float_tanh, TD_CPU_VTANH)
+TD_CPU_UNARY_V(float_sigmoid, TD_CPU_VSIGMOID)
 TD_CPU_UNARY(float_relu, float, float, x < 0.0f ? 0.0f : x) /* NaN stays NaN */
-TD_CPU_UNARY(float_gelu, float, float, gelu(x))
+TD_CPU_UNARY_V(float_gelu, TD_CPU_VGELU)
 TD_CPU_UNARY(float_into_int, float, int32_t, f2i(x))
 TD_CPU_UNARY(int_into_float, int32_t, float, (float)x)
 TD_CPU_UNARY(bool_into_float, bool, float, x ? 1.0f : 0.0f)

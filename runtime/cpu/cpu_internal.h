@@ -50,6 +50,14 @@
         }                                                     \
     } while (0)
 
+/* Transcendental kernels over contiguous floats (cpu_vecmath.c): SLEEF vectors where the
+ * library and AVX2 are there, libm otherwise; threaded in chunks. */
+typedef enum td_cpu_vfn {
+    TD_CPU_VEXP, TD_CPU_VLOG, TD_CPU_VSIN, TD_CPU_VCOS, TD_CPU_VTANH, TD_CPU_VSIGMOID, TD_CPU_VGELU
+} td_cpu_vfn;
+void td_cpu_vmath(td_cpu_vfn fn, const float *x, float *y, int64_t n);
+bool td_cpu_vmath_vectorized(void);
+
 /* Row-major strides of a shape, in elements. */
 static inline void td_cpu_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS])
 {

@@ -59,6 +59,60 @@ static void copy_rows(const copy_plan *p, int64_t doff0, int64_t soff0, int64_t 
     }
 }
 
+/* A transpose-like copy: the last dim is contiguous in dst but strided in src, and dim k is
+ * contiguous in src. Copying row by row would read src one element per cache line; instead
+ * tiles of TILE x TILE elements of the (k, last) plane are copied whole, so both sides stay
+ * in cache. Work units are (the other dims' index, a band of TILE along k). */
+enum { TILE = 32 };
+
+static void copy_tile(const copy_plan *p, int k, int64_t doff, int64_t soff, int64_t k0, int64_t nk, int64_t nj)
+{
+    const int64_t dk = p->dst_st[k], sk_ = p->src_st[k], sj = p->src_st[p->nd - 1];
+    (void)sk_; /* 1: dim k is contiguous in src */
+    for (int64_t j0 = 0; j0 < nj; j0 += TILE) {
+        const int64_t jn = nj - j0 < TILE ? nj - j0 : TILE;
+        for (int64_t kk = k0; kk < k0 + nk; kk++) {
+            const int64_t d = doff + kk * dk + j0, s = soff + kk + j0 * sj;
+            if (p->esz == 4) {
+                uint32_t *restrict d4 = (uint32_t *)(void *)p->dst + d;
+                const uint32_t *restrict s4 = (const uint32_t *)(const void *)p->src + s;
+                for (int64_t j = 0; j < jn; j++)
+                    d4[j] = s4[j * sj];
+            } else if (p->esz == 1) {
+                for (int64_t j = 0; j < jn; j++)
+                    p->dst[d + j] = p->src[s + j * sj];
+            } else {
+                for (int64_t j = 0; j < jn; j++)
+                    memcpy(p->dst + (size_t)(d + j) * p->esz, p->src + (size_t)(s + j * sj) * p->esz, p->esz);
+            }
+        }
+    }
+}
+
+static void copy_blocked(const copy_plan *p, int k, int64_t dst_off, int64_t src_off)
+{
+    const int last = p->nd - 1;
+    int64_t outer = 1;
+    for (int d = 0; d < last; d++)
+        if (d != k)
+            outer *= p->dims[d];
+    const int64_t nk = p->dims[k], bands = (nk + TILE - 1) / TILE;
+    const int64_t units = outer * bands, total = outer * nk * p->dims[last];
+    TD_CPU_FOR_WORK(u, units, total, {
+        int64_t o = u / bands, doff = dst_off, soff = src_off;
+        const int64_t k0 = (u % bands) * TILE;
+        for (int d = last - 1; d >= 0; d--) {
+            if (d == k)
+                continue;
+            const int64_t i = o % p->dims[d];
+            o /= p->dims[d];
+            doff += i * p->dst_st[d];
+            soff += i * p->src_st[d];
+        }
+        copy_tile(p, k, doff, soff, k0, nk - k0 < TILE ? nk - k0 : TILE, p->dims[last]);
+    });
+}
+
 void td_cpu_strided_copy(void *dst, const int64_t *dst_st, int64_t dst_off, const void *src,
                          const int64_t *src_st, int64_t src_off, size_t esz, int ndim, const int64_t *dims)
 {
@@ -86,6 +140,15 @@ void td_cpu_strided_copy(void *dst, const int64_t *dst_st, int64_t dst_off, cons
     for (int d = 0; d < p.nd - 1; d++)
         rows *= p.dims[d];
     const int64_t total = rows * p.dims[p.nd - 1];
+    /* Transpose-like (dst contiguous along the last dim, src along another): tiles. */
+    if (p.nd >= 2 && p.dst_st[p.nd - 1] == 1 && p.src_st[p.nd - 1] != 1 && total >= 4096) {
+        for (int k = p.nd - 2; k >= 0; k--) {
+            if (p.src_st[k] == 1 && p.dims[k] >= TILE && p.dims[p.nd - 1] >= TILE) {
+                copy_blocked(&p, k, dst_off, src_off);
+                return;
+            }
+        }
+    }
     if (total < TD_CPU_PAR_MIN || rows == 1) {
         copy_rows(&p, dst_off, src_off, 0, rows);
         return;

@@ -64,6 +64,18 @@ backend {
     "bool_not", "bool_and", "bool_or",
     -- collectives (over MPI; TD_E_UNSUPPORTED in a build without it)
     "float_all_reduce", "float_broadcast", "float_all_gather", "int_all_reduce",
+    -- activations and bool logic (specs/ops/activation.lua, specs/ops/bool_ops.lua)
+    "float_softmax", "float_log_softmax", "float_softmin", "float_log_sigmoid", "float_leaky_relu",
+    "float_prelu", "float_hard_sigmoid", "float_silu", "float_cross_entropy",
+    "bool_xor", "bool_equal", "bool_not_equal", "bool_mask_where", "bool_mask_fill",
+    -- float math (issue 10)
+    "float_acos", "float_asin", "float_atan", "float_atan2", "float_cosh", "float_sinh", "float_tan",
+    "float_asinh", "float_acosh", "float_atanh", "float_ceil", "float_floor", "float_round", "float_trunc",
+    "float_sign", "float_erf", "float_log1p", "float_recip", "float_hypot", "float_powi", "float_powi_scalar",
+    "float_remainder", "float_remainder_scalar", "float_sub_scalar", "float_div_scalar", "float_clamp_min",
+    "float_clamp_max", "float_is_nan", "float_is_inf", "float_not_equal", "float_equal_elem",
+    "float_not_equal_elem", "float_greater_elem", "float_greater_equal_elem", "float_lower_elem",
+    "float_lower_equal_elem",
     -- module ops: conv, pool, linear and their backward ops (runtime/cpu/cpu_module.c)
     "float_conv2d", "float_conv2d_backward_input", "float_conv2d_backward_weight",
     "float_max_pool2d", "float_max_pool2d_backward", "float_avg_pool2d", "float_avg_pool2d_backward",

@@ -46,6 +46,10 @@ backend {
     -- int and bool arithmetic
     "int_add", "int_sub", "int_mul", "int_div", "int_remainder",
     "bool_not", "bool_and", "bool_or",
+    -- float math (issue 10): the ops without a sound decomposition (shaders/fmath.comp)
+    "float_acos", "float_asin", "float_atan", "float_atan2", "float_ceil", "float_floor", "float_round",
+    "float_trunc", "float_erf", "float_log1p", "float_is_nan", "float_is_inf", "float_remainder",
+    "float_remainder_scalar", "float_tan",
     -- device
     "sync",
   },

@@ -26,9 +26,10 @@
 --   nmse      number   optional  float results: the largest normalized mean squared error,
 --                                sum((got - want)^2) / sum(want^2), accepted when the generated
 --                                many-shape comparisons hold a backend against the CPU (1e-7)
---   domain    table    optional  tensor input name -> "positive" (floats > 0) or "nonzero"
---                                (ints or floats without 0): where the comparisons' random
---                                values lie (edge values are mixed in all the same)
+--   domain    table    optional  tensor input name -> "positive" (floats > 0), "nonzero"
+--                                (ints or floats without 0) or "index" (ints in [0, 7), no
+--                                edge values): where the comparisons' random values lie
+--                                (edge values are mixed in all the same, except for "index")
 --   semantics string   optional  where results differ from PyTorch's, says how
 --   decompose string|array optional  how the op is computed from other ops (a composite):
 --                                one expression, or statements "name = expr" ending in

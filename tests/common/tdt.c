@@ -317,11 +317,13 @@ void tdt_expect_same_impl(const td_tensor *a, const td_tensor *b, float tol, con
 
 /* ---- gradient checks ---- */
 
-static void fill_input(float *v, int64_t n, bool positive, unsigned *state)
+static void fill_input(float *v, int64_t n, int positive, unsigned *state)
 {
     for (int64_t i = 0; i < n; i++) {
         float u = next_uniform(state);
-        if (positive) {
+        if (positive == TDT_ABOVE_ONE) {
+            v[i] = 1.5f + u;
+        } else if (positive) {
             v[i] = 0.5f + u;
         } else {
             float mag = 0.2f + 0.8f * next_uniform(state);
@@ -503,7 +505,9 @@ static void fill_values(td_dtype dt, int domain, int fill, void *buf, int64_t n,
             ((float *)buf)[i] = x;
         } else if (dt == TD_I32) {
             int32_t x;
-            if (edge)
+            if (domain == TDT_DOMAIN_INDEX)
+                x = (int32_t)(u * 7.0f) < 7 ? (int32_t)(u * 7.0f) : 6;
+            else if (edge)
                 x = iedge[(int)(v * (nonzero ? 4.0f : 5.0f))];
             else if (fill == TDT_FILL_TIES)
                 x = ities[(int)(v * (nonzero ? 2.0f : 3.0f))];

@@ -74,9 +74,10 @@ void tdt_expect_same_impl(const td_tensor *a, const td_tensor *b, float tol, con
  *        (POSITIVE: and -1); INT32_MIN, INT32_MAX, -1, 0, 1.
  * TIES:  a handful of repeated values: floats in {-1, 0, 0.5, 1, 2} (POSITIVE: {0.5, 1, 2, 4}),
  *        ints in {-1, 0, 1}, bools mostly true.
- * Domain NONZERO keeps 0 (and -0) out of int inputs (divisors) and of float ones. */
+ * Domain NONZERO keeps 0 (and -0) out of int inputs (divisors) and of float ones.
+ * Domain INDEX makes ints in [0, 7) whatever the fill (class indices, e.g. cross-entropy targets). */
 enum { TDT_FILL_CLEAN, TDT_FILL_EDGES, TDT_FILL_TIES };
-enum { TDT_DOMAIN_ANY, TDT_DOMAIN_POSITIVE, TDT_DOMAIN_NONZERO };
+enum { TDT_DOMAIN_ANY, TDT_DOMAIN_POSITIVE, TDT_DOMAIN_NONZERO, TDT_DOMAIN_INDEX };
 /* to_device: inputs on the device under test and the result there too, or on the CPU;
  * or inputs on the CPU and the result on the device under test. */
 enum { TDT_ROUTE_SAME, TDT_ROUTE_TO_CPU, TDT_ROUTE_FROM_CPU };
@@ -158,10 +159,13 @@ double tdt_nmse(const float *got, const float *want, int64_t n);
 /* Runs the op under test on device d with the float inputs ins (other arguments fixed). */
 typedef td_status (*tdt_fwd_fn)(td_device *d, td_tensor *const *ins, td_tensor **out);
 
+/* tdt_input.positive for inputs that must exceed 1 (acosh): gradcheck = { x = "above_one" }. */
+#define TDT_ABOVE_ONE 2
+
 typedef struct tdt_input {
     const int64_t *shape;
     int ndim;
-    bool positive; /* values in [0.5, 1.5] instead of +-[0.2, 1] */
+    int positive; /* 1 (true): values in [0.5, 1.5] instead of +-[0.2, 1]; TDT_ABOVE_ONE: [1.5, 2.5] */
 } tdt_input;
 
 /* Checks the gradients of L = sum(fwd(ins) * w), w fixed random weights, at random inputs:

@@ -436,12 +436,14 @@ static uint64_t count_of(const mshape *s)
     return n;
 }
 
-/* A dim argument normalized (negative counts from the end); false when out of range. */
+/* A dim argument normalized (negative counts from the end; a 0-d tensor takes 0 and -1,
+ * as a dim of size 1); false when out of range. */
 static bool norm_dim(int64_t d, int nd, int *out)
 {
-    if (nd == 0 || d < -nd || d >= nd)
+    const int n = nd > 0 ? nd : 1;
+    if (d < -n || d >= n)
         return false;
-    *out = (int)(d < 0 ? d + nd : d);
+    *out = (int)(d < 0 ? d + n : d);
     return true;
 }
 
@@ -1253,7 +1255,7 @@ static void op_reduce_dim(void)
         e.res.s = T(a)->s;
         if (!norm_dim(dim, nd, &k)) {
             e.errs |= E(TD_E_RANGE);
-        } else {
+        } else if (nd > 0) { /* a 0-d tensor gives a 0-d result (size 1) */
             size = e.res.s.d[k];
             e.res.s.d[k] = 1;
         }
@@ -1386,7 +1388,7 @@ static void op_swap_dims(void)
         int k0, k1;
         if (!norm_dim(d0, nd, &k0) || !norm_dim(d1, nd, &k1)) {
             e.errs |= E(TD_E_RANGE);
-        } else {
+        } else if (nd > 0) {
             e.res.s.d[k0] = t->s.d[k1];
             e.res.s.d[k1] = t->s.d[k0];
         }
@@ -1445,14 +1447,16 @@ static void op_permute(void)
             bool seen[TD_MAX_DIMS] = { false };
             e.res.s.nd = nd;
             for (int i = 0; i < len; i++) {
-                if (perm[i] < 0 || perm[i] >= nd) {
+                /* a negative entry counts from the end */
+                const int64_t p = perm[i] < 0 && perm[i] >= -nd ? perm[i] + nd : perm[i];
+                if (p < 0 || p >= nd) {
                     e.errs |= E(TD_E_RANGE);
                     continue;
                 }
-                if (seen[perm[i]])
+                if (seen[p])
                     e.errs |= E(TD_E_INVALID);
-                seen[perm[i]] = true;
-                e.res.s.d[i] = t->s.d[perm[i]];
+                seen[p] = true;
+                e.res.s.d[i] = t->s.d[p];
             }
         }
     }
@@ -1592,10 +1596,13 @@ static void model_ranges(expect *e, const mshape *s, const granges *r, mshape *o
         e->errs |= E(TD_E_RANGE) | E(TD_E_SHAPE) | E(TD_E_INVALID);
     *out = *s;
     for (int i = 0; i < k && i < s->nd; i++) {
-        if (r->starts[i] < 0 || r->ends[i] > s->d[i] || r->starts[i] >= r->ends[i])
+        /* a negative bound counts from the end of its dim */
+        const int64_t st = r->starts[i] < 0 && r->starts[i] >= -s->d[i] ? r->starts[i] + s->d[i] : r->starts[i];
+        const int64_t en = r->ends[i] < 0 && r->ends[i] >= -s->d[i] ? r->ends[i] + s->d[i] : r->ends[i];
+        if (st < 0 || en > s->d[i] || st >= en)
             e->errs |= E(TD_E_RANGE);
         else
-            out->d[i] = r->ends[i] - r->starts[i];
+            out->d[i] = en - st;
     }
 }
 
@@ -1737,7 +1744,9 @@ static void op_cat(void)
         for (int i = 0; i < n; i++)
             all = all && args[i].t != NULL;
         int k;
-        if (all && !norm_dim(dim, t0->s.nd, &k)) {
+        if (all && t0->s.nd == 0) {
+            e.errs |= E(TD_E_SHAPE); /* 0-d tensors cannot be concatenated */
+        } else if (all && !norm_dim(dim, t0->s.nd, &k)) {
             e.errs |= E(TD_E_RANGE);
         } else if (all) {
             e.res.s = t0->s;

@@ -163,6 +163,23 @@ do
   end
   check("list: op names unique", dup == nil, "duplicate " .. tostring(dup))
 
+  -- --reach: a backend with float_add and float_neg runs float_sub = a + -b as a composite;
+  -- one with float_add alone does not.
+  code, out, err = tdgen(root, "--specs specs --reach float_add,float_neg")
+  check("reach: float_sub is composite over float_add and float_neg",
+    code == 0 and out:find("^2 native kernels run %d+ of %d+ ops") ~= nil and out:find("\ncomposite float_sub\n") ~= nil,
+    "exit " .. tostring(code) .. ", stdout [" .. out .. "], stderr [" .. err .. "]")
+  code, out, err = tdgen(root, "--specs specs --reach float_add")
+  check("reach: no float_sub without float_neg", code == 0 and not out:find("composite float_sub", 1, true),
+    "exit " .. tostring(code) .. ", stdout [" .. out .. "]")
+  code, out, err = tdgen(root, "--specs specs --reach float_add,no_such_op")
+  check("reach: unknown op exits 1", code == 1 and err:find("unknown op no_such_op", 1, true) ~= nil,
+    "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
+  -- --list marks composites: the toy fixture runs float_sub by its decomposition.
+  code, out, err = tdgen(root, "--specs specs --specs tests/fixture --list")
+  check("list: composites are marked", code == 0 and out:find("\nfloat_sub +binary_float +cpu,vulkan composite:toy ") ~= nil,
+    "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
+
   code, out, err = tdgen(root, "--specs specs --backends")
   check("backends: cpu line", code == 0 and out:find("cpu|TD_BACKEND_CPU|ON|specs/../runtime/cpu\n", 1, true) ~= nil,
     "exit " .. tostring(code) .. ", stdout [" .. out .. "], stderr [" .. err .. "]")

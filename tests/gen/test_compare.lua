@@ -34,7 +34,7 @@ local function make_op(name, family, args, returns, rule, rule_args, fields)
 end
 
 -- One op per shape rule, with the argument types the rule's parameters take.
-local KIND_TYPE = { tensor = "float", list = "floats", array = "dims", i64 = "i64", dim = "dim", f32 = "f32",
+local KIND_TYPE = { tensor = "float", list = "floats", array = "dims", dims = "dims", i64 = "i64", dim = "dim", f32 = "f32",
   distribution = "distribution", host_out = "f32_out" }
 local function op_for_rule(rule)
   local params = schema.rules[rule]

@@ -286,7 +286,12 @@ static void test_dims_out_of_range(void **state)
     assert_null(out);
     EXPECT_ERR(td_float_sum_dim(a, -3, &out), TD_E_RANGE, "float_sum_dim", "dim -3 is out of range");
     EXPECT_ERR(td_float_argmax(a, 5, &out), TD_E_RANGE, "float_argmax", "dim 5");
-    EXPECT_ERR(td_float_mean_dim(scalar, 0, &out), TD_E_RANGE, "float_mean_dim", "0 dims");
+    /* A 0-d tensor takes dims 0 and -1 only (as in PyTorch). */
+    EXPECT_ERR(td_float_mean_dim(scalar, 1, &out), TD_E_RANGE, "float_mean_dim", "0 dims", "expected -1 to 0");
+    EXPECT_ERR(td_float_mean_dim(scalar, -2, &out), TD_E_RANGE, "float_mean_dim", "dim -2");
+    EXPECT_ERR(td_float_swap_dims(scalar, 0, 1, &out), TD_E_RANGE, "float_swap_dims", "dim1 1");
+    EXPECT_ERR(td_float_cat((const td_tensor *const[]){ scalar, scalar }, 2, 0, &out), TD_E_SHAPE, "float_cat",
+               "0-d tensors cannot be concatenated");
     EXPECT_ERR(td_float_swap_dims(a, 0, 2, &out), TD_E_RANGE, "float_swap_dims", "dim1 2 is out of range");
     EXPECT_ERR(td_int_swap_dims(i, -3, 0, &out), TD_E_RANGE, "int_swap_dims", "dim0 -3");
     assert_null(out);
@@ -332,6 +337,9 @@ static void test_slices_out_of_range(void **state)
     EXPECT_ERR(td_int_slice(i, st_gt, 1, end_gt, 1, &out), TD_E_RANGE, "int_slice", "range [2, 1)");
     static const int64_t st_neg[] = { -1 }, end_neg[] = { 2 };
     EXPECT_ERR(td_float_slice(a, st_neg, 1, end_neg, 1, &out), TD_E_RANGE, "float_slice", "range [-1, 2)");
+    /* negative bounds count from the end: -1 is 2 above (empty), -4 is before the start of a size-3 dim */
+    static const int64_t st_far[] = { -4 }, end_far[] = { 2 };
+    EXPECT_ERR(td_float_slice(a, st_far, 1, end_far, 1, &out), TD_E_RANGE, "float_slice", "range [-4, 2)");
     static const int64_t st3[] = { 0, 0, 0 }, end3[] = { 1, 1, 1 };
     EXPECT_ERR(td_float_slice(a, st3, 3, end3, 3, &out), TD_E_RANGE, "float_slice", "3 ranges", "2 dims");
     assert_null(out);
@@ -414,8 +422,11 @@ static void test_permute_errors(void **state)
     assert_null(out);
     static const int64_t past[] = { 0, 3, 1 };
     EXPECT_ERR(td_float_permute(a, past, 3, &out), TD_E_RANGE, "float_permute", "perm[1] = 3 is out of range");
-    static const int64_t negative[] = { -1, 0, 1 };
-    EXPECT_ERR(td_float_permute(a, negative, 3, &out), TD_E_RANGE, "float_permute", "perm[0] = -1");
+    static const int64_t negative[] = { -4, 0, 1 }; /* -3 to -1 count from the end */
+    EXPECT_ERR(td_float_permute(a, negative, 3, &out), TD_E_RANGE, "float_permute", "perm[0] = -4",
+               "out of range [-3, 3)");
+    static const int64_t negative_repeat[] = { -1, 0, 2 };
+    EXPECT_ERR(td_float_permute(a, negative_repeat, 3, &out), TD_E_INVALID, "float_permute", "repeats dim 2");
     static const int64_t short_perm[] = { 1, 0 };
     EXPECT_ERR(td_float_permute(a, short_perm, 2, &out), TD_E_SHAPE, "float_permute", "2 entries", "3 dims");
     assert_null(out);

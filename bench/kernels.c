@@ -1,0 +1,157 @@
+/* bench/kernels: cpu kernels against the machine's memory bandwidth. Each round times a
+ * memcpy of 64 MiB split over the same OpenMP threads as the kernels (bytes read + written
+ * per second: the reference), then each kernel over 16M floats through the API; a kernel's
+ * figure is its bytes moved per second (inputs read + result written) as a fraction of the
+ * memcpy rate measured in that round.
+ *   bench_kernels [--scale=X] [--rounds=N] [--help] */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "bench_common.h"
+#include "td_ops.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_kernels: %s: %s\n", what, td_last_error());
+    exit(1);
+}
+
+enum { N = 16 * 1024 * 1024, SIDE = 4096 };
+
+/* memcpy of 64 MiB in one chunk per thread; bytes read + written per second. */
+static double memcpy_rate(char *dst, const char *src, size_t bytes, int iters)
+{
+    const double t0 = now_s();
+    for (int it = 0; it < iters; it++) {
+#ifdef _OPENMP
+#pragma omp parallel
+        {
+            const size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
+            const size_t lo = bytes * t / nt, hi = bytes * (t + 1) / nt;
+            memcpy(dst + lo, src + lo, hi - lo);
+        }
+#else
+        memcpy(dst, src, bytes);
+#endif
+    }
+    return 2.0 * (double)bytes * iters / (now_s() - t0);
+}
+
+typedef struct kernel {
+    const char *name;
+    double bytes;  /* moved per call */
+    double target; /* of the memcpy rate; 0: none set */
+} kernel;
+
+static td_status run(int k, const td_tensor *x, const td_tensor *sq, td_tensor **out)
+{
+    static const int64_t dim0 = 0, dim1 = 1;
+    switch (k) {
+    case 0: return td_float_exp(x, out);
+    case 1: return td_float_sigmoid(x, out);
+    case 2: return td_float_tanh(x, out);
+    case 3: return td_float_log(x, out);
+    case 4: return td_float_gelu(x, out);
+    case 5: return td_float_sin(x, out);
+    case 6: return td_float_add(x, x, out);
+    case 7: return td_float_sum(x, out);
+    default: return td_float_swap_dims(sq, dim0, dim1, out);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o = { .scale = 1.0, .rounds = 5 };
+    const int parsed = bench_parse(argc, argv, "bench_kernels",
+                                   "Times cpu kernels over 16M floats against the memcpy bandwidth of 64 MiB.", false,
+                                   &o);
+    if (parsed != 0)
+        return parsed > 0 ? 0 : 2;
+    const double B = 4.0 * N;
+    const kernel ks[] = {
+        { "exp", 2 * B, 0.5 },     { "sigmoid", 2 * B, 0.5 }, { "tanh", 2 * B, 0.5 },
+        { "log", 2 * B, 0 },       { "gelu", 2 * B, 0 },      { "sin", 2 * B, 0 },
+        { "add", 3 * B, 0 },       { "sum", B, 1.6 },         { "transpose 4096^2", 2 * B, 0.5 },
+    };
+    const int nk = (int)(sizeof ks / sizeof ks[0]);
+    td_device *dev;
+    if (td_device_open(TD_BACKEND_CPU, 0, &dev) != TD_OK)
+        die("device_open");
+    float *host = malloc(sizeof(float) * N);
+    char *src = malloc((size_t)B), *dst = malloc((size_t)B);
+    if (host == NULL || src == NULL || dst == NULL)
+        die("malloc");
+    for (int64_t i = 0; i < N; i++)
+        host[i] = 0.5f + (float)(i % 1000) * 0.004f; /* in (0.5, 4.5): every kernel's domain */
+    memcpy(src, host, (size_t)B);
+    memset(dst, 0, (size_t)B);
+    const int64_t n = N, sq_shape[2] = { SIDE, SIDE };
+    td_tensor *x = NULL, *sq = NULL;
+    if (td_float_from_data(dev, host, &n, 1, &x) != TD_OK || td_float_from_data(dev, host, sq_shape, 2, &sq) != TD_OK)
+        die("from_data");
+    const int iters = (int)(4 * o.scale) + 1;
+    bench_rounds mc = { 0 }, ratio[16];
+    memset(ratio, 0, sizeof ratio);
+    for (int r = 0; r < o.rounds; r++) {
+        const double ref = memcpy_rate(dst, src, (size_t)B, iters);
+        bench_add(&mc, ref / 1e9);
+        for (int k = 0; k < nk; k++) {
+            td_tensor *warm = NULL;
+            if (run(k, x, sq, &warm) != TD_OK)
+                die(ks[k].name);
+            td_tensor_release(warm);
+            const double t0 = now_s();
+            for (int it = 0; it < iters; it++) {
+                td_tensor *out = NULL;
+                if (run(k, x, sq, &out) != TD_OK)
+                    die(ks[k].name);
+                if (k == 7) { /* sum: wait for the value, as a user reading it would */
+                    float v;
+                    if (td_float_into_data(out, &v, 1) != TD_OK)
+                        die("into_data");
+                }
+                td_tensor_release(out);
+            }
+            const double rate = ks[k].bytes * iters / (now_s() - t0);
+            bench_add(&ratio[k], rate / ref);
+        }
+    }
+    char buf[96];
+    printf("memcpy of 64 MiB over the kernels' threads: %s GB/s (read + written), median [min-max] of %d rounds\n",
+           bench_fmt(&mc, buf, sizeof buf), o.rounds);
+    printf("kernel over 16M floats: bytes moved per second as a fraction of that round's memcpy rate\n");
+    for (int k = 0; k < nk; k++) {
+        const bench_rounds *rr = &ratio[k];
+        printf("  %-18s %.3f [%.3f-%.3f]%s", ks[k].name, bench_median(rr), bench_min(rr), bench_max(rr),
+               bench_noisy(rr) ? " noisy" : "");
+        if (ks[k].target > 0) {
+            int met = 0;
+            for (int i = 0; i < rr->n; i++)
+                met += rr->v[i] >= ks[k].target;
+            char v[96];
+            printf("   target >= %.1f: %s", ks[k].target, bench_verdict(met, rr->n, v, sizeof v));
+        }
+        printf("\n");
+    }
+    td_tensor_release(x);
+    td_tensor_release(sq);
+    td_device_release(dev);
+    free(host);
+    free(src);
+    free(dst);
+    return 0;
+}

@@ -1,0 +1,72 @@
+/* Vulkan backend: the float math of issue 10 that has no sound decomposition into other
+ * ops (shaders/fmath.comp): acos, asin, atan, atan2, tan (accurate where the driver's sin / cos
+ * need not be), ceil, floor, round, trunc, erf, log1p,
+ * is_nan, is_inf, remainder, remainder_scalar. */
+#include "vk_internal.h"
+
+/* Op codes of fmath.comp. */
+enum {
+    VK_M_ACOS, VK_M_ASIN, VK_M_ATAN, VK_M_CEIL, VK_M_FLOOR, VK_M_ROUND, VK_M_TRUNC, VK_M_ERF, VK_M_LOG1P,
+    VK_M_IS_NAN, VK_M_IS_INF, VK_M_REM_S, VK_M_ATAN2, VK_M_TAN, VK_M_REM
+};
+
+/* Parameters as ew.comp's: n, op, ndim, scalar, dims[8], then 8 strides per input (0 on
+ * broadcast dims); b may be NULL (unary ops). */
+static td_status fmath(const char *op, uint32_t code, const td_tensor *a, const td_tensor *b, uint32_t scalar,
+                       td_tensor *out)
+{
+    uint32_t p[28] = { 0 };
+    const td_shape *s = &out->shape;
+    p[0] = (uint32_t)s->numel;
+    p[1] = code;
+    p[2] = (uint32_t)s->ndim;
+    p[3] = scalar;
+    for (int d = 0; d < s->ndim; d++)
+        p[4 + d] = (uint32_t)s->dims[d];
+    const td_tensor *const ins[2] = { a, b };
+    vk_buf *bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
+    for (int k = 0; k < 2; k++) {
+        if (ins[k] == NULL)
+            continue;
+        int64_t st[TD_MAX_DIMS] = { 0 };
+        td_broadcast_strides(&ins[k]->shape, s, st);
+        for (int d = 0; d < s->ndim; d++)
+            p[12 + 8 * k + d] = (uint32_t)st[d];
+        bufs[k] = vk_buf_of(ins[k]);
+    }
+    return vk_dispatch_n(vk_of(out->device), op, VK_SH_FMATH, p, 28, bufs, s->numel);
+}
+
+#define VK_FMATH_UNARY(NAME, CODE)                                      \
+    td_status td_vulkan_##NAME(const td_tensor *a, td_tensor *out)      \
+    {                                                                   \
+        return fmath(#NAME, CODE, a, NULL, 0u, out);                    \
+    }
+
+VK_FMATH_UNARY(float_acos, VK_M_ACOS)
+VK_FMATH_UNARY(float_asin, VK_M_ASIN)
+VK_FMATH_UNARY(float_atan, VK_M_ATAN)
+VK_FMATH_UNARY(float_tan, VK_M_TAN)
+VK_FMATH_UNARY(float_ceil, VK_M_CEIL)
+VK_FMATH_UNARY(float_floor, VK_M_FLOOR)
+VK_FMATH_UNARY(float_round, VK_M_ROUND)
+VK_FMATH_UNARY(float_trunc, VK_M_TRUNC)
+VK_FMATH_UNARY(float_erf, VK_M_ERF)
+VK_FMATH_UNARY(float_log1p, VK_M_LOG1P)
+VK_FMATH_UNARY(float_is_nan, VK_M_IS_NAN)
+VK_FMATH_UNARY(float_is_inf, VK_M_IS_INF)
+
+td_status td_vulkan_float_remainder_scalar(const td_tensor *a, float value, td_tensor *out)
+{
+    return fmath("float_remainder_scalar", VK_M_REM_S, a, NULL, vk_f2u(value), out);
+}
+
+td_status td_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    return fmath("float_atan2", VK_M_ATAN2, a, b, 0u, out);
+}
+
+td_status td_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    return fmath("float_remainder", VK_M_REM, a, b, 0u, out);
+}

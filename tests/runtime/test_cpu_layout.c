@@ -1,0 +1,123 @@
+/* The cpu backend's tiled transpose path (cpu_layout.c: a permute whose last dim is strided in
+ * the source and another dim is contiguous there) against index arithmetic done here, on
+ * shapes that are not multiples of the tile, for f32, i32 and bool. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "td_ops.h"
+#include "tdt.h"
+
+static td_device *dev;
+
+static int setup(void **state)
+{
+    (void)state;
+    return td_device_open(TD_BACKEND_CPU, 0, &dev) == TD_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    td_device_release(dev);
+    return 0;
+}
+
+/* out[i0..i_{n-1}] = a[j] where a's index along perm[d] is i_d. */
+static int64_t src_index(const int64_t *shape, int nd, const int64_t *perm, const int64_t *oidx)
+{
+    int64_t aidx[8] = { 0 }, off = 0;
+    for (int d = 0; d < nd; d++)
+        aidx[perm[d]] = oidx[d];
+    for (int d = 0; d < nd; d++)
+        off = off * shape[d] + aidx[d];
+    return off;
+}
+
+static void check_perm(const int64_t *shape, int nd, const int64_t *perm)
+{
+    int64_t n = 1, oshape[8];
+    for (int d = 0; d < nd; d++) {
+        n *= shape[d];
+        oshape[d] = shape[perm[d]];
+    }
+    float *f = malloc(sizeof(float) * (size_t)n), *fo = malloc(sizeof(float) * (size_t)n);
+    int32_t *i = malloc(sizeof(int32_t) * (size_t)n), *io = malloc(sizeof(int32_t) * (size_t)n);
+    bool *b = malloc((size_t)n), *bo = malloc((size_t)n);
+    assert_true(f && fo && i && io && b && bo);
+    for (int64_t k = 0; k < n; k++) {
+        f[k] = (float)k * 0.5f;
+        i[k] = (int32_t)(k * 7 - 3);
+        b[k] = (k * 2654435761u) % 3 == 0;
+    }
+    td_tensor *tf = NULL, *ti = NULL, *tb = NULL, *rf = NULL, *ri = NULL, *rb = NULL;
+    tdt_check(td_float_from_data(dev, f, shape, nd, &tf), "float_from_data");
+    tdt_check(td_int_from_data(dev, i, shape, nd, &ti), "int_from_data");
+    tdt_check(td_bool_from_data(dev, b, shape, nd, &tb), "bool_from_data");
+    tdt_check(td_float_permute(tf, perm, nd, &rf), "float_permute");
+    tdt_check(td_int_permute(ti, perm, nd, &ri), "int_permute");
+    tdt_check(td_bool_permute(tb, perm, nd, &rb), "bool_permute");
+    tdt_check(td_float_into_data(rf, fo, n), "read f");
+    tdt_check(td_int_into_data(ri, io, n), "read i");
+    tdt_check(td_bool_into_data(rb, bo, n), "read b");
+    int64_t oidx[8] = { 0 };
+    for (int64_t k = 0; k < n; k++) {
+        const int64_t s = src_index(shape, nd, perm, oidx);
+        if (fo[k] != f[s] || io[k] != i[s] || bo[k] != b[s])
+            fail_msg("element %lld: got %g %d %d, want %g %d %d", (long long)k, (double)fo[k], io[k], bo[k],
+                     (double)f[s], i[s], b[s]);
+        for (int d = nd - 1; d >= 0; d--) {
+            if (++oidx[d] < oshape[d])
+                break;
+            oidx[d] = 0;
+        }
+    }
+    td_tensor *ts[] = { tf, ti, tb, rf, ri, rb };
+    for (int k = 0; k < 6; k++)
+        td_tensor_release(ts[k]);
+    free(f), free(fo), free(i), free(io), free(b), free(bo);
+}
+
+static void test_transpose_2d(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { 333, 257 }, perm[] = { 1, 0 };
+    check_perm(shape, 2, perm);
+}
+
+static void test_transpose_batched(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { 3, 70, 95 }, perm[] = { 0, 2, 1 };
+    check_perm(shape, 3, perm);
+}
+
+static void test_reverse_dims(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { 40, 3, 33 }, perm[] = { 2, 1, 0 };
+    check_perm(shape, 3, perm);
+}
+
+static void test_contiguous_dim_in_the_middle(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { 2, 45, 5, 64 }, perm[] = { 0, 3, 2, 1 };
+    check_perm(shape, 4, perm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_transpose_2d),
+        cmocka_unit_test(test_transpose_batched),
+        cmocka_unit_test(test_reverse_dims),
+        cmocka_unit_test(test_contiguous_dim_in_the_middle),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
