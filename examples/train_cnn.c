@@ -13,8 +13,7 @@
  * max_pool 2 -> flatten (784) -> linear 784->10 -> mean cross-entropy. He-normal convs,
  * linear weights uniform in +-1/sqrt(784) (PyTorch's default), zero biases. SGD lr 0.05,
  * momentum 0.9, batch 64, one fixed shuffle per epoch from the seed; the parameters are
- * updated in place (td_optim). The cross-entropy is written from ops (a stable logsumexp
- * through max_dim); it can become float_cross_entropy once that op exists.
+ * updated in place (td_optim). The loss is float_cross_entropy (mean over the batch).
  * Prints a progress line (steps/s, running loss) during an epoch, `test accuracy: XX.XX%`
  * after each, and `step median: X.XXX ms` (forward + backward + update, median over the
  * steps of the last epoch) at the end. --limit N: at most N steps per epoch and the first
@@ -341,35 +340,6 @@ static td_status forward(td_tensor *const *p, const td_tensor *x, temps *ts, td_
     return TD_OK;
 }
 
-/* Mean cross-entropy of logits [n, 10] against onehot [n, 10]: -mean(sum(onehot * log
- * softmax)), log softmax = (l - m) - log(sum(exp(l - m))) with m the detached row max. */
-static td_status cross_entropy(const td_tensor *logits, const td_tensor *onehot, int n, temps *ts, td_tensor **loss)
-{
-    td_status st;
-    td_tensor *t = NULL;
-    STEP(td_float_max_dim(logits, 1, &t));
-    const td_tensor *m = tmp(ts, t);
-    STEP(td_detach(m, &t));
-    const td_tensor *mc = tmp(ts, t);
-    STEP(td_float_sub(logits, mc, &t));
-    const td_tensor *shifted = tmp(ts, t);
-    STEP(td_float_exp(shifted, &t));
-    const td_tensor *e = tmp(ts, t);
-    STEP(td_float_sum_dim(e, 1, &t));
-    const td_tensor *se = tmp(ts, t);
-    STEP(td_float_log(se, &t));
-    const td_tensor *lse = tmp(ts, t);
-    STEP(td_float_sub(shifted, lse, &t));
-    const td_tensor *logp = tmp(ts, t);
-    STEP(td_float_mul(logp, onehot, &t));
-    const td_tensor *picked = tmp(ts, t);
-    STEP(td_float_sum(picked, &t));
-    const td_tensor *total = tmp(ts, t);
-    STEP(td_float_mul_scalar(total, -1.0f / (float)n, &t));
-    *loss = tmp(ts, t);
-    return TD_OK;
-}
-
 static td_status init_params(td_tensor *p[NPARAMS], td_device *ad, uint64_t seed)
 {
     static const int64_t s_w1[] = { 8, 1, 3, 3 }, s_b1[] = { 8 }, s_w2[] = { 16, 8, 3, 3 }, s_b2[] = { 16 };
@@ -389,25 +359,24 @@ static td_status init_params(td_tensor *p[NPARAMS], td_device *ad, uint64_t seed
 
 /* One training step on images idx[0..n): forward, loss, backward, in-place update. */
 static td_status train_step(td_tensor *const *p, td_optim *opt, td_device *ad, const dataset *d, const int *idx,
-                            int n, float *xbuf, float *ybuf, float *loss_out)
+                            int n, float *xbuf, int32_t *ybuf, float *loss_out)
 {
     temps ts = { .n = 0 };
     td_grads *grads = NULL;
     td_status st = TD_OK;
     for (int i = 0; i < n; i++) {
         memcpy(xbuf + (size_t)i * PIXELS, d->images + (size_t)idx[i] * PIXELS, sizeof(float) * PIXELS);
-        for (int c = 0; c < CLASSES; c++)
-            ybuf[i * CLASSES + c] = c == d->labels[idx[i]] ? 1.0f : 0.0f;
+        ybuf[i] = d->labels[idx[i]];
     }
-    const int64_t sx[] = { n, 1, SIDE, SIDE }, sy[] = { n, CLASSES };
+    const int64_t sx[] = { n, 1, SIDE, SIDE }, sy[] = { n };
     td_tensor *x = NULL, *y = NULL, *logits = NULL, *loss = NULL;
     st = td_float_from_data(ad, xbuf, sx, 4, &x);
     if (st == TD_OK)
-        st = td_float_from_data(ad, ybuf, sy, 2, &y);
+        st = td_int_from_data(ad, ybuf, sy, 1, &y);
     if (st == TD_OK)
         st = forward(p, x, &ts, &logits);
-    if (st == TD_OK)
-        st = cross_entropy(logits, y, n, &ts, &loss);
+    if (st == TD_OK && (st = td_float_cross_entropy(logits, y, &loss)) == TD_OK)
+        tmp(&ts, loss);
     if (st == TD_OK)
         st = td_backward(loss, &grads);
     if (st == TD_OK)
@@ -553,7 +522,8 @@ int main(int argc, char **argv)
     td_optim *opt = NULL;
     FILE *csv = NULL;
     int *order = NULL;
-    float *xbuf = NULL, *ybuf = NULL, *losses = NULL;
+    float *xbuf = NULL, *losses = NULL;
+    int32_t *ybuf = NULL;
     double *times = NULL;
     td_status st = TD_OK;
 
@@ -588,7 +558,7 @@ int main(int argc, char **argv)
         ntest = (int)(o.limit * BATCH);
     order = malloc(sizeof(int) * (size_t)train.n);
     xbuf = malloc(sizeof(float) * BATCH * PIXELS);
-    ybuf = malloc(sizeof(float) * BATCH * CLASSES);
+    ybuf = malloc(sizeof(int32_t) * BATCH);
     losses = malloc(sizeof(float) * (size_t)(steps * o.epochs));
     times = malloc(sizeof(double) * (size_t)steps);
     if (order == NULL || xbuf == NULL || ybuf == NULL || losses == NULL || times == NULL) {
