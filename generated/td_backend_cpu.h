@@ -33,7 +33,43 @@ td_status td_cpu_float_full(const int64_t *shape, int shape_len, float value, td
 td_status td_cpu_int_full(const int64_t *shape, int shape_len, int32_t value, td_tensor *out); /* Creates an int tensor filled with value. */
 td_status td_cpu_float_random(const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor *out); /* Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend. p0 and p1 must be finite, with p0 <= p1 (and p1 - p0 finite) for uniform and p1 >= 0 for normal, else TD_E_INVALID. */
 td_status td_cpu_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out); /* Creates the 1-D int tensor start, start + step, ... up to but excluding end. */
+td_status td_cpu_int_random(const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor *out); /* Creates an int tensor of values uniform in [low, high); the same seed gives the same values on every backend. low < high, else TD_E_INVALID. */
 td_status td_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value (0 is false, anything else true) where mask is true; mask broadcasts to a's shape. */
+td_status td_cpu_int_neg(const td_tensor *a, td_tensor *out); /* Elementwise -a (wraps around: -INT32_MIN is INT32_MIN). */
+td_status td_cpu_int_add_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a + value (wraps around on overflow). */
+td_status td_cpu_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a - value (wraps around on overflow). */
+td_status td_cpu_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a * value (wraps around on overflow). */
+td_status td_cpu_int_div_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a / value truncated toward zero, like int_div; a zero value is an error (TD_E_INVALID). */
+td_status td_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise remainder of a / value with the sign of value (torch.remainder), like int_remainder; a zero value is an error (TD_E_INVALID). */
+td_status td_cpu_int_abs(const td_tensor *a, td_tensor *out); /* Elementwise |a| (wraps around: |INT32_MIN| is INT32_MIN, as torch.abs on int32). */
+td_status td_cpu_int_sign(const td_tensor *a, td_tensor *out); /* Elementwise sign of a: -1, 0 or 1. */
+td_status td_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor *out); /* Elementwise a raised to the int power exponent (wraps around on overflow); a negative exponent gives 1 for a = 1, +-1 for a = -1 and 0 otherwise, as int_powi. */
+td_status td_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor *out); /* Elementwise min(max(a, min), max); when min > max every element is max (torch.clamp). */
+td_status td_cpu_int_clamp_min(const td_tensor *a, int32_t min, td_tensor *out); /* Elementwise max(a, min). */
+td_status td_cpu_int_clamp_max(const td_tensor *a, int32_t max, td_tensor *out); /* Elementwise min(a, max). */
+td_status td_cpu_int_equal_elem(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a == value as bool. */
+td_status td_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a != value as bool. */
+td_status td_cpu_int_greater_elem(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a > value as bool. */
+td_status td_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a >= value as bool. */
+td_status td_cpu_int_lower_elem(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a < value as bool. */
+td_status td_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a <= value as bool. */
+td_status td_cpu_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Sum along dim (wraps around on overflow); the reduced dim is kept with size 1; an empty dim sums to 0. */
+td_status td_cpu_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Mean along dim, truncated toward zero (the exact sum divided by the dim's size, so it never overflows); the reduced dim is kept with size 1; an empty dim is an error. */
+td_status td_cpu_int_prod(const td_tensor *a, td_tensor *out); /* Product of all elements as a 0-dim tensor (wraps around on overflow); an empty tensor gives 1. */
+td_status td_cpu_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Product along dim (wraps around on overflow); the reduced dim is kept with size 1; an empty dim gives 1. */
+td_status td_cpu_int_max(const td_tensor *a, td_tensor *out); /* Maximum of all elements as a 0-dim tensor; an empty tensor is an error. */
+td_status td_cpu_int_min(const td_tensor *a, td_tensor *out); /* Minimum of all elements as a 0-dim tensor; an empty tensor is an error. */
+td_status td_cpu_int_max_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum along dim; the reduced dim is kept with size 1; an empty dim is an error. */
+td_status td_cpu_int_min_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Minimum along dim; the reduced dim is kept with size 1; an empty dim is an error. */
+td_status td_cpu_int_argmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1; an empty dim is an error. */
+td_status td_cpu_int_argmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1; an empty dim is an error. */
+td_status td_cpu_int_mean(const td_tensor *a, td_tensor *out); /* Mean of all elements as a 0-dim tensor, truncated toward zero (the exact sum divided by numel, so it never overflows); an empty tensor is an error. */
+td_status td_cpu_int_bitwise_not(const td_tensor *a, td_tensor *out); /* Elementwise bitwise ~a (= -a - 1). */
+td_status td_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise bitwise a & value. */
+td_status td_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise bitwise a | value. */
+td_status td_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise bitwise a ^ value. */
+td_status td_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a << value: bits shifted out are lost (wraps around); a shift value < 0 or value >= 32 gives 0. */
+td_status td_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise arithmetic a >> value (rounds toward -infinity); a shift value < 0 or value >= 32 gives 0 for a >= 0 and -1 for a < 0. */
 td_status td_cpu_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
 td_status td_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
@@ -44,6 +80,19 @@ td_status td_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, 
 td_status td_cpu_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
 td_status td_cpu_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch). */
+td_status td_cpu_int_cumsum(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative sum along dim (wraps around on int32 overflow). */
+td_status td_cpu_int_cumprod(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative product along dim (wraps around on int32 overflow). */
+td_status td_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Sorts along dim, ascending, or descending where descending is nonzero. */
+td_status td_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable. */
+td_status td_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out); /* The count largest values along dim, in descending order. */
+td_status td_cpu_int_any(const td_tensor *a, td_tensor *out); /* Whether any element is nonzero, as a 0-dim bool tensor; false for an empty tensor. */
+td_status td_cpu_int_any_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether any element along dim is nonzero; the reduced dim is kept with size 1. */
+td_status td_cpu_int_all(const td_tensor *a, td_tensor *out); /* Whether every element is nonzero, as a 0-dim bool tensor; true for an empty tensor. */
+td_status td_cpu_int_all_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether every element along dim is nonzero; the reduced dim is kept with size 1. */
+td_status td_cpu_bool_any(const td_tensor *a, td_tensor *out); /* Whether any element is true, as a 0-dim bool tensor; false for an empty tensor. */
+td_status td_cpu_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether any element along dim is true; the reduced dim is kept with size 1. */
+td_status td_cpu_bool_all(const td_tensor *a, td_tensor *out); /* Whether every element is true, as a 0-dim bool tensor; true for an empty tensor. */
+td_status td_cpu_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether every element along dim is true; the reduced dim is kept with size 1. */
 td_status td_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_cpu_int_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements as a 0-dim tensor (wraps around on overflow). */
 td_status td_cpu_int_into_float(const td_tensor *a, td_tensor *out); /* Converts to float. */
@@ -95,6 +144,25 @@ td_status td_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1,
 td_status td_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a float tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
 td_status td_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch). */
+td_status td_cpu_float_mean(const td_tensor *a, td_tensor *out); /* Mean of all elements, as a 0-dim tensor (NaN for an empty tensor, like PyTorch). */
+td_status td_cpu_float_prod(const td_tensor *a, td_tensor *out); /* Product of all elements, as a 0-dim tensor (1 for an empty tensor). */
+td_status td_cpu_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Product along dim; the reduced dim is kept with size 1. */
+td_status td_cpu_float_max(const td_tensor *a, td_tensor *out); /* Maximum of all elements, as a 0-dim tensor; NaN if any element is NaN. */
+td_status td_cpu_float_min(const td_tensor *a, td_tensor *out); /* Minimum of all elements, as a 0-dim tensor; NaN if any element is NaN. */
+td_status td_cpu_float_max_abs(const td_tensor *a, td_tensor *out); /* Maximum of |a| over all elements, as a 0-dim tensor; NaN if any element is NaN. */
+td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum of |a| along dim; the reduced dim is kept with size 1. */
+td_status td_cpu_float_any(const td_tensor *a, td_tensor *out); /* Whether any element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor; false for an empty tensor. */
+td_status td_cpu_float_any_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether any element along dim is nonzero (NaN counts as nonzero); the reduced dim is kept with size 1. */
+td_status td_cpu_float_all(const td_tensor *a, td_tensor *out); /* Whether every element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor; true for an empty tensor. */
+td_status td_cpu_float_all_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Whether every element along dim is nonzero (NaN counts as nonzero); the reduced dim is kept with size 1. */
+td_status td_cpu_float_cumsum(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative sum along dim: out[..., i, ...] = a[..., 0, ...] + ... + a[..., i, ...]. */
+td_status td_cpu_float_cumprod(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative product along dim: out[..., i, ...] = a[..., 0, ...] * ... * a[..., i, ...]. */
+td_status td_cpu_float_cummax(const td_tensor *a, int64_t dim, td_tensor *out); /* Running maximum along dim: out[..., i, ...] = max(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */
+td_status td_cpu_float_cummin(const td_tensor *a, int64_t dim, td_tensor *out); /* Running minimum along dim: out[..., i, ...] = min(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */
+td_status td_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Sorts along dim, ascending, or descending where descending is nonzero; stable, NaN sorts as the largest value. */
+td_status td_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable, NaN sorts as the largest value. */
+td_status td_cpu_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out); /* The count largest values along dim, in descending order (NaN counts as the largest value). */
+td_status td_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out); /* Indices of the count largest values along dim, in descending order of value (NaN counts as the largest value). */
 td_status td_cpu_float_neg(const td_tensor *a, td_tensor *out); /* Elementwise -a. */
 td_status td_cpu_float_abs(const td_tensor *a, td_tensor *out); /* Elementwise |a|. */
 td_status td_cpu_float_exp(const td_tensor *a, td_tensor *out); /* Elementwise e^a. */
@@ -135,6 +203,18 @@ td_status td_cpu_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor *out
 td_status td_cpu_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b, broadcasting. */
 td_status td_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a != b, broadcasting. */
 td_status td_cpu_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three (like float_mask_where). */
+td_status td_cpu_int_powi(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the int power b, broadcasting (wraps around on overflow); for b < 0 the result is 1 for a = 1, +-1 for a = -1 (-1 when b is odd) and 0 otherwise. */
+td_status td_cpu_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b), broadcasting. */
+td_status td_cpu_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b), broadcasting. */
+td_status td_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a != b as bool, broadcasting. */
+td_status td_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a >= b as bool, broadcasting. */
+td_status td_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a <= b as bool, broadcasting. */
+td_status td_cpu_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow). */
+td_status td_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise bitwise a & b, broadcasting. */
+td_status td_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise bitwise a | b, broadcasting. */
+td_status td_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise bitwise a ^ b, broadcasting. */
+td_status td_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a << b, broadcasting: bits shifted out are lost (wraps around); a shift b < 0 or b >= 32 gives 0. */
+td_status td_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise arithmetic a >> b (rounds toward -infinity), broadcasting; a shift b < 0 or b >= 32 gives 0 for a >= 0 and -1 for a < 0. */
 td_status td_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
 td_status td_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */
 td_status td_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor *out); /* Elementwise a > 0 ? a : weight * a, where weight broadcasts to a's shape (for PyTorch's per-channel weight of shape [C] on an [N, C, ...] input, pass it reshaped to [C, 1, ..., 1]). */

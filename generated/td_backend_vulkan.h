@@ -43,6 +43,8 @@ td_status td_vulkan_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim
 td_status td_vulkan_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_vulkan_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
 td_status td_vulkan_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch). */
+td_status td_vulkan_int_cumsum(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative sum along dim (wraps around on int32 overflow). */
+td_status td_vulkan_int_cumprod(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative product along dim (wraps around on int32 overflow). */
 td_status td_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_vulkan_int_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements as a 0-dim tensor (wraps around on overflow). */
 td_status td_vulkan_int_into_float(const td_tensor *a, td_tensor *out); /* Converts to float. */
@@ -69,6 +71,9 @@ td_status td_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t di
 td_status td_vulkan_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns a float tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
 td_status td_vulkan_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Broadcasts a float tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front. */
 td_status td_vulkan_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a float tensor (a negative bound counts from the end of its dim, as in PyTorch). */
+td_status td_vulkan_float_cumsum(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative sum along dim: out[..., i, ...] = a[..., 0, ...] + ... + a[..., i, ...]. */
+td_status td_vulkan_float_cummax(const td_tensor *a, int64_t dim, td_tensor *out); /* Running maximum along dim: out[..., i, ...] = max(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */
+td_status td_vulkan_float_cummin(const td_tensor *a, int64_t dim, td_tensor *out); /* Running minimum along dim: out[..., i, ...] = min(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */
 td_status td_vulkan_float_neg(const td_tensor *a, td_tensor *out); /* Elementwise -a. */
 td_status td_vulkan_float_abs(const td_tensor *a, td_tensor *out); /* Elementwise |a|. */
 td_status td_vulkan_float_exp(const td_tensor *a, td_tensor *out); /* Elementwise e^a. */

@@ -67,12 +67,230 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out);
 
+/* Creates an int tensor of values uniform in [low, high); the same seed gives the same values on every backend. low < high, else TD_E_INVALID.
+ * Family creation; implemented by: cpu.
+ * Note: counter-based generator (float_random's splitmix64 of seed and element index): element i is low + ((h >> 32) * (high - low)) >> 32 with h = mix(seed ^ mix(2 i)), so results do not depend on threading.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out);
+
 /* Returns a with value (0 is false, anything else true) where mask is true; mask broadcasts to a's shape.
  * Family unary; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * Note: burn's bool_mask_fill takes a bool value; the C entry takes it as an int32_t (C's truth value).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out);
+
+/* Elementwise -a (wraps around: -INT32_MIN is INT32_MIN).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_neg(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a + value (wraps around on overflow).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a - value (wraps around on overflow).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a * value (wraps around on overflow).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a / value truncated toward zero, like int_div; a zero value is an error (TD_E_INVALID).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: truncates toward zero like C (torch.div with rounding_mode='trunc'); INT32_MIN / -1 wraps to INT32_MIN.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise remainder of a / value with the sign of value (torch.remainder), like int_remainder; a zero value is an error (TD_E_INVALID).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise |a| (wraps around: |INT32_MIN| is INT32_MIN, as torch.abs on int32).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_abs(const td_tensor *a, td_tensor **out);
+
+/* Elementwise sign of a: -1, 0 or 1.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_sign(const td_tensor *a, td_tensor **out);
+
+/* Elementwise a raised to the int power exponent (wraps around on overflow); a negative exponent gives 1 for a = 1, +-1 for a = -1 and 0 otherwise, as int_powi.
+ * Family unary; implemented by: cpu.
+ * Note: torch.pow on int32 (0^0 = 1); PyTorch rejects a negative scalar exponent for int tensors, here it is defined as for int_powi.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out);
+
+/* Elementwise min(max(a, min), max); when min > max every element is max (torch.clamp).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out);
+
+/* Elementwise max(a, min).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out);
+
+/* Elementwise min(a, max).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out);
+
+/* Elementwise a == value as bool.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a != value as bool.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a > value as bool.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a >= value as bool.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a < value as bool.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a <= value as bool.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Sum along dim (wraps around on overflow); the reduced dim is kept with size 1; an empty dim sums to 0.
+ * Family unary; implemented by: cpu.
+ * Note: keeps the reduced dim (PyTorch keepdim=True); the int32 result wraps (PyTorch sums int32 into int64).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Mean along dim, truncated toward zero (the exact sum divided by the dim's size, so it never overflows); the reduced dim is kept with size 1; an empty dim is an error.
+ * Family unary; implemented by: cpu.
+ * Note: PyTorch has no int mean; burn divides its int sum by the size (truncating), which agrees unless that sum overflows.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Product of all elements as a 0-dim tensor (wraps around on overflow); an empty tensor gives 1.
+ * Family unary; implemented by: cpu.
+ * Note: the int32 result wraps (PyTorch multiplies int32 into int64).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_prod(const td_tensor *a, td_tensor **out);
+
+/* Product along dim (wraps around on overflow); the reduced dim is kept with size 1; an empty dim gives 1.
+ * Family unary; implemented by: cpu.
+ * Note: keeps the reduced dim (PyTorch keepdim=True); the int32 result wraps.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Maximum of all elements as a 0-dim tensor; an empty tensor is an error.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_max(const td_tensor *a, td_tensor **out);
+
+/* Minimum of all elements as a 0-dim tensor; an empty tensor is an error.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_min(const td_tensor *a, td_tensor **out);
+
+/* Maximum along dim; the reduced dim is kept with size 1; an empty dim is an error.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Minimum along dim; the reduced dim is kept with size 1; an empty dim is an error.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1; an empty dim is an error.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1; an empty dim is an error.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Mean of all elements as a 0-dim tensor, truncated toward zero (the exact sum divided by numel, so it never overflows); an empty tensor is an error.
+ * Family unary; implemented by: cpu.
+ * Note: PyTorch has no int mean; burn divides its int sum by numel (truncating), which agrees unless that sum overflows.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_mean(const td_tensor *a, td_tensor **out);
+
+/* Elementwise bitwise ~a (= -a - 1).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out);
+
+/* Elementwise bitwise a & value.
+ * Family unary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise bitwise a | value.
+ * Family unary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise bitwise a ^ value.
+ * Family unary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise a << value: bits shifted out are lost (wraps around); a shift value < 0 or value >= 32 gives 0.
+ * Family unary; implemented by: cpu.
+ * Note: torch.bitwise_left_shift on int32, including its results for shifts outside [0, 32).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out);
+
+/* Elementwise arithmetic a >> value (rounds toward -infinity); a shift value < 0 or value >= 32 gives 0 for a >= 0 and -1 for a < 0.
+ * Family unary; implemented by: cpu.
+ * Note: torch.bitwise_right_shift on int32, including its results for shifts outside [0, 32).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary; implemented by: cpu, vulkan.
@@ -125,6 +343,87 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
  * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
+
+/* Cumulative sum along dim (wraps around on int32 overflow).
+ * Family unary; implemented by: cpu, vulkan.
+ * Note: int32 result (PyTorch would promote to int64); a 0-d tensor takes dim 0 or -1.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Cumulative product along dim (wraps around on int32 overflow).
+ * Family unary; implemented by: cpu, vulkan.
+ * Note: int32 result (PyTorch would promote to int64); a 0-d tensor takes dim 0 or -1.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Sorts along dim, ascending, or descending where descending is nonzero.
+ * Family unary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
+
+/* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable.
+ * Family unary; implemented by: cpu.
+ * Note: torch.argsort(a, dim, descending, stable=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
+
+/* The count largest values along dim, in descending order.
+ * Family unary; implemented by: cpu.
+ * Note: torch.topk(a, count, dim, largest=True, sorted=True) values.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* Whether any element is nonzero, as a 0-dim bool tensor; false for an empty tensor.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_any(const td_tensor *a, td_tensor **out);
+
+/* Whether any element along dim is nonzero; the reduced dim is kept with size 1.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Whether every element is nonzero, as a 0-dim bool tensor; true for an empty tensor.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_all(const td_tensor *a, td_tensor **out);
+
+/* Whether every element along dim is nonzero; the reduced dim is kept with size 1.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Whether any element is true, as a 0-dim bool tensor; false for an empty tensor.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_any(const td_tensor *a, td_tensor **out);
+
+/* Whether any element along dim is true; the reduced dim is kept with size 1.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Whether every element is true, as a 0-dim bool tensor; true for an empty tensor.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_all(const td_tensor *a, td_tensor **out);
+
+/* Whether every element along dim is true; the reduced dim is kept with size 1.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Returns a with value where mask is true; mask broadcasts to a's shape.
  * Family unary; implemented by: cpu, vulkan.
@@ -416,6 +715,126 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
+/* Mean of all elements, as a 0-dim tensor (NaN for an empty tensor, like PyTorch).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_mean(const td_tensor *a, td_tensor **out);
+
+/* Product of all elements, as a 0-dim tensor (1 for an empty tensor).
+ * Family unary_float; implemented by: cpu.
+ * Note: accumulates in double precision, then rounds to float once.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_prod(const td_tensor *a, td_tensor **out);
+
+/* Product along dim; the reduced dim is kept with size 1.
+ * Family unary_float; implemented by: cpu.
+ * Note: keeps the reduced dim (PyTorch keepdim=True); accumulates in double precision.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Maximum of all elements, as a 0-dim tensor; NaN if any element is NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: like torch.max(a) / amax: NaN propagates; the gradient is split evenly among the elements equal to the maximum.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max(const td_tensor *a, td_tensor **out);
+
+/* Minimum of all elements, as a 0-dim tensor; NaN if any element is NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: like torch.min(a) / amin: NaN propagates; the gradient is split evenly among the elements equal to the minimum.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_min(const td_tensor *a, td_tensor **out);
+
+/* Maximum of |a| over all elements, as a 0-dim tensor; NaN if any element is NaN.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: max(abs(a)) in PyTorch terms; the gradient is split evenly among the elements of the largest magnitude.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max_abs(const td_tensor *a, td_tensor **out);
+
+/* Maximum of |a| along dim; the reduced dim is kept with size 1.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: amax(abs(a), dim, keepdim=True) in PyTorch terms; the gradient is split evenly among the elements of the largest magnitude.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Whether any element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor; false for an empty tensor.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_any(const td_tensor *a, td_tensor **out);
+
+/* Whether any element along dim is nonzero (NaN counts as nonzero); the reduced dim is kept with size 1.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Whether every element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor; true for an empty tensor.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_all(const td_tensor *a, td_tensor **out);
+
+/* Whether every element along dim is nonzero (NaN counts as nonzero); the reduced dim is kept with size 1.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: keeps the reduced dim (PyTorch keepdim=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Cumulative sum along dim: out[..., i, ...] = a[..., 0, ...] + ... + a[..., i, ...].
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Note: accumulates in double precision (as PyTorch does on the CPU); a 0-d tensor takes dim 0 or -1.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Cumulative product along dim: out[..., i, ...] = a[..., 0, ...] * ... * a[..., i, ...].
+ * Family unary_float; implemented by: cpu.
+ * Note: accumulates in double precision; a 0-d tensor takes dim 0 or -1.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Running maximum along dim: out[..., i, ...] = max(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Note: values of torch.cummax; the gradient goes to the index PyTorch reports (the last of equal maxima).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Running minimum along dim: out[..., i, ...] = min(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * Note: values of torch.cummin; the gradient goes to the index PyTorch reports (the last of equal minima).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Sorts along dim, ascending, or descending where descending is nonzero; stable, NaN sorts as the largest value.
+ * Family unary_float; implemented by: cpu.
+ * Note: torch.sort(a, dim, descending, stable=True) values; -0 and +0 are equal (their order is kept).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
+
+/* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable, NaN sorts as the largest value.
+ * Family unary_float; implemented by: cpu.
+ * Note: torch.argsort(a, dim, descending, stable=True).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
+
+/* The count largest values along dim, in descending order (NaN counts as the largest value).
+ * Family unary_float; implemented by: cpu.
+ * Note: torch.topk(a, count, dim, largest=True, sorted=True) values; of equal values the first ones are taken.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* Indices of the count largest values along dim, in descending order of value (NaN counts as the largest value).
+ * Family unary_float; implemented by: cpu.
+ * Note: torch.topk(a, count, dim).indices; of equal values the first ones (lowest indices) come first.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
 /* Elementwise -a.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -630,6 +1049,74 @@ td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
+
+/* Elementwise a raised to the int power b, broadcasting (wraps around on overflow); for b < 0 the result is 1 for a = 1, +-1 for a = -1 (-1 when b is odd) and 0 otherwise.
+ * Family binary; implemented by: cpu.
+ * Note: torch.pow on int32 tensors (0^0 = 1; negative exponents as in its integer kernel).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise max(a, b), broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise min(a, b), broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a != b as bool, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a >= b as bool, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a <= b as bool, broadcasting.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow).
+ * Family binary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise bitwise a & b, broadcasting.
+ * Family binary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise bitwise a | b, broadcasting.
+ * Family binary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise bitwise a ^ b, broadcasting.
+ * Family binary; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise a << b, broadcasting: bits shifted out are lost (wraps around); a shift b < 0 or b >= 32 gives 0.
+ * Family binary; implemented by: cpu.
+ * Note: torch.bitwise_left_shift on int32, including its results for shifts outside [0, 32).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* Elementwise arithmetic a >> b (rounds toward -infinity), broadcasting; a shift b < 0 or b >= 32 gives 0 for a >= 0 and -1 for a < 0.
+ * Family binary; implemented by: cpu.
+ * Note: torch.bitwise_right_shift on int32, including its results for shifts outside [0, 32).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.

@@ -273,9 +273,6 @@ function R.reduce_dim(P)
   end)
 end
 
--- Softmax and friends: every dim of every shape, like the reductions.
-R.along_dim = R.reduce_dim
-
 -- Cross-entropy: logits [N, C] and targets [N] (targets of the "index" domain lie in
 -- [0, 7), so every C is at least 7); 1 to 4096 rows, wide and narrow, some past the CPU's
 -- threading threshold.
@@ -286,6 +283,34 @@ function R.cross_entropy(P)
     cases[#cases + 1] = { fill = s[3], v = { [P[1]] = { s[1], s[2] }, [P[2]] = { s[1] } } }
   end
   return cases
+end
+
+-- reduce / cumulative / sort group: the whole-tensor and per-dim reductions that have no
+-- identity take the same shapes; ops along a dim also take dim 0 / -1 of 0-d shapes; topk
+-- keeps 1, about half and all of the dim.
+R.reduce_all_nonempty = R.same
+R.reduce_dim_nonempty = function(P) return R.reduce_dim(P) end
+
+function R.along_dim(P)
+  return over_shapes(P, function(s, i)
+    if #s == 0 then return { { [P[2]] = i % 2 == 0 and -1 or 0 } } end
+    local out = {}
+    for d = 1, #s do out[d] = { [P[2]] = (d == #s and i % 2 == 0) and -1 or d - 1 } end
+    return out
+  end)
+end
+
+function R.topk(P)
+  return over_shapes(P, function(s, i)
+    if #s == 0 then return { { [P[2]] = 1, [P[3]] = 0 } } end
+    local out = {}
+    for d = 1, #s do
+      local n = s[d]
+      local dim = (d == #s and i % 2 == 0) and -1 or d - 1
+      out[#out + 1] = { [P[2]] = ({ 1, (n + 1) // 2, n })[(i + d) % 3 + 1], [P[3]] = dim }
+    end
+    return out
+  end)
 end
 
 -- m, k, n in {1, 7, 64, 129} (each m with each n, k cycling), batched, broadcast batches,
@@ -306,6 +331,20 @@ function R.matmul(P)
     { { 129, 257 }, { 257, 129 }, C }, { { 1, 1048600 }, { 1048600, 1 }, T },
   }) do
     cases[#cases + 1] = { fill = p[3], v = { [P[1]] = p[1], [P[2]] = p[2] } }
+  end
+  return cases
+end
+
+-- int ops (issue 10): the nonempty reductions take the cases of their plain rules (no
+-- case has a zero size); random_int the random shapes with a few [low, high) ranges.
+R.reduce_all_nonempty = R.reduce_all
+R.reduce_dim_nonempty = R.reduce_dim
+function R.random_int(P)
+  local cases = {}
+  local ranges = { { 0, 10 }, { -5, 5 }, { -2147483648, 2147483647 }, { 7, 8 } }
+  for i, s in ipairs({ {}, { 7 }, { 129 }, { 1000 }, { 10007 }, { 100, 101 }, { 3, 5, 7, 97 }, { 1, 7, 1, 33 } }) do
+    local r = ranges[(i - 1) % #ranges + 1]
+    cases[#cases + 1] = { fill = C, v = { [P[1]] = s, [P[2]] = r[1], [P[3]] = r[2] } }
   end
   return cases
 end

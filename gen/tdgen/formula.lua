@@ -167,6 +167,27 @@ M.helpers = {
     uses = { "int_into_float", "float_add_scalar", "float_powf", "float_mul", "float_full", "float_equal", "float_mask_fill" } },
   powi_scalar_grad = { c = "td_ad_powi_scalar_grad", params = { "tensor", "iscalar" },
     uses = { "float_zeros", "float_powi_scalar", "float_mul_scalar" } },
+  -- reduce / cumulative / sort group (specs/ops/reduce_sort.lua). The *_grad helpers of
+  -- products, scans and permutations run on the host (into_data, C loops, from_data).
+  mean_all_grad = { c = "td_ad_mean_all_grad", params = { "tensor", "shape_of" }, uses = { "float_expand", "float_mul_scalar" } },
+  even_grad = { c = "td_ad_even_grad", params = { "tensor", "tensor", "tensor" },
+    uses = { "float_equal", "bool_not", "bool_and", "bool_or", "bool_into_float", "float_sum", "float_div", "float_mul" } },
+  even_grad_dim = { c = "td_ad_even_grad_dim", params = { "tensor", "tensor", "tensor", "iscalar" },
+    uses = { "float_equal", "bool_not", "bool_and", "bool_or", "bool_into_float", "float_sum_dim", "float_div", "float_mul" } },
+  prod_grad = { c = "td_ad_prod_grad", params = { "tensor", "tensor" }, uses = { "float_into_data", "float_from_data" } },
+  prod_dim_grad = { c = "td_ad_prod_dim_grad", params = { "tensor", "tensor", "iscalar" },
+    uses = { "float_into_data", "float_from_data" } },
+  rev_cumsum = { c = "td_ad_rev_cumsum", params = { "tensor", "iscalar" }, uses = { "float_into_data", "float_from_data" } },
+  cumprod_grad = { c = "td_ad_cumprod_grad", params = { "tensor", "tensor", "iscalar" },
+    uses = { "float_into_data", "float_from_data" } },
+  cummax_grad = { c = "td_ad_cummax_grad", params = { "tensor", "tensor", "iscalar" },
+    uses = { "float_into_data", "float_from_data" } },
+  cummin_grad = { c = "td_ad_cummin_grad", params = { "tensor", "tensor", "iscalar" },
+    uses = { "float_into_data", "float_from_data" } },
+  sort_grad = { c = "td_ad_sort_grad", params = { "tensor", "tensor", "iscalar", "iscalar" },
+    uses = { "float_argsort", "int_into_data", "float_into_data", "float_from_data" } },
+  topk_grad = { c = "td_ad_topk_grad", params = { "tensor", "tensor", "iscalar", "iscalar" },
+    uses = { "float_argtopk", "int_into_data", "float_into_data", "float_from_data" } },
 }
 
 local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", i32 = "iscalar", dims = "array", shape = "array",

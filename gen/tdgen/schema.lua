@@ -143,9 +143,16 @@ M.rules = {
   mask_fill = { "tensor", "tensor" },
   host_out = { "tensor", "host_out" },
   all_gather = { "tensor", "group" },
-  -- activations (specs/ops/activation.lua)
-  along_dim = { "tensor", "dim" },
+  -- activations (specs/ops/activation.lua; along_dim is shared with the reduce group)
   cross_entropy = { "tensor", "tensor" },
+  -- reduce / cumulative / sort group (runtime/core/td_rules_reduce.c; the nonempty ones
+  -- serve the int reductions too)
+  reduce_all_nonempty = { "tensor" },
+  reduce_dim_nonempty = { "tensor", "dim" },
+  along_dim = { "tensor", "dim" },
+  topk = { "tensor", "i64", "dim" },
+  -- int ops (issue 10; runtime/core/td_rules_int.c)
+  random_int = { "array", "i32", "i32" },
   -- module ops (runtime/core/td_rules_module.c)
   conv2d = { "tensor", "tensor", "tensor", "array", "array", "array", "i64" },
   conv2d_backward_input = { "tensor", "tensor", "tensor", "array", "array", "array", "i64" },

@@ -454,3 +454,317 @@ td_status td_ad_powi_scalar_grad(const td_tensor *a, int64_t n, td_tensor **out)
     return st;
 }
 #endif
+
+/* ---- reduce / cumulative / sort group (specs/ops/reduce_sort.lua) ---- */
+
+#include <stdlib.h>
+
+/* mean over all elements: grad / numel everywhere. */
+#if defined(TD_HAVE_OP_FLOAT_EXPAND) && defined(TD_HAVE_OP_FLOAT_MUL_SCALAR)
+td_status td_ad_mean_all_grad(const td_tensor *g, const td_shape *shape, td_tensor **out)
+{
+    td_tensor *e = NULL;
+    td_status st = td_float_expand(g, shape->dims, shape->ndim, &e);
+    if (st == TD_OK)
+        st = td_float_mul_scalar(e, shape->numel > 0 ? 1.0f / (float)shape->numel : 0.0f, out);
+    td_tensor_release(e);
+    return st;
+}
+#endif
+
+/* max / min / max_abs (and along a dim): the gradient is split evenly among the elements
+ * equal to the extreme, as PyTorch's amax / amin and max() / min() without a dim do; where
+ * the extreme is NaN, among the NaN elements. dim < 0: the extreme of the whole tensor. */
+#if defined(TD_HAVE_OP_FLOAT_EQUAL) && defined(TD_HAVE_OP_BOOL_NOT) && defined(TD_HAVE_OP_BOOL_AND) && defined(TD_HAVE_OP_BOOL_OR) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_DIV) && defined(TD_HAVE_OP_FLOAT_MUL) && (defined(TD_HAVE_OP_FLOAT_SUM) || defined(TD_HAVE_OP_FLOAT_SUM_DIM))
+static td_status even_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, int64_t dim,
+                           td_tensor **out)
+{
+    td_tensor *eq = NULL, *a_num = NULL, *r_num = NULL, *a_nan = NULL, *r_nan = NULL, *both = NULL, *mask = NULL;
+    td_tensor *m = NULL, *cnt = NULL, *share = NULL;
+    td_status st = td_float_equal(a, result, &eq);
+    if (st == TD_OK)
+        st = td_float_equal(a, a, &a_num);
+    if (st == TD_OK)
+        st = td_float_equal(result, result, &r_num);
+    if (st == TD_OK)
+        st = td_bool_not(a_num, &a_nan);
+    if (st == TD_OK)
+        st = td_bool_not(r_num, &r_nan);
+    if (st == TD_OK)
+        st = td_bool_and(a_nan, r_nan, &both);
+    if (st == TD_OK)
+        st = td_bool_or(eq, both, &mask);
+    if (st == TD_OK)
+        st = td_bool_into_float(mask, &m);
+#if defined(TD_HAVE_OP_FLOAT_SUM)
+    if (st == TD_OK && dim < 0)
+        st = td_float_sum(m, &cnt);
+#endif
+#if defined(TD_HAVE_OP_FLOAT_SUM_DIM)
+    if (st == TD_OK && dim >= 0)
+        st = td_float_sum_dim(m, dim, &cnt);
+#endif
+    if (st == TD_OK && cnt == NULL)
+        st = td_error(TD_E_UNSUPPORTED, "even_grad: the build lacks the sum it needs");
+    if (st == TD_OK)
+        st = td_float_div(g, cnt, &share);
+    if (st == TD_OK)
+        st = td_float_mul(m, share, out);
+    td_tensor *all[] = { eq, a_num, r_num, a_nan, r_nan, both, mask, m, cnt, share };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        td_tensor_release(all[i]);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_EQUAL) && defined(TD_HAVE_OP_BOOL_NOT) && defined(TD_HAVE_OP_BOOL_AND) && defined(TD_HAVE_OP_BOOL_OR) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_DIV) && defined(TD_HAVE_OP_FLOAT_MUL) && defined(TD_HAVE_OP_FLOAT_SUM)
+td_status td_ad_even_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_tensor **out)
+{
+    return even_grad(g, a, result, -1, out);
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_EQUAL) && defined(TD_HAVE_OP_BOOL_NOT) && defined(TD_HAVE_OP_BOOL_AND) && defined(TD_HAVE_OP_BOOL_OR) && defined(TD_HAVE_OP_BOOL_INTO_FLOAT) && defined(TD_HAVE_OP_FLOAT_DIV) && defined(TD_HAVE_OP_FLOAT_MUL) && defined(TD_HAVE_OP_FLOAT_SUM_DIM)
+td_status td_ad_even_grad_dim(const td_tensor *g, const td_tensor *a, const td_tensor *result, int64_t dim,
+                              td_tensor **out)
+{
+    /* a 0-d input (dim 0 of a 0-d tensor): one element, which takes the whole gradient */
+    return even_grad(g, a, result, a->shape.ndim > 0 ? dim : -1, out);
+}
+#endif
+
+/* The gradients of products, scans and permutations are sequential along the dim, so these
+ * run on the host: the tensors are read back (float_into_data), the loops below run over
+ * each line along the dim (a viewed as [outer, size, inner]), and the result is made on the
+ * gradient's device (float_from_data). */
+#if defined(TD_HAVE_OP_FLOAT_INTO_DATA) && defined(TD_HAVE_OP_FLOAT_FROM_DATA)
+TD_AD_MAYBE_UNUSED static td_status host_floats(const td_tensor *t, float **out)
+{
+    const int64_t n = t->shape.numel;
+    *out = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (*out == NULL)
+        return td_error(TD_E_NOMEM, "autodiff: out of memory for a host copy of %lld floats", (long long)n);
+    td_status st = td_float_into_data(t, *out, n);
+    if (st != TD_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+/* A zero-filled host buffer of n floats (at least one) and n doubles of scratch when asked. */
+TD_AD_MAYBE_UNUSED static td_status host_zeros(int64_t n, float **out, int64_t nscratch, double **scratch)
+{
+    *out = calloc((size_t)(n > 0 ? n : 1), sizeof(float));
+    if (scratch != NULL)
+        *scratch = malloc(sizeof(double) * (size_t)(nscratch > 0 ? nscratch : 1));
+    if (*out == NULL || (scratch != NULL && *scratch == NULL)) {
+        free(*out);
+        *out = NULL;
+        if (scratch != NULL) {
+            free(*scratch);
+            *scratch = NULL;
+        }
+        return td_error(TD_E_NOMEM, "autodiff: out of memory for a gradient of %lld elements", (long long)n);
+    }
+    return TD_OK;
+}
+
+TD_AD_MAYBE_UNUSED static td_status host_upload(const td_tensor *like, const float *data, const td_shape *shape,
+                                                td_tensor **out)
+{
+    return td_float_from_data(like->device, data, shape->dims, shape->ndim, out);
+}
+
+typedef enum line_grad { LG_PROD, LG_REV_CUMSUM, LG_CUMPROD, LG_CUMMAX, LG_CUMMIN } line_grad;
+
+/* One line: a (may be NULL for LG_REV_CUMSUM) and the result r at stride `inner`, g at
+ * stride gstride (0: one value for the line, a reduction's gradient), pre `size` doubles. */
+static void grad_line(line_grad kind, const float *a, const float *g, int64_t gstride, float *r, int64_t size,
+                      int64_t inner, double *pre)
+{
+    switch (kind) {
+    case LG_PROD: {
+        /* d prod / d a_i = (prod_{j < i} a_j) * (prod_{j > i} a_j): no division by a_i */
+        double p = 1.0;
+        for (int64_t k = 0; k < size; k++) {
+            pre[k] = p;
+            p *= (double)a[k * inner];
+        }
+        double s = 1.0;
+        for (int64_t k = size - 1; k >= 0; k--) {
+            r[k * inner] = (float)((double)g[0] * pre[k] * s);
+            s *= (double)a[k * inner];
+        }
+        break;
+    }
+    case LG_REV_CUMSUM: {
+        double s = 0.0;
+        for (int64_t k = size - 1; k >= 0; k--) {
+            s += (double)g[k * gstride];
+            r[k * inner] = (float)s;
+        }
+        break;
+    }
+    case LG_CUMPROD: {
+        /* grad_i = (prod_{j < i} a_j) * S_i, S_i = g_i + a_{i+1} * S_{i+1} */
+        double p = 1.0;
+        for (int64_t k = 0; k < size; k++) {
+            pre[k] = p;
+            p *= (double)a[k * inner];
+        }
+        double s = 0.0;
+        for (int64_t k = size - 1; k >= 0; k--) {
+            s = (double)g[k * gstride] + (k + 1 < size ? (double)a[(k + 1) * inner] * s : 0.0);
+            r[k * inner] = (float)(pre[k] * s);
+        }
+        break;
+    }
+    case LG_CUMMAX:
+    case LG_CUMMIN: {
+        /* each output takes its gradient to the index torch.cummax / cummin reports: the
+         * last element that took over (a NaN, or a value at least as large / small) */
+        float best = a[0];
+        int64_t at = 0;
+        for (int64_t k = 0; k < size; k++) {
+            const float x = a[k * inner];
+            const bool takes = x != x || (best == best && (kind == LG_CUMMAX ? x >= best : x <= best));
+            if (takes) {
+                best = x;
+                at = k;
+            }
+            r[at * inner] += g[k * gstride];
+        }
+        break;
+    }
+    }
+}
+
+/* Runs grad_line over every line of a (shape `shape`) along dim (dim < 0: the whole
+ * tensor as one line); g has a's shape, or the reduced one when `reduced`. */
+static td_status grad_lines(line_grad kind, const td_tensor *g, const td_tensor *a, const td_shape *shape,
+                            int64_t dim, bool reduced, td_tensor **out)
+{
+    int64_t outer = 1, size = shape->numel, inner = 1;
+    if (dim >= 0)
+        td_reduce_geometry(shape, dim, &outer, &size, &inner);
+    float *ha = NULL, *hg = NULL, *hr = NULL;
+    double *pre = NULL;
+    td_status st = a != NULL ? host_floats(a, &ha) : TD_OK;
+    if (st == TD_OK)
+        st = host_floats(g, &hg);
+    if (st == TD_OK)
+        st = host_zeros(shape->numel, &hr, size, &pre);
+    if (st == TD_OK) {
+        for (int64_t o = 0; o < outer; o++) {
+            for (int64_t t = 0; t < inner; t++) {
+                const int64_t off = o * size * inner + t;
+                const float *gl = reduced ? hg + o * inner + t : hg + off;
+                grad_line(kind, ha != NULL ? ha + off : NULL, gl, reduced ? 0 : inner, hr + off, size, inner, pre);
+            }
+        }
+        st = host_upload(g, hr, shape, out);
+    }
+    free(ha);
+    free(hg);
+    free(hr);
+    free(pre);
+    return st;
+}
+
+td_status td_ad_prod_grad(const td_tensor *g, const td_tensor *a, td_tensor **out)
+{
+    return grad_lines(LG_PROD, g, a, &a->shape, -1, true, out);
+}
+
+td_status td_ad_prod_dim_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    return grad_lines(LG_PROD, g, a, &a->shape, dim, true, out);
+}
+
+td_status td_ad_rev_cumsum(const td_tensor *g, int64_t dim, td_tensor **out)
+{
+    return grad_lines(LG_REV_CUMSUM, g, NULL, &g->shape, dim, false, out);
+}
+
+td_status td_ad_cumprod_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    return grad_lines(LG_CUMPROD, g, a, &a->shape, dim, false, out);
+}
+
+td_status td_ad_cummax_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    return grad_lines(LG_CUMMAX, g, a, &a->shape, dim, false, out);
+}
+
+td_status td_ad_cummin_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    return grad_lines(LG_CUMMIN, g, a, &a->shape, dim, false, out);
+}
+#endif
+
+/* sort / topk: g (the result's shape, `keep` along dim) goes back to the positions of a that
+ * the indices name: out[..., idx[..., k, ...], ...] += g[..., k, ...]. */
+#if defined(TD_HAVE_OP_FLOAT_INTO_DATA) && defined(TD_HAVE_OP_FLOAT_FROM_DATA) && defined(TD_HAVE_OP_INT_INTO_DATA)
+TD_AD_MAYBE_UNUSED static td_status scatter_back(const td_tensor *g, const td_tensor *idx, const td_shape *shape,
+                                                 int64_t dim, td_tensor **out)
+{
+    int64_t outer, size, inner;
+    td_reduce_geometry(shape, dim, &outer, &size, &inner);
+    const int64_t keep = g->shape.ndim > 0 ? g->shape.dims[dim] : 1;
+    const int64_t n = g->shape.numel;
+    float *hg = NULL, *hr = NULL;
+    int32_t *hi = malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    td_status st = hi != NULL ? TD_OK : td_error(TD_E_NOMEM, "autodiff: out of memory for %lld indices", (long long)n);
+    if (st == TD_OK)
+        st = td_int_into_data(idx, hi, n);
+    if (st == TD_OK)
+        st = host_floats(g, &hg);
+    if (st == TD_OK)
+        st = host_zeros(shape->numel, &hr, 0, NULL);
+    for (int64_t o = 0; o < outer && st == TD_OK; o++) {
+        for (int64_t k = 0; k < keep && st == TD_OK; k++) {
+            for (int64_t t = 0; t < inner; t++) {
+                const int64_t src = (o * keep + k) * inner + t;
+                const int32_t j = hi[src];
+                if (j < 0 || j >= size) {
+                    st = td_error(TD_E_INTERNAL, "autodiff: sort index %d out of range [0, %lld)", (int)j,
+                                  (long long)size);
+                    break;
+                }
+                hr[(o * size + j) * inner + t] += hg[src];
+            }
+        }
+    }
+    if (st == TD_OK)
+        st = host_upload(g, hr, shape, out);
+    free(hi);
+    free(hg);
+    free(hr);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_ARGSORT) && defined(TD_HAVE_OP_FLOAT_INTO_DATA) && defined(TD_HAVE_OP_FLOAT_FROM_DATA) && defined(TD_HAVE_OP_INT_INTO_DATA)
+td_status td_ad_sort_grad(const td_tensor *g, const td_tensor *a, int64_t dim, int64_t descending, td_tensor **out)
+{
+    td_tensor *idx = NULL;
+    td_status st = td_float_argsort(a, dim, (int32_t)(descending != 0), &idx);
+    if (st == TD_OK)
+        st = scatter_back(g, idx, &a->shape, dim, out);
+    td_tensor_release(idx);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_ARGTOPK) && defined(TD_HAVE_OP_FLOAT_INTO_DATA) && defined(TD_HAVE_OP_FLOAT_FROM_DATA) && defined(TD_HAVE_OP_INT_INTO_DATA)
+td_status td_ad_topk_grad(const td_tensor *g, const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    td_tensor *idx = NULL;
+    td_status st = td_float_argtopk(a, count, dim, &idx);
+    if (st == TD_OK)
+        st = scatter_back(g, idx, &a->shape, dim, out);
+    td_tensor_release(idx);
+    return st;
+}
+#endif

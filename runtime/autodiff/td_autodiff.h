@@ -103,4 +103,18 @@ td_status td_ad_at_most(const td_tensor *x, float s, td_tensor **out);
 td_status td_ad_powi_grad(const td_tensor *a, const td_tensor *b, td_tensor **out);
 td_status td_ad_powi_scalar_grad(const td_tensor *a, int64_t n, td_tensor **out);
 
+/* reduce / cumulative / sort group (specs/ops/reduce_sort.lua) */
+td_status td_ad_mean_all_grad(const td_tensor *g, const td_shape *shape, td_tensor **out);
+td_status td_ad_even_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_tensor **out);
+td_status td_ad_even_grad_dim(const td_tensor *g, const td_tensor *a, const td_tensor *result, int64_t dim,
+                              td_tensor **out);
+td_status td_ad_prod_grad(const td_tensor *g, const td_tensor *a, td_tensor **out);
+td_status td_ad_prod_dim_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out);
+td_status td_ad_rev_cumsum(const td_tensor *g, int64_t dim, td_tensor **out);
+td_status td_ad_cumprod_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out);
+td_status td_ad_cummax_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out);
+td_status td_ad_cummin_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out);
+td_status td_ad_sort_grad(const td_tensor *g, const td_tensor *a, int64_t dim, int64_t descending, td_tensor **out);
+td_status td_ad_topk_grad(const td_tensor *g, const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
 #endif

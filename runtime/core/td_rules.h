@@ -49,10 +49,20 @@ td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *
 td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, td_shape *out);
 
 /* activations (specs/ops/activation.lua; runtime/core/td_rules_act.c) */
-/* The shape of a, with dim normalized (softmax and friends). */
-td_status td_rule_along_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
 /* logits [N, C], targets [N] -> a 0-dim result. */
 td_status td_rule_cross_entropy(const char *op, const td_shape *logits, const td_shape *targets, td_shape *out);
+/* ---- reduce / cumulative / sort group (runtime/core/td_rules_reduce.c) ---- */
+/* Whole-tensor reductions that have no value on an empty tensor (max, min, max_abs, int max/min/mean). */
+td_status td_rule_reduce_all_nonempty(const char *op, const td_shape *a, td_shape *out);
+/* reduce_dim for reductions that have no value over an empty dim (max_abs_dim, int max_dim/argmax/mean_dim). */
+td_status td_rule_reduce_dim_nonempty(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
+/* Ops along one dim that keep the shape (cumsum, sort, softmax, ...); a 0-d tensor takes dim 0 or -1. */
+td_status td_rule_along_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
+/* topk: the shape of a with dim resized to count (0 <= count <= size of dim). */
+td_status td_rule_topk(const char *op, const td_shape *a, int64_t k, int64_t *dim, td_shape *out);
+/* int ops (issue 10; td_rules_int.c) */
+td_status td_rule_random_int(const char *op, const int64_t *shape, int shape_len, int32_t low, int32_t high,
+                             td_shape *out);
 /* module: conv, pool, linear (td_rules_module.c) */
 td_status td_rule_conv2d(const char *op, const td_shape *x, const td_shape *weight, const td_shape *bias,
                          const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,

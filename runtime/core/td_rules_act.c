@@ -3,17 +3,7 @@
 
 #include "td_internal.h"
 
-td_status td_rule_along_dim(const char *op, const td_shape *a, int64_t *dim, td_shape *out)
-{
-    const int n = a->ndim > 0 ? a->ndim : 1; /* a 0-d tensor takes dim 0 or -1, as in PyTorch */
-    if (*dim < -n || *dim >= n)
-        return td_error(TD_E_RANGE, "%s: dim %lld is out of range for a tensor of %d dims", op, (long long)*dim,
-                        a->ndim);
-    if (*dim < 0)
-        *dim += n;
-    *out = *a;
-    return TD_OK;
-}
+/* along_dim (softmax and friends) lives in td_rules_reduce.c with the other ops along a dim. */
 
 td_status td_rule_cross_entropy(const char *op, const td_shape *logits, const td_shape *targets, td_shape *out)
 {

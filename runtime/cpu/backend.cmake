@@ -11,6 +11,8 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_activation.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_bool.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_float_math.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_reduce_sort.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_int.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_module.c
 )
 

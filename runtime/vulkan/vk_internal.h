@@ -8,8 +8,8 @@
 #include "td_backend_vulkan.h"
 #include "td_vulkan.h"
 
-/* The shaders, one pipeline each (vk_dispatch.c maps each to its embedded SPIR-V). */
-typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH_UNARY,
+/* The shaders, one pipeline each (vk_dispatch.c maps each to its embedded SPIR-V by name). */
+typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH_SCAN, VK_SH_UNARY,
                          VK_SH_FMATH, /* float math (issue 10) */
                          VK_SH_COUNT } vk_shader;
 

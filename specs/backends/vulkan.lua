@@ -50,6 +50,8 @@ backend {
     "float_acos", "float_asin", "float_atan", "float_atan2", "float_ceil", "float_floor", "float_round",
     "float_trunc", "float_erf", "float_log1p", "float_is_nan", "float_is_inf", "float_remainder",
     "float_remainder_scalar", "float_tan",
+    -- reduce / cumulative / sort group (specs/ops/reduce_sort.lua): scans (scan.comp)
+    "float_cumsum", "float_cummax", "float_cummin", "int_cumsum", "int_cumprod",
     -- device
     "sync",
   },

@@ -35,7 +35,7 @@ end
 
 -- One op per shape rule, with the argument types the rule's parameters take.
 local KIND_TYPE = { tensor = "float", list = "floats", array = "dims", dims = "dims", i64 = "i64", dim = "dim", f32 = "f32",
-  distribution = "distribution", host_out = "f32_out" }
+  distribution = "distribution", host_out = "f32_out", i32 = "i32" }
 local function op_for_rule(rule)
   local params = schema.rules[rule]
   local args, names, creation = {}, {}, false
@@ -43,7 +43,7 @@ local function op_for_rule(rule)
     if kind == "group" then return nil end
     if kind == "array" or kind == "i64" or kind == "distribution" then creation = creation or i == 1 end
     local ty = KIND_TYPE[kind] or error("no argument type for the rule parameter kind " .. kind)
-    if rule == "from_shape" or rule == "random" then ty = kind == "array" and "shape" or ty end
+    if rule == "from_shape" or rule == "random" or rule == "random_int" then ty = kind == "array" and "shape" or ty end
     names[i] = "p" .. i
     args[#args + 1] = ty .. " " .. names[i]
   end

@@ -69,8 +69,12 @@ static void test_softmax_dims_out_of_range(void **state)
         expect_error(td_float_log_softmax(a, dims[k], &out), TD_E_RANGE, "float_log_softmax", out);
         expect_error(td_float_softmin(a, dims[k], &out), TD_E_RANGE, "float_softmin", out);
     }
-    /* a 0-dim tensor has no dim to take the softmax along (like the reductions here) */
-    expect_error(td_float_softmax(z, 0, &out), TD_E_RANGE, "float_softmax", out);
+    /* a 0-dim tensor takes dim 0 or -1 (one element: softmax 1, as in PyTorch), no other */
+    expect_error(td_float_softmax(z, 1, &out), TD_E_RANGE, "float_softmax", out);
+    const float one = 1.0f;
+    tdt_check(td_float_softmax(z, -1, &out), "softmax of a 0-d tensor");
+    tdt_expect(out, TD_F32, NULL, 0, &one, 1, 0.0f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(z);
 }

@@ -1,0 +1,487 @@
+/* CPU backend: the reduce / cumulative / sort group (specs/ops/reduce_sort.lua): whole-tensor
+ * mean, prod, max, min, max_abs, any, all; prod, max_abs, any, all along a dim; cumsum,
+ * cumprod, cummax, cummin; stable sort, argsort, topk. Every loop does nothing on an empty
+ * tensor, and reductions of nothing give their identity (sum 0, prod 1, any false, all true). */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cpu_internal.h"
+
+/* Columns handled together along a dim: the k loop then reads rows of RBLOCK contiguous elements. */
+#define RBLOCK 64
+/* Whole-tensor reductions run in at most this many fixed chunks, combined in order, so the
+ * result does not depend on the thread count. */
+#define MAX_CHUNKS 256
+
+static int64_t chunk_len(int64_t n)
+{
+    int64_t chunk = (n + MAX_CHUNKS - 1) / MAX_CHUNKS;
+    return chunk < 4096 ? 4096 : chunk;
+}
+
+/* ---- whole-tensor float reductions ---- */
+
+static double sum_range(const float *p, int64_t n)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += (double)p[i];
+        s1 += (double)p[i + 1];
+        s2 += (double)p[i + 2];
+        s3 += (double)p[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += (double)p[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+static double prod_range(const float *p, int64_t n)
+{
+    double r = 1.0;
+    for (int64_t i = 0; i < n; i++)
+        r *= (double)p[i];
+    return r;
+}
+
+typedef enum ext_kind { E_MAX, E_MIN, E_MAX_ABS } ext_kind;
+
+/* The extreme of n >= 1 values; NaN wins (and ends the scan). */
+static float extreme_range(const float *p, int64_t n, ext_kind kind)
+{
+    float best = kind == E_MAX_ABS ? fabsf(p[0]) : p[0];
+    for (int64_t i = 0; i < n; i++) {
+        float v = kind == E_MAX_ABS ? fabsf(p[i]) : p[i];
+        if (v != v)
+            return v;
+        if (kind == E_MIN ? v < best : v > best)
+            best = v;
+    }
+    return best;
+}
+
+static double combine_sum(const float *p, int64_t n)
+{
+    if (n < TD_CPU_PAR_MIN)
+        return sum_range(p, n);
+    const int64_t chunk = chunk_len(n), nchunks = (n + chunk - 1) / chunk;
+    double part[MAX_CHUNKS] = { 0 };
+    TD_CPU_FOR_WORK(c, nchunks, n, {
+        const int64_t lo = c * chunk;
+        part[c] = sum_range(p + lo, n - lo < chunk ? n - lo : chunk);
+    });
+    double total = 0.0;
+    for (int64_t c = 0; c < nchunks; c++)
+        total += part[c];
+    return total;
+}
+
+td_status td_cpu_float_mean(const td_tensor *a, td_tensor *out)
+{
+    const int64_t n = a->shape.numel;
+    const double s = combine_sum((const float *)a->data, n);
+    ((float *)out->data)[0] = n > 0 ? (float)(s / (double)n) : NAN;
+    return TD_OK;
+}
+
+td_status td_cpu_float_prod(const td_tensor *a, td_tensor *out)
+{
+    const float *p = (const float *)a->data;
+    const int64_t n = a->shape.numel;
+    double total = 1.0;
+    if (n < TD_CPU_PAR_MIN) {
+        total = prod_range(p, n);
+    } else {
+        const int64_t chunk = chunk_len(n), nchunks = (n + chunk - 1) / chunk;
+        double part[MAX_CHUNKS] = { 0 };
+        TD_CPU_FOR_WORK(c, nchunks, n, {
+            const int64_t lo = c * chunk;
+            part[c] = prod_range(p + lo, n - lo < chunk ? n - lo : chunk);
+        });
+        for (int64_t c = 0; c < nchunks; c++)
+            total *= part[c];
+    }
+    ((float *)out->data)[0] = (float)total;
+    return TD_OK;
+}
+
+static td_status extreme_all(const td_tensor *a, td_tensor *out, ext_kind kind)
+{
+    const float *p = (const float *)a->data;
+    const int64_t n = a->shape.numel; /* at least 1: the shape rule rejects empty tensors */
+    float best;
+    if (n < TD_CPU_PAR_MIN) {
+        best = extreme_range(p, n, kind);
+    } else {
+        const int64_t chunk = chunk_len(n), nchunks = (n + chunk - 1) / chunk;
+        float part[MAX_CHUNKS] = { 0 };
+        TD_CPU_FOR_WORK(c, nchunks, n, {
+            const int64_t lo = c * chunk;
+            part[c] = extreme_range(p + lo, n - lo < chunk ? n - lo : chunk, kind);
+        });
+        /* the parts are already absolute values: combine them as a plain max for max_abs */
+        best = extreme_range(part, nchunks, kind == E_MAX_ABS ? E_MAX : kind);
+    }
+    ((float *)out->data)[0] = best;
+    return TD_OK;
+}
+
+td_status td_cpu_float_max(const td_tensor *a, td_tensor *out)
+{
+    return extreme_all(a, out, E_MAX);
+}
+
+td_status td_cpu_float_min(const td_tensor *a, td_tensor *out)
+{
+    return extreme_all(a, out, E_MIN);
+}
+
+td_status td_cpu_float_max_abs(const td_tensor *a, td_tensor *out)
+{
+    return extreme_all(a, out, E_MAX_ABS);
+}
+
+/* ---- any / all over the whole tensor (NaN is nonzero: NaN != 0) ---- */
+
+#define ANY_ALL_ALL(NAME, T)                                                  \
+    td_status td_cpu_##NAME##_any(const td_tensor *a, td_tensor *out)         \
+    {                                                                         \
+        const T *p = (const T *)a->data;                                      \
+        bool r = false;                                                       \
+        for (int64_t i = 0; i < a->shape.numel && !r; i++)                    \
+            r = p[i] != 0;                                                    \
+        ((bool *)out->data)[0] = r;                                           \
+        return TD_OK;                                                         \
+    }                                                                         \
+    td_status td_cpu_##NAME##_all(const td_tensor *a, td_tensor *out)         \
+    {                                                                         \
+        const T *p = (const T *)a->data;                                      \
+        bool r = true;                                                        \
+        for (int64_t i = 0; i < a->shape.numel && r; i++)                     \
+            r = p[i] != 0;                                                    \
+        ((bool *)out->data)[0] = r;                                           \
+        return TD_OK;                                                         \
+    }
+
+ANY_ALL_ALL(float, float)
+ANY_ALL_ALL(int, int32_t)
+ANY_ALL_ALL(bool, bool)
+
+/* ---- along one dim: a viewed as [outer, size, inner], the result as [outer, 1, inner] ---- */
+
+/* Runs BODY for each block of up to RBLOCK columns: o (slab), j0 (first column), w (width),
+ * base (a's first element of the block), dst (the result's offset of the block). */
+#define FOR_DIM_BLOCKS(A, DIM, T, ...)                                                    \
+    do {                                                                                  \
+        int64_t outer, size, inner;                                                       \
+        td_reduce_geometry(&(A)->shape, (DIM), &outer, &size, &inner);                    \
+        const int64_t nblocks = (inner + RBLOCK - 1) / RBLOCK;                            \
+        const T *pa = (const T *)(A)->data;                                               \
+        TD_CPU_FOR_WORK(u, outer * nblocks, (A)->shape.numel, {                           \
+            const int64_t o = u / nblocks;                                                \
+            const int64_t j0 = (u % nblocks) * RBLOCK;                                    \
+            const int64_t w = inner - j0 < RBLOCK ? inner - j0 : RBLOCK;                  \
+            const T *base = pa + o * size * inner + j0;                                   \
+            const int64_t dst = o * inner + j0;                                           \
+            (void)dst;                                                                    \
+            __VA_ARGS__                                                                   \
+        });                                                                               \
+    } while (0)
+
+td_status td_cpu_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    float *po = (float *)out->data;
+    FOR_DIM_BLOCKS(a, dim, float, {
+        double acc[RBLOCK];
+        for (int64_t t = 0; t < w; t++)
+            acc[t] = 1.0;
+        for (int64_t k = 0; k < size; k++) {
+            const float *row = base + k * inner;
+            for (int64_t t = 0; t < w; t++)
+                acc[t] *= (double)row[t];
+        }
+        for (int64_t t = 0; t < w; t++)
+            po[dst + t] = (float)acc[t];
+    });
+    return TD_OK;
+}
+
+td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    float *po = (float *)out->data;
+    FOR_DIM_BLOCKS(a, dim, float, {
+        float best[RBLOCK];
+        for (int64_t t = 0; t < w; t++)
+            best[t] = fabsf(base[t]);
+        for (int64_t k = 1; k < size; k++) {
+            const float *row = base + k * inner;
+            for (int64_t t = 0; t < w; t++) {
+                const float v = fabsf(row[t]);
+                /* NaN sticks once there */
+                if (best[t] == best[t] && (v > best[t] || v != v))
+                    best[t] = v;
+            }
+        }
+        for (int64_t t = 0; t < w; t++)
+            po[dst + t] = best[t];
+    });
+    return TD_OK;
+}
+
+#define ANY_ALL_DIM(NAME, T)                                                        \
+    td_status td_cpu_##NAME##_any_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
+    {                                                                               \
+        bool *po = (bool *)out->data;                                               \
+        FOR_DIM_BLOCKS(a, dim, T, {                                                 \
+            bool acc[RBLOCK];                                                       \
+            for (int64_t t = 0; t < w; t++)                                         \
+                acc[t] = false;                                                     \
+            for (int64_t k = 0; k < size; k++) {                                    \
+                const T *row = base + k * inner;                                    \
+                for (int64_t t = 0; t < w; t++)                                     \
+                    acc[t] = acc[t] | (row[t] != 0);                                \
+            }                                                                       \
+            for (int64_t t = 0; t < w; t++)                                         \
+                po[dst + t] = acc[t];                                               \
+        });                                                                         \
+        return TD_OK;                                                               \
+    }                                                                               \
+    td_status td_cpu_##NAME##_all_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
+    {                                                                               \
+        bool *po = (bool *)out->data;                                               \
+        FOR_DIM_BLOCKS(a, dim, T, {                                                 \
+            bool acc[RBLOCK];                                                       \
+            for (int64_t t = 0; t < w; t++)                                         \
+                acc[t] = true;                                                      \
+            for (int64_t k = 0; k < size; k++) {                                    \
+                const T *row = base + k * inner;                                    \
+                for (int64_t t = 0; t < w; t++)                                     \
+                    acc[t] = acc[t] & (row[t] != 0);                                \
+            }                                                                       \
+            for (int64_t t = 0; t < w; t++)                                         \
+                po[dst + t] = acc[t];                                               \
+        });                                                                         \
+        return TD_OK;                                                               \
+    }
+
+ANY_ALL_DIM(float, float)
+ANY_ALL_DIM(int, int32_t)
+ANY_ALL_DIM(bool, bool)
+
+/* ---- cumulative ops: out has a's shape; row k of a block is base + k * inner ---- */
+
+/* ACC_T acc[t] starts as row 0 (INIT(x)), then STEP(acc, x) for rows 1.. and each row's
+ * acc is written out as OUT(acc). */
+#define CUMULATIVE(NAME, T, ACC_T, INIT, STEP, OUT)                                   \
+    td_status td_cpu_##NAME(const td_tensor *a, int64_t dim, td_tensor *out)          \
+    {                                                                                 \
+        T *po_all = (T *)out->data;                                                   \
+        FOR_DIM_BLOCKS(a, dim, T, {                                                   \
+            if (size > 0) {                                                           \
+                ACC_T acc[RBLOCK];                                                    \
+                T *pout = po_all + o * size * inner + j0;                             \
+                for (int64_t t = 0; t < w; t++) {                                     \
+                    const T x = base[t];                                              \
+                    acc[t] = INIT(x);                                                 \
+                    pout[t] = OUT(acc[t]);                                            \
+                }                                                                     \
+                for (int64_t k = 1; k < size; k++) {                                  \
+                    const T *row = base + k * inner;                                  \
+                    T *orow = pout + k * inner;                                       \
+                    for (int64_t t = 0; t < w; t++) {                                 \
+                        const T x = row[t];                                           \
+                        STEP(acc[t], x);                                              \
+                        orow[t] = OUT(acc[t]);                                        \
+                    }                                                                 \
+                }                                                                     \
+            }                                                                         \
+        });                                                                           \
+        return TD_OK;                                                                 \
+    }
+
+#define TO_DOUBLE(x) ((double)(x))
+#define TO_FLOAT(x) ((float)(x))
+#define SAME(x) (x)
+#define STEP_ADD(acc, x) ((acc) += (double)(x))
+#define STEP_MUL(acc, x) ((acc) *= (double)(x))
+/* PyTorch's cummax / cummin rule: a NaN, or a value at least as large (small), takes over. */
+#define STEP_MAX(acc, x) ((acc) = ((x) != (x) || ((acc) == (acc) && (x) >= (acc))) ? (x) : (acc))
+#define STEP_MIN(acc, x) ((acc) = ((x) != (x) || ((acc) == (acc) && (x) <= (acc))) ? (x) : (acc))
+/* int32 wraps around: unsigned arithmetic, converted back (two's complement). */
+#define TO_U32(x) ((uint32_t)(x))
+#define U32_TO_I32(x) ((int32_t)(x))
+#define STEP_UADD(acc, x) ((acc) += (uint32_t)(x))
+#define STEP_UMUL(acc, x) ((acc) *= (uint32_t)(x))
+
+CUMULATIVE(float_cumsum, float, double, TO_DOUBLE, STEP_ADD, TO_FLOAT)
+CUMULATIVE(float_cumprod, float, double, TO_DOUBLE, STEP_MUL, TO_FLOAT)
+CUMULATIVE(float_cummax, float, float, SAME, STEP_MAX, SAME)
+CUMULATIVE(float_cummin, float, float, SAME, STEP_MIN, SAME)
+CUMULATIVE(int_cumsum, int32_t, uint32_t, TO_U32, STEP_UADD, U32_TO_I32)
+CUMULATIVE(int_cumprod, int32_t, uint32_t, TO_U32, STEP_UMUL, U32_TO_I32)
+
+/* ---- sort, argsort, topk: a stable merge sort of (key, index) pairs per line ---- */
+
+typedef struct fpair {
+    float key;
+    int64_t idx;
+} fpair;
+
+typedef struct ipair {
+    int32_t key;
+    int64_t idx;
+} ipair;
+
+/* Whether x goes strictly before y; NaN is the largest value. */
+#define F_ASC(x, y) ((x) < (y) || ((y) != (y) && (x) == (x)))
+#define F_DESC(x, y) ((x) > (y) || ((x) != (x) && (y) == (y)))
+#define I_ASC(x, y) ((x) < (y))
+#define I_DESC(x, y) ((x) > (y))
+
+/* Stable: insertion sort of runs of 16, then bottom-up merges that take the right element
+ * only when it goes strictly before the left one. Leaves the sorted pairs in v. */
+#define DEFINE_SORT(FN, P, BEFORE)                                                    \
+    static void FN(P *v, P *buf, int64_t n)                                           \
+    {                                                                                 \
+        const int64_t run = 16;                                                       \
+        for (int64_t lo = 0; lo < n; lo += run) {                                     \
+            const int64_t hi = lo + run < n ? lo + run : n;                           \
+            for (int64_t i = lo + 1; i < hi; i++) {                                   \
+                P x = v[i];                                                           \
+                int64_t j = i;                                                        \
+                while (j > lo && BEFORE(x.key, v[j - 1].key)) {                       \
+                    v[j] = v[j - 1];                                                  \
+                    j--;                                                              \
+                }                                                                     \
+                v[j] = x;                                                             \
+            }                                                                         \
+        }                                                                             \
+        P *src = v, *dst = buf;                                                       \
+        for (int64_t width = run; width < n; width *= 2) {                            \
+            for (int64_t lo = 0; lo < n; lo += 2 * width) {                           \
+                const int64_t mid = lo + width < n ? lo + width : n;                  \
+                const int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;           \
+                int64_t i = lo, j = mid, k = lo;                                      \
+                while (i < mid && j < hi)                                             \
+                    dst[k++] = BEFORE(src[j].key, src[i].key) ? src[j++] : src[i++];  \
+                while (i < mid)                                                       \
+                    dst[k++] = src[i++];                                              \
+                while (j < hi)                                                        \
+                    dst[k++] = src[j++];                                              \
+            }                                                                         \
+            P *t = src;                                                               \
+            src = dst;                                                                \
+            dst = t;                                                                  \
+        }                                                                             \
+        if (src != v)                                                                 \
+            memcpy(v, src, sizeof(P) * (size_t)n);                                    \
+    }
+
+DEFINE_SORT(sort_f_asc, fpair, F_ASC)
+DEFINE_SORT(sort_f_desc, fpair, F_DESC)
+DEFINE_SORT(sort_i_asc, ipair, I_ASC)
+DEFINE_SORT(sort_i_desc, ipair, I_DESC)
+
+typedef enum sort_out { S_VALUES, S_INDICES } sort_out;
+
+/* Sorts every line of a along dim and writes the first `keep` entries of each (values or
+ * indices) into out, whose dim has size keep. Lines are split in units, each with its
+ * own scratch. */
+#define SORT_LINES(FN, T, P, SORT_ASC, SORT_DESC)                                               \
+    static td_status FN(const td_tensor *a, int64_t dim, bool descending, int64_t keep, sort_out what, \
+                        td_tensor *out)                                                         \
+    {                                                                                           \
+        int64_t outer, size, inner;                                                             \
+        td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);                              \
+        if (what == S_INDICES && size > INT32_MAX)                                              \
+            return td_error(TD_E_INVALID, "sort: dim of size %lld: indices past int32 range",   \
+                            (long long)size);                                                   \
+        const int64_t lines = outer * inner;                                                    \
+        if (lines == 0 || size == 0 || keep == 0)                                               \
+            return TD_OK;                                                                       \
+        const int64_t nunits = lines < MAX_CHUNKS ? lines : MAX_CHUNKS;                         \
+        const int64_t per = (lines + nunits - 1) / nunits;                                      \
+        const T *pa = (const T *)a->data;                                                       \
+        atomic_int failed = 0;                                                                  \
+        TD_CPU_FOR_WORK(u, nunits, a->shape.numel, {                                            \
+            P *v = malloc(sizeof(P) * (size_t)size * 2);                                        \
+            if (v == NULL) {                                                                    \
+                atomic_store(&failed, 1);                                                       \
+            } else {                                                                            \
+                const int64_t l1 = (u + 1) * per < lines ? (u + 1) * per : lines;               \
+                for (int64_t l = u * per; l < l1; l++) {                                        \
+                    const int64_t o = l / inner, t = l % inner;                                 \
+                    const T *src = pa + o * size * inner + t;                                   \
+                    for (int64_t k = 0; k < size; k++) {                                        \
+                        v[k].key = src[k * inner];                                              \
+                        v[k].idx = k;                                                           \
+                    }                                                                           \
+                    if (descending)                                                             \
+                        SORT_DESC(v, v + size, size);                                           \
+                    else                                                                        \
+                        SORT_ASC(v, v + size, size);                                            \
+                    const int64_t off = o * keep * inner + t;                                   \
+                    if (what == S_VALUES) {                                                     \
+                        T *po = (T *)out->data + off;                                           \
+                        for (int64_t k = 0; k < keep; k++)                                      \
+                            po[k * inner] = v[k].key;                                           \
+                    } else {                                                                    \
+                        int32_t *po = (int32_t *)out->data + off;                               \
+                        for (int64_t k = 0; k < keep; k++)                                      \
+                            po[k * inner] = (int32_t)v[k].idx;                                  \
+                    }                                                                           \
+                }                                                                               \
+                free(v);                                                                        \
+            }                                                                                   \
+        });                                                                                     \
+        if (atomic_load(&failed))                                                               \
+            return td_error(TD_E_NOMEM, "sort: out of memory for a line of %lld elements",      \
+                            (long long)size);                                                   \
+        return TD_OK;                                                                           \
+    }
+
+SORT_LINES(sort_lines_f, float, fpair, sort_f_asc, sort_f_desc)
+SORT_LINES(sort_lines_i, int32_t, ipair, sort_i_asc, sort_i_desc)
+
+static int64_t dim_size(const td_tensor *a, int64_t dim)
+{
+    return a->shape.ndim > 0 ? a->shape.dims[dim] : 1;
+}
+
+td_status td_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out)
+{
+    return sort_lines_f(a, dim, descending != 0, dim_size(a, dim), S_VALUES, out);
+}
+
+td_status td_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out)
+{
+    return sort_lines_f(a, dim, descending != 0, dim_size(a, dim), S_INDICES, out);
+}
+
+td_status td_cpu_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out)
+{
+    return sort_lines_f(a, dim, true, count, S_VALUES, out);
+}
+
+td_status td_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out)
+{
+    return sort_lines_f(a, dim, true, count, S_INDICES, out);
+}
+
+td_status td_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out)
+{
+    return sort_lines_i(a, dim, descending != 0, dim_size(a, dim), S_VALUES, out);
+}
+
+td_status td_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out)
+{
+    return sort_lines_i(a, dim, descending != 0, dim_size(a, dim), S_INDICES, out);
+}
+
+td_status td_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out)
+{
+    return sort_lines_i(a, dim, true, count, S_VALUES, out);
+}

@@ -1,0 +1,57 @@
+// Cumulative ops along a dim of a viewed as [outer, size, inner]: one thread per line (slab,
+// column), over the rows [k0, k1) of it; a later range starts from the result's row k0 - 1.
+// The host runs ranges of at most 4096 rows (lavapipe stops a shader's loops after 65535
+// iterations in all). Reduce / cumulative / sort group (specs/ops/reduce_sort.lua).
+#version 450
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) readonly buffer P { uint p[]; };
+layout(std430, binding = 1) readonly buffer A { uint a[]; };
+layout(std430, binding = 4) buffer O { uint o[]; };  // read back (the carry) and written
+
+// p: outer, size, inner, op, k0, k1
+// op: 0 float cumsum (compensated), 1 float cummax, 2 float cummin (NaN sticks, as torch.cummax),
+//     3 int cumsum, 4 int cumprod (both wrap around)
+void main()
+{
+    uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+    uint outer = p[0], size = p[1], inner = p[2], op = p[3], k0 = p[4], k1 = p[5];
+    if (t >= outer * inner)
+        return;
+    uint base = (t / inner) * size * inner + t % inner;
+    uint first = k0;
+    uint carry = 0u;
+    if (k0 == 0u) {
+        carry = a[base];
+        o[base] = carry;
+        first = 1u;
+    } else {
+        carry = o[base + (k0 - 1u) * inner];
+    }
+    if (op >= 3u) {
+        uint acc = carry;
+        for (uint k = first; k < k1; k++) {
+            uint x = a[base + k * inner];
+            acc = op == 3u ? acc + x : acc * x;
+            o[base + k * inner] = acc;
+        }
+        return;
+    }
+    if (op == 0u) {
+        precise float s = uintBitsToFloat(carry), c = 0.0;
+        for (uint k = first; k < k1; k++) {
+            precise float y = uintBitsToFloat(a[base + k * inner]) - c;
+            precise float u = s + y;
+            c = isinf(u) ? 0.0 : (u - s) - y;  // an infinite sum would turn c into NaN
+            s = u;
+            o[base + k * inner] = floatBitsToUint(s);
+        }
+        return;
+    }
+    float best = uintBitsToFloat(carry);
+    for (uint k = first; k < k1; k++) {
+        float x = uintBitsToFloat(a[base + k * inner]);
+        if (isnan(x) || (!isnan(best) && (op == 1u ? x >= best : x <= best)))
+            best = x;
+        o[base + k * inner] = floatBitsToUint(best);
+    }
+}

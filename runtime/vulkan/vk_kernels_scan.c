@@ -1,0 +1,52 @@
+/* Vulkan backend: cumulative ops along a dim (scan.comp), of the reduce / cumulative / sort
+ * group (specs/ops/reduce_sort.lua). float_cumprod is not here: the CPU (like PyTorch's)
+ * accumulates it in double, and a float running product underflows to 0 hundreds of rows
+ * before a double one, where a later inf then gives NaN instead of inf. */
+#include "vk_internal.h"
+
+/* Rows of a line one dispatch covers (lavapipe ends a shader's loops after 65535 iterations). */
+#define VK_SCAN_CHUNK 4096
+
+enum { VK_S_FCUMSUM, VK_S_FCUMMAX, VK_S_FCUMMIN, VK_S_ICUMSUM, VK_S_ICUMPROD };
+
+static td_status scan(const char *op, uint32_t code, const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    int64_t outer, size, inner;
+    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    if (outer * inner == 0 || size == 0)
+        return TD_OK;
+    TD_TRY(vk_check_size(op, a->shape.numel));
+    vk_dev *d = vk_of(a->device);
+    vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
+    for (int64_t k0 = 0; k0 < size; k0 += VK_SCAN_CHUNK) {
+        const int64_t k1 = size - k0 < VK_SCAN_CHUNK ? size : k0 + VK_SCAN_CHUNK;
+        const uint32_t p[6] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, code, (uint32_t)k0, (uint32_t)k1 };
+        TD_TRY(vk_dispatch_n(d, op, VK_SH_SCAN, p, 6, bufs, outer * inner));
+    }
+    return TD_OK;
+}
+
+td_status td_vulkan_float_cumsum(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return scan("float_cumsum", VK_S_FCUMSUM, a, dim, out);
+}
+
+td_status td_vulkan_float_cummax(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return scan("float_cummax", VK_S_FCUMMAX, a, dim, out);
+}
+
+td_status td_vulkan_float_cummin(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return scan("float_cummin", VK_S_FCUMMIN, a, dim, out);
+}
+
+td_status td_vulkan_int_cumsum(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return scan("int_cumsum", VK_S_ICUMSUM, a, dim, out);
+}
+
+td_status td_vulkan_int_cumprod(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return scan("int_cumprod", VK_S_ICUMPROD, a, dim, out);
+}
