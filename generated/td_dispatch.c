@@ -283,6 +283,14 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_NOT_EQUAL] = "float_not_equal",
     [TD_OP_FLOAT_SLICE_ASSIGN] = "float_slice_assign",
     [TD_OP_FLOAT_CROSS] = "float_cross",
+    [TD_OP_FLOAT_CONV2D] = "float_conv2d",
+    [TD_OP_FLOAT_CONV2D_BACKWARD_INPUT] = "float_conv2d_backward_input",
+    [TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT] = "float_conv2d_backward_weight",
+    [TD_OP_FLOAT_MAX_POOL2D] = "float_max_pool2d",
+    [TD_OP_FLOAT_MAX_POOL2D_BACKWARD] = "float_max_pool2d_backward",
+    [TD_OP_FLOAT_AVG_POOL2D] = "float_avg_pool2d",
+    [TD_OP_FLOAT_AVG_POOL2D_BACKWARD] = "float_avg_pool2d_backward",
+    [TD_OP_FLOAT_LINEAR] = "float_linear",
     [TD_OP_FLOAT_CAT] = "float_cat",
     [TD_OP_INT_CAT] = "int_cat",
     [TD_OP_BOOL_CAT] = "bool_cat",
@@ -35552,6 +35560,1533 @@ td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td
         return td_st;
     }
     return entry_float_cross(a, b, dim, out);
+}
+
+/* ---- float_conv2d (module) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_conv2d", x->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(x->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_conv2d", TD_OP_FLOAT_CONV2D, x->device, &td_cpu);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d", x, td_cpu, &td_c_x);
+        td_tensor *td_c_weight = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d", weight, td_cpu, &td_c_weight);
+        td_tensor *td_c_bias = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d", bias, td_cpu, &td_c_bias);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_conv2d(td_c_x, td_c_weight, td_c_bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d", td_r, x->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_x);
+        td_tensor_release(td_c_weight);
+        td_tensor_release(td_c_bias);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)x;
+    (void)weight;
+    (void)bias;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    (void)groups;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("float_conv2d", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status bw_float_conv2d(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_conv2d_backward_input(grad, vals[1], vals[0], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_conv2d_backward_weight(grad, vals[0], vals[1], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[2] != NULL) {
+        const int i = 2;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_sum_dim(grad, 0, &t1);
+        if (st == TD_OK)
+            st = td_float_sum_dim(t1, 2, &t2);
+        if (st == TD_OK)
+            st = td_float_sum_dim(t2, 3, &t3);
+        if (st == TD_OK)
+            st = td_ad_reshape_as(t3, &n->in_shapes[2], &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_conv2d(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_conv2d(vals[0], vals[1], vals[2], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d";
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, weight));
+    TD_TRY(td_guard(td_opname, bias));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (x->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_conv2d(x->inner, weight->inner, bias->inner, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_conv2d(x->inner, weight->inner, bias->inner, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { x, weight, bias };
+    if (td_ad_any_tracked(td_ins, 3)) {
+        td_node = td_ad_node_new(td_opname, 3, bw_float_conv2d, fw_float_conv2d, td_ctx.strategy, false, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, x);
+        td_ad_node_input(td_node, 1, weight);
+        td_ad_node_input(td_node, 2, bias);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, x);
+        td_ad_node_save(td_node, 1, weight);
+        if (td_all)
+            td_ad_node_save(td_node, 2, bias);
+        td_node->arr_lens[0] = stride_len;
+        for (int k = 0; k < stride_len; k++)
+            td_node->arrs[0][k] = stride[k];
+        td_node->arr_lens[1] = padding_len;
+        for (int k = 0; k < padding_len; k++)
+            td_node->arrs[1][k] = padding[k];
+        td_node->arr_lens[2] = dilation_len;
+        for (int k = 0; k < dilation_len; k++)
+            td_node->arrs[2][k] = dilation[k];
+        td_node->iattrs[0] = (int64_t)groups;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_conv2d[] = "float_conv2d";
+
+static inline td_status entry_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    if (bias == NULL)
+        return td_err_null(td_opname, "bias");
+    if (stride_len < 0)
+        return td_error(TD_E_INVALID, "float_conv2d: stride_len is %d; a length cannot be negative", stride_len);
+    if (stride == NULL && stride_len > 0)
+        return td_err_null(td_opname, "stride");
+    if (padding_len < 0)
+        return td_error(TD_E_INVALID, "float_conv2d: padding_len is %d; a length cannot be negative", padding_len);
+    if (padding == NULL && padding_len > 0)
+        return td_err_null(td_opname, "padding");
+    if (dilation_len < 0)
+        return td_error(TD_E_INVALID, "float_conv2d: dilation_len is %d; a length cannot be negative", dilation_len);
+    if (dilation == NULL && dilation_len > 0)
+        return td_err_null(td_opname, "dilation");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "x", x, "bias", bias));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, bias->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_conv2d(td_opname, &x->shape, &weight->shape, &bias->shape, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+        const td_tensor *const td_ins[] = { x, weight, bias };
+        td_trace_op(td_opname_float_conv2d, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+}
+
+/* ---- float_conv2d_backward_input (module) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_conv2d_backward_input", grad->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(grad->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_conv2d_backward_input", TD_OP_FLOAT_CONV2D_BACKWARD_INPUT, grad->device, &td_cpu);
+        td_tensor *td_c_grad = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_input", grad, td_cpu, &td_c_grad);
+        td_tensor *td_c_weight = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_input", weight, td_cpu, &td_c_weight);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_input", x, td_cpu, &td_c_x);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_conv2d_backward_input(td_c_grad, td_c_weight, td_c_x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_input", td_r, grad->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_grad);
+        td_tensor_release(td_c_weight);
+        td_tensor_release(td_c_x);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)grad;
+    (void)weight;
+    (void)x;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    (void)groups;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("float_conv2d_backward_input", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_input";
+    TD_TRY(td_guard(td_opname, grad));
+    TD_TRY(td_guard(td_opname, weight));
+    TD_TRY(td_guard(td_opname, x));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (grad->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_conv2d_backward_input(grad->inner, weight->inner, x->inner, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_conv2d_backward_input(grad->inner, weight->inner, x->inner, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)grad->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, grad->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_conv2d_backward_input[] = "float_conv2d_backward_input";
+
+static inline td_status entry_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_input";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (stride_len < 0)
+        return td_error(TD_E_INVALID, "float_conv2d_backward_input: stride_len is %d; a length cannot be negative", stride_len);
+    if (stride == NULL && stride_len > 0)
+        return td_err_null(td_opname, "stride");
+    if (padding_len < 0)
+        return td_error(TD_E_INVALID, "float_conv2d_backward_input: padding_len is %d; a length cannot be negative", padding_len);
+    if (padding == NULL && padding_len > 0)
+        return td_err_null(td_opname, "padding");
+    if (dilation_len < 0)
+        return td_error(TD_E_INVALID, "float_conv2d_backward_input: dilation_len is %d; a length cannot be negative", dilation_len);
+    if (dilation == NULL && dilation_len > 0)
+        return td_err_null(td_opname, "dilation");
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    td_autodiff_context td_ctx = grad->ctx;
+    TD_TRY(td_check_same_place(td_opname, "grad", grad, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "grad", grad, "x", x));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, x->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_conv2d_backward_input(td_opname, &grad->shape, &weight->shape, &x->shape, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out));
+    switch (grad->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(grad->kind));
+    }
+}
+
+td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+        const td_tensor *const td_ins[] = { grad, weight, x };
+        td_trace_op(td_opname_float_conv2d_backward_input, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+}
+
+/* ---- float_conv2d_backward_weight (module) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_conv2d_backward_weight", grad->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(grad->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_conv2d_backward_weight", TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT, grad->device, &td_cpu);
+        td_tensor *td_c_grad = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_weight", grad, td_cpu, &td_c_grad);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_weight", x, td_cpu, &td_c_x);
+        td_tensor *td_c_weight = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_weight", weight, td_cpu, &td_c_weight);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_conv2d_backward_weight(td_c_grad, td_c_x, td_c_weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_weight", td_r, grad->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_grad);
+        td_tensor_release(td_c_x);
+        td_tensor_release(td_c_weight);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)grad;
+    (void)x;
+    (void)weight;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    (void)groups;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("float_conv2d_backward_weight", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_weight";
+    TD_TRY(td_guard(td_opname, grad));
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, weight));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (grad->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_conv2d_backward_weight(grad->inner, x->inner, weight->inner, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_conv2d_backward_weight(grad->inner, x->inner, weight->inner, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)grad->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, grad->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_conv2d_backward_weight[] = "float_conv2d_backward_weight";
+
+static inline td_status entry_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_weight";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    if (stride_len < 0)
+        return td_error(TD_E_INVALID, "float_conv2d_backward_weight: stride_len is %d; a length cannot be negative", stride_len);
+    if (stride == NULL && stride_len > 0)
+        return td_err_null(td_opname, "stride");
+    if (padding_len < 0)
+        return td_error(TD_E_INVALID, "float_conv2d_backward_weight: padding_len is %d; a length cannot be negative", padding_len);
+    if (padding == NULL && padding_len > 0)
+        return td_err_null(td_opname, "padding");
+    if (dilation_len < 0)
+        return td_error(TD_E_INVALID, "float_conv2d_backward_weight: dilation_len is %d; a length cannot be negative", dilation_len);
+    if (dilation == NULL && dilation_len > 0)
+        return td_err_null(td_opname, "dilation");
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    td_autodiff_context td_ctx = grad->ctx;
+    TD_TRY(td_check_same_place(td_opname, "grad", grad, "x", x));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, x->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "grad", grad, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_conv2d_backward_weight(td_opname, &grad->shape, &x->shape, &weight->shape, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out));
+    switch (grad->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(grad->kind));
+    }
+}
+
+td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+        const td_tensor *const td_ins[] = { grad, x, weight };
+        td_trace_op(td_opname_float_conv2d_backward_weight, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+}
+
+/* ---- float_max_pool2d (module) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_max_pool2d", x->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(x->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_max_pool2d", TD_OP_FLOAT_MAX_POOL2D, x->device, &td_cpu);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d", x, td_cpu, &td_c_x);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_max_pool2d(td_c_x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d", td_r, x->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_x);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)x;
+    (void)kernel;
+    (void)kernel_len;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("float_max_pool2d", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status bw_float_max_pool2d(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_max_pool2d_backward(vals[0], grad, n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->arrs[3], n->arr_lens[3], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_max_pool2d(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_max_pool2d(vals[0], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->arrs[3], n->arr_lens[3], out);
+}
+
+static td_status arm_autodiff_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d";
+    TD_TRY(td_guard(td_opname, x));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (x->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_max_pool2d(x->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_max_pool2d(x->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { x };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_max_pool2d, fw_float_max_pool2d, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, x);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, x);
+        td_node->arr_lens[0] = kernel_len;
+        for (int k = 0; k < kernel_len; k++)
+            td_node->arrs[0][k] = kernel[k];
+        td_node->arr_lens[1] = stride_len;
+        for (int k = 0; k < stride_len; k++)
+            td_node->arrs[1][k] = stride[k];
+        td_node->arr_lens[2] = padding_len;
+        for (int k = 0; k < padding_len; k++)
+            td_node->arrs[2][k] = padding[k];
+        td_node->arr_lens[3] = dilation_len;
+        for (int k = 0; k < dilation_len; k++)
+            td_node->arrs[3][k] = dilation[k];
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_max_pool2d[] = "float_max_pool2d";
+
+static inline td_status entry_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (kernel_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d: kernel_len is %d; a length cannot be negative", kernel_len);
+    if (kernel == NULL && kernel_len > 0)
+        return td_err_null(td_opname, "kernel");
+    if (stride_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d: stride_len is %d; a length cannot be negative", stride_len);
+    if (stride == NULL && stride_len > 0)
+        return td_err_null(td_opname, "stride");
+    if (padding_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d: padding_len is %d; a length cannot be negative", padding_len);
+    if (padding == NULL && padding_len > 0)
+        return td_err_null(td_opname, "padding");
+    if (dilation_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d: dilation_len is %d; a length cannot be negative", dilation_len);
+    if (dilation == NULL && dilation_len > 0)
+        return td_err_null(td_opname, "dilation");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_max_pool2d(td_opname, &x->shape, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_max_pool2d, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+}
+
+/* ---- float_max_pool2d_backward (module) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_max_pool2d_backward", x->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(x->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_max_pool2d_backward", TD_OP_FLOAT_MAX_POOL2D_BACKWARD, x->device, &td_cpu);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d_backward", x, td_cpu, &td_c_x);
+        td_tensor *td_c_grad = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d_backward", grad, td_cpu, &td_c_grad);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_max_pool2d_backward(td_c_x, td_c_grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d_backward", td_r, x->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_x);
+        td_tensor_release(td_c_grad);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)x;
+    (void)grad;
+    (void)kernel;
+    (void)kernel_len;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("float_max_pool2d_backward", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_backward";
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, grad));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (x->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_max_pool2d_backward(x->inner, grad->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_max_pool2d_backward(x->inner, grad->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_max_pool2d_backward[] = "float_max_pool2d_backward";
+
+static inline td_status entry_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_backward";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    if (kernel_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d_backward: kernel_len is %d; a length cannot be negative", kernel_len);
+    if (kernel == NULL && kernel_len > 0)
+        return td_err_null(td_opname, "kernel");
+    if (stride_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d_backward: stride_len is %d; a length cannot be negative", stride_len);
+    if (stride == NULL && stride_len > 0)
+        return td_err_null(td_opname, "stride");
+    if (padding_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d_backward: padding_len is %d; a length cannot be negative", padding_len);
+    if (padding == NULL && padding_len > 0)
+        return td_err_null(td_opname, "padding");
+    if (dilation_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d_backward: dilation_len is %d; a length cannot be negative", dilation_len);
+    if (dilation == NULL && dilation_len > 0)
+        return td_err_null(td_opname, "dilation");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    TD_TRY(td_check_same_place(td_opname, "x", x, "grad", grad));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, grad->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_max_pool2d_backward(td_opname, &x->shape, &grad->shape, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+        const td_tensor *const td_ins[] = { x, grad };
+        td_trace_op(td_opname_float_max_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+}
+
+/* ---- float_avg_pool2d (module) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_avg_pool2d", x->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(x->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_avg_pool2d", TD_OP_FLOAT_AVG_POOL2D, x->device, &td_cpu);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_avg_pool2d", x, td_cpu, &td_c_x);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_avg_pool2d(td_c_x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_avg_pool2d", td_r, x->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_x);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)x;
+    (void)kernel;
+    (void)kernel_len;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)count_include_pad;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("float_avg_pool2d", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status bw_float_avg_pool2d(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_avg_pool2d_backward(vals[0], grad, n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_avg_pool2d(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_avg_pool2d(vals[0], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d";
+    TD_TRY(td_guard(td_opname, x));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (x->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_avg_pool2d(x->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_avg_pool2d(x->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { x };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_avg_pool2d, fw_float_avg_pool2d, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, x);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, x);
+        td_node->arr_lens[0] = kernel_len;
+        for (int k = 0; k < kernel_len; k++)
+            td_node->arrs[0][k] = kernel[k];
+        td_node->arr_lens[1] = stride_len;
+        for (int k = 0; k < stride_len; k++)
+            td_node->arrs[1][k] = stride[k];
+        td_node->arr_lens[2] = padding_len;
+        for (int k = 0; k < padding_len; k++)
+            td_node->arrs[2][k] = padding[k];
+        td_node->iattrs[0] = (int64_t)count_include_pad;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_avg_pool2d[] = "float_avg_pool2d";
+
+static inline td_status entry_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (kernel_len < 0)
+        return td_error(TD_E_INVALID, "float_avg_pool2d: kernel_len is %d; a length cannot be negative", kernel_len);
+    if (kernel == NULL && kernel_len > 0)
+        return td_err_null(td_opname, "kernel");
+    if (stride_len < 0)
+        return td_error(TD_E_INVALID, "float_avg_pool2d: stride_len is %d; a length cannot be negative", stride_len);
+    if (stride == NULL && stride_len > 0)
+        return td_err_null(td_opname, "stride");
+    if (padding_len < 0)
+        return td_error(TD_E_INVALID, "float_avg_pool2d: padding_len is %d; a length cannot be negative", padding_len);
+    if (padding == NULL && padding_len > 0)
+        return td_err_null(td_opname, "padding");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_avg_pool2d(td_opname, &x->shape, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_avg_pool2d, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
+}
+
+/* ---- float_avg_pool2d_backward (module) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_avg_pool2d_backward", x->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(x->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_avg_pool2d_backward", TD_OP_FLOAT_AVG_POOL2D_BACKWARD, x->device, &td_cpu);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_avg_pool2d_backward", x, td_cpu, &td_c_x);
+        td_tensor *td_c_grad = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_avg_pool2d_backward", grad, td_cpu, &td_c_grad);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_avg_pool2d_backward(td_c_x, td_c_grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_avg_pool2d_backward", td_r, x->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_x);
+        td_tensor_release(td_c_grad);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+    (void)x;
+    (void)grad;
+    (void)kernel;
+    (void)kernel_len;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)count_include_pad;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_err_unsupported("float_avg_pool2d_backward", TD_BACKEND_VULKAN, "cpu");
+}
+#endif
+
+static td_status arm_autodiff_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d_backward";
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, grad));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (x->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_avg_pool2d_backward(x->inner, grad->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_avg_pool2d_backward(x->inner, grad->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_avg_pool2d_backward[] = "float_avg_pool2d_backward";
+
+static inline td_status entry_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d_backward";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    if (kernel_len < 0)
+        return td_error(TD_E_INVALID, "float_avg_pool2d_backward: kernel_len is %d; a length cannot be negative", kernel_len);
+    if (kernel == NULL && kernel_len > 0)
+        return td_err_null(td_opname, "kernel");
+    if (stride_len < 0)
+        return td_error(TD_E_INVALID, "float_avg_pool2d_backward: stride_len is %d; a length cannot be negative", stride_len);
+    if (stride == NULL && stride_len > 0)
+        return td_err_null(td_opname, "stride");
+    if (padding_len < 0)
+        return td_error(TD_E_INVALID, "float_avg_pool2d_backward: padding_len is %d; a length cannot be negative", padding_len);
+    if (padding == NULL && padding_len > 0)
+        return td_err_null(td_opname, "padding");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    TD_TRY(td_check_same_place(td_opname, "x", x, "grad", grad));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, grad->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_avg_pool2d_backward(td_opname, &x->shape, &grad->shape, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
+        const td_tensor *const td_ins[] = { x, grad };
+        td_trace_op(td_opname_float_avg_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
+}
+
+/* ---- float_linear (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_linear";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)w;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(x, w, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t1, b, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(x->device))
+        return comp_float_linear(x, w, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_linear", x->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_linear(x, w, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_linear(x, w, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_linear(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_swap_dims(vals[1], (-1), (-2), &t1);
+        if (st == TD_OK)
+            st = td_float_matmul(grad, t1, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_swap_dims(vals[0], (-1), (-2), &t1);
+        if (st == TD_OK)
+            st = td_float_matmul(t1, grad, &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    if (st == TD_OK && n->parents[2] != NULL) {
+        const int i = 2;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    return st;
+}
+
+static td_status fw_float_linear(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_linear(vals[0], vals[1], vals[2], out);
+}
+
+static td_status arm_autodiff_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_linear";
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, w));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (x->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_linear(x->inner, w->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_linear(x->inner, w->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { x, w, b };
+    if (td_ad_any_tracked(td_ins, 3)) {
+        td_node = td_ad_node_new(td_opname, 3, bw_float_linear, fw_float_linear, td_ctx.strategy, false, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, x);
+        td_ad_node_input(td_node, 1, w);
+        td_ad_node_input(td_node, 2, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, x);
+        td_ad_node_save(td_node, 1, w);
+        if (td_all)
+            td_ad_node_save(td_node, 2, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_linear[] = "float_linear";
+
+static inline td_status entry_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_linear";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (w == NULL)
+        return td_err_null(td_opname, "w");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "w", w, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    TD_TRY(td_check_same_place(td_opname, "x", x, "w", w));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, w->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "x", x, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_linear(td_opname, &x->shape, &w->shape, &b->shape, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_linear(x, w, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_linear(x, w, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_linear(x, w, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_linear(x, w, b, out);
+        const td_tensor *const td_ins[] = { x, w, b };
+        td_trace_op(td_opname_float_linear, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_linear(x, w, b, out);
 }
 
 /* ---- float_cat (multi) ---- */

@@ -276,7 +276,15 @@ typedef enum td_op {
     TD_OP_INT_BITWISE_XOR_SCALAR = 545,
     TD_OP_INT_BITWISE_LEFT_SHIFT_SCALAR = 546,
     TD_OP_INT_BITWISE_RIGHT_SHIFT_SCALAR = 547,
-    TD_OP_COUNT = 548 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_CONV2D = 700,
+    TD_OP_FLOAT_CONV2D_BACKWARD_INPUT = 701,
+    TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT = 702,
+    TD_OP_FLOAT_MAX_POOL2D = 703,
+    TD_OP_FLOAT_MAX_POOL2D_BACKWARD = 704,
+    TD_OP_FLOAT_AVG_POOL2D = 705,
+    TD_OP_FLOAT_AVG_POOL2D_BACKWARD = 706,
+    TD_OP_FLOAT_LINEAR = 707,
+    TD_OP_COUNT = 708 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -541,5 +549,13 @@ typedef enum td_op {
 #define TD_HAVE_OP_INT_BITWISE_XOR_SCALAR 1
 #define TD_HAVE_OP_INT_BITWISE_LEFT_SHIFT_SCALAR 1
 #define TD_HAVE_OP_INT_BITWISE_RIGHT_SHIFT_SCALAR 1
+#define TD_HAVE_OP_FLOAT_CONV2D 1
+#define TD_HAVE_OP_FLOAT_CONV2D_BACKWARD_INPUT 1
+#define TD_HAVE_OP_FLOAT_CONV2D_BACKWARD_WEIGHT 1
+#define TD_HAVE_OP_FLOAT_MAX_POOL2D 1
+#define TD_HAVE_OP_FLOAT_MAX_POOL2D_BACKWARD 1
+#define TD_HAVE_OP_FLOAT_AVG_POOL2D 1
+#define TD_HAVE_OP_FLOAT_AVG_POOL2D_BACKWARD 1
+#define TD_HAVE_OP_FLOAT_LINEAR 1
 
 #endif

@@ -1412,6 +1412,50 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out);
 
+/* 2-D convolution (cross-correlation, as torch.nn.functional.conv2d) of x [N, C, H, W] with weight [O, C / groups, kh, kw] plus bias [O]; stride, padding and dilation are {h, w} pairs.
+ * Family module; implemented by: cpu.
+ * Note: the bias is required: pass zeros for a convolution without one; zero padding only.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
+
+/* The gradient of float_conv2d with respect to its input: grad [N, O, OH, OW] through weight into the shape of x (whose values are not read).
+ * Family module; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
+
+/* The gradient of float_conv2d with respect to its weight: grad [N, O, OH, OW] correlated with x, in the shape of weight (whose values are not read).
+ * Family module; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
+
+/* 2-D max pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride, padding (at most half the kernel) and dilation; padding never wins.
+ * Family module; implemented by: cpu.
+ * Note: a window holding NaN gives NaN (as PyTorch).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
+
+/* The gradient of float_max_pool2d: each element of grad goes to the first maximum of its window in x (summed where windows overlap).
+ * Family module; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
+
+/* 2-D average pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride and padding (at most half the kernel); count_include_pad (0 or 1) says whether padded places count in the divisor.
+ * Family module; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
+
+/* The gradient of float_avg_pool2d: each element of grad is spread evenly over its window, into the shape of x (whose values are not read).
+ * Family module; implemented by: cpu.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
+
+/* x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out].
+ * Family module; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: w is [in, out] (PyTorch's F.linear takes its transpose); x needs at least 2 dims.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out);
+
 /* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */

@@ -31733,6 +31733,1451 @@ static void test_float_cross_empty(void **state)
     tdt_compare(ad_dev, dev, &desc, empty_float_cross, n);
 }
 
+static void test_float_conv2d_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 1.0f, 0.0f, 2.0f, 0.0f, 0.0f, 0.0f, 3.0f, 0.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), "float_conv2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 4.5f, 18.5f, 36.5f, 77.5f, 0.0f, 1.0f, 2.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv2d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 37.5f, 47.5f, 67.5f, 77.5f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv2d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 1.0f, 0.0f, 2.0f, 0.0f, 0.0f, 0.0f, 3.0f, 0.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 0.0f, 0.0f, 1.0f, 2.0f, 0.0f, 0.0f, 2.0f, 0.0f, -1.0f, 0.0f, 0.0f, 0.0f, 0.0f, -1.0f, 0.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 1.0f, 0.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const float want[] = { 21.0f, -6.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv2d_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv2d(NULL, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), TD_E_NULL, "float_conv2d");
+    assert_null(out);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv2d_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), TD_E_KIND, "float_conv2d");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv2d_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 1.0f, 0.0f, 2.0f, 0.0f, 0.0f, 0.0f, 3.0f, 0.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), TD_E_BACKEND_MISMATCH, "float_conv2d");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status cmp_float_conv2d(const tdt_call *c)
+{
+    return td_float_conv2d(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_conv2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } }, { 1, { 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 3, 7, 5 } }, { 4, { 0, 3, 1, 1 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 2, 9, 9 } }, { 4, { 0, 2, 3, 3 } }, { 1, { 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+};
+
+static void test_float_conv2d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d",
+        .run = cmp_float_conv2d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-06,
+        .seed = 1436481466u,
+    };
+    const int n = (int)(sizeof empty_float_conv2d / sizeof empty_float_conv2d[0]);
+    tdt_compare(dev, dev, &desc, empty_float_conv2d, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_conv2d, n);
+}
+
+static void test_float_conv2d_backward_input_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d_backward_input");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 1.0f, 4.0f, 4.0f, 6.0f, 20.0f, 16.0f, 9.0f, 24.0f, 16.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(grad);
+    td_tensor_release(weight);
+    td_tensor_release(x);
+}
+
+static void test_float_conv2d_backward_input_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d_backward_input");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 4.0f, 3.0f, 4.0f, 2.0f, 1.0f, 2.0f, 4.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(grad);
+    td_tensor_release(weight);
+    td_tensor_release(x);
+}
+
+static void test_float_conv2d_backward_input_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float weight_data[] = { 2.0f, -1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), "float_conv2d_backward_input");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float want[] = { 2.0f, 4.0f, -3.0f, -4.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(grad);
+    td_tensor_release(weight);
+    td_tensor_release(x);
+}
+
+static void test_float_conv2d_backward_input_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv2d_backward_input(NULL, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_NULL, "float_conv2d_backward_input");
+    assert_null(out);
+    td_tensor_release(weight);
+    td_tensor_release(x);
+}
+
+static void test_float_conv2d_backward_input_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const int32_t grad_data[] = { 0 };
+    td_tensor *grad = tdt_filled(dev, TD_I32, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_KIND, "float_conv2d_backward_input");
+    assert_null(out);
+    td_tensor_release(grad);
+    td_tensor_release(weight);
+    td_tensor_release(x);
+}
+
+static void test_float_conv2d_backward_input_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_BACKEND_MISMATCH, "float_conv2d_backward_input");
+    assert_null(out);
+    td_tensor_release(grad);
+    td_tensor_release(weight);
+    td_tensor_release(x);
+}
+
+static td_status cmp_float_conv2d_backward_input(const tdt_call *c)
+{
+    return td_float_conv2d_backward_input(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_conv2d_backward_input[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 4, 7, 5 } }, { 4, { 0, 3, 1, 1 } }, { 4, { 0, 3, 7, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 3, 9, 9 } }, { 4, { 0, 2, 3, 3 } }, { 4, { 0, 2, 9, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+};
+
+static void test_float_conv2d_backward_input_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_input",
+        .run = cmp_float_conv2d_backward_input,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "weight", "x" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 3161120037u,
+    };
+    const int n = (int)(sizeof empty_float_conv2d_backward_input / sizeof empty_float_conv2d_backward_input[0]);
+    tdt_compare(dev, dev, &desc, empty_float_conv2d_backward_input, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_conv2d_backward_input, n);
+}
+
+static void test_float_conv2d_backward_weight_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d_backward_weight");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 37.0f, 47.0f, 67.0f, 77.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(grad);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+}
+
+static void test_float_conv2d_backward_weight_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d_backward_weight");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 5.0f, 10.0f, 10.0f, 20.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(grad);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+}
+
+static void test_float_conv2d_backward_weight_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, -1.0f, 0.0f, 1.0f, 1.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float weight_data[] = { 0.0f, 0.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), "float_conv2d_backward_weight");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float want[] = { 0.0f, 40.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(grad);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+}
+
+static void test_float_conv2d_backward_weight_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv2d_backward_weight(NULL, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_NULL, "float_conv2d_backward_weight");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+}
+
+static void test_float_conv2d_backward_weight_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const int32_t grad_data[] = { 0 };
+    td_tensor *grad = tdt_filled(dev, TD_I32, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_KIND, "float_conv2d_backward_weight");
+    assert_null(out);
+    td_tensor_release(grad);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+}
+
+static void test_float_conv2d_backward_weight_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_BACKEND_MISMATCH, "float_conv2d_backward_weight");
+    assert_null(out);
+    td_tensor_release(grad);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+}
+
+static td_status cmp_float_conv2d_backward_weight(const tdt_call *c)
+{
+    return td_float_conv2d_backward_weight(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_conv2d_backward_weight[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 4, 7, 5 } }, { 4, { 0, 3, 7, 5 } }, { 4, { 0, 3, 1, 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 3, 9, 9 } }, { 4, { 0, 2, 9, 9 } }, { 4, { 0, 2, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+};
+
+static void test_float_conv2d_backward_weight_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_weight",
+        .run = cmp_float_conv2d_backward_weight,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 356700995u,
+    };
+    const int n = (int)(sizeof empty_float_conv2d_backward_weight / sizeof empty_float_conv2d_backward_weight[0]);
+    tdt_compare(dev, dev, &desc, empty_float_conv2d_backward_weight, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_conv2d_backward_weight, n);
+}
+
+static void test_float_max_pool2d_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 5.0f, 6.0f, 9.0f, 8.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 5.0f, 9.0f, 8.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f, -1.0f, -5.0f, -3.0f, -4.0f, -2.0f, -6.0f, -9.0f, -8.0f, -7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const float want[] = { 9.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, NAN, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float want[] = { NAN };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_max_pool2d(NULL, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_NULL, "float_max_pool2d");
+    assert_null(out);
+}
+
+static void test_float_max_pool2d_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_KIND, "float_max_pool2d");
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status cmp_float_max_pool2d(const tdt_call *c)
+{
+    return td_float_max_pool2d(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->out);
+}
+
+static const tdt_case empty_float_max_pool2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 0, 3, 8, 8 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 0, 2, 7, 9 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } }, .as_reference = true },
+};
+
+static void test_float_max_pool2d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d",
+        .run = cmp_float_max_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 1477014925u,
+    };
+    const int n = (int)(sizeof empty_float_max_pool2d / sizeof empty_float_max_pool2d[0]);
+    tdt_compare(dev, dev, &desc, empty_float_max_pool2d, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_max_pool2d, n);
+}
+
+static void test_float_max_pool2d_backward_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 2.0f, 3.0f, 4.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_max_pool2d_backward_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 9.0f, 5.0f, 6.0f, 7.0f, 8.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 0.0f, 0.0f, 10.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_max_pool2d_backward_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(3) };
+    static const float x_data[] = { 2.0f, 2.0f, 2.0f, 2.0f, 2.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 10.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 10.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_max_pool2d_backward_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, NAN, NAN, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float grad_data[] = { 5.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.0f, 0.0f, 5.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_max_pool2d_backward_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_max_pool2d_backward(NULL, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_NULL, "float_max_pool2d_backward");
+    assert_null(out);
+    td_tensor_release(grad);
+}
+
+static void test_float_max_pool2d_backward_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_KIND, "float_max_pool2d_backward");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_max_pool2d_backward_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_BACKEND_MISMATCH, "float_max_pool2d_backward");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static td_status cmp_float_max_pool2d_backward(const tdt_call *c)
+{
+    return td_float_max_pool2d_backward(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->out);
+}
+
+static const tdt_case empty_float_max_pool2d_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 0, 3, 8, 8 } }, { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 0, 2, 7, 9 } }, { 4, { 0, 2, 4, 5 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } }, .as_reference = true },
+};
+
+static void test_float_max_pool2d_backward_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d_backward",
+        .run = cmp_float_max_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 533303347u,
+    };
+    const int n = (int)(sizeof empty_float_max_pool2d_backward / sizeof empty_float_max_pool2d_backward[0]);
+    tdt_compare(dev, dev, &desc, empty_float_max_pool2d_backward, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_max_pool2d_backward, n);
+}
+
+static void test_float_avg_pool2d_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    tdt_check(td_float_avg_pool2d(x, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), "float_avg_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 3.0f, 4.0f, 6.0f, 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_avg_pool2d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_avg_pool2d(x, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), "float_avg_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.25f, 1.25f, 2.75f, 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_avg_pool2d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_avg_pool2d(x, kernel, 2, stride, 2, padding, 2, INT64_C(0), &out), "float_avg_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.5f, 5.5f, 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_avg_pool2d_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    tdt_expect_error(td_float_avg_pool2d(NULL, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), TD_E_NULL, "float_avg_pool2d");
+    assert_null(out);
+}
+
+static void test_float_avg_pool2d_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    tdt_expect_error(td_float_avg_pool2d(x, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), TD_E_KIND, "float_avg_pool2d");
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status cmp_float_avg_pool2d(const tdt_call *c)
+{
+    return td_float_avg_pool2d(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_avg_pool2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 0, 3, 8, 8 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 0, 2, 7, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_avg_pool2d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d",
+        .run = cmp_float_avg_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 3127141931u,
+    };
+    const int n = (int)(sizeof empty_float_avg_pool2d / sizeof empty_float_avg_pool2d[0]);
+    tdt_compare(dev, dev, &desc, empty_float_avg_pool2d, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_avg_pool2d, n);
+}
+
+static void test_float_avg_pool2d_backward_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    tdt_check(td_float_avg_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), "float_avg_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 0.25f, 0.75f, 0.5f, 1.0f, 2.5f, 1.5f, 0.75f, 1.75f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_avg_pool2d_backward_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_avg_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, INT64_C(0), &out), "float_avg_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 1.0f, 0.5f, 0.5f, 0.5f, 0.25f, 0.25f, 0.5f, 0.25f, 0.25f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_avg_pool2d_backward_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    tdt_expect_error(td_float_avg_pool2d_backward(NULL, grad, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), TD_E_NULL, "float_avg_pool2d_backward");
+    assert_null(out);
+    td_tensor_release(grad);
+}
+
+static void test_float_avg_pool2d_backward_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    tdt_expect_error(td_float_avg_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), TD_E_KIND, "float_avg_pool2d_backward");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_avg_pool2d_backward_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    tdt_expect_error(td_float_avg_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), TD_E_BACKEND_MISMATCH, "float_avg_pool2d_backward");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static td_status cmp_float_avg_pool2d_backward(const tdt_call *c)
+{
+    return td_float_avg_pool2d_backward(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_avg_pool2d_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 0, 3, 8, 8 } }, { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 0, 2, 7, 9 } }, { 4, { 0, 2, 4, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_avg_pool2d_backward_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d_backward",
+        .run = cmp_float_avg_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 835579349u,
+    };
+    const int n = (int)(sizeof empty_float_avg_pool2d_backward / sizeof empty_float_avg_pool2d_backward[0]);
+    tdt_compare(dev, dev, &desc, empty_float_avg_pool2d_backward, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_avg_pool2d_backward, n);
+}
+
+static void test_float_linear_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t w_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float w_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *w = tdt_make(dev, TD_F32, w_data, w_shape, 2);
+    (void)w_data;
+    assert_non_null(w);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_linear(x, w, b, &out), "float_linear");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 59.0f, 63.0f, 140.0f, 153.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+}
+
+static void test_float_linear_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, -3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t w_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float w_data[] = { 2.0f, 0.5f };
+    td_tensor *w = tdt_make(dev, TD_F32, w_data, w_shape, 2);
+    (void)w_data;
+    assert_non_null(w);
+    static const int64_t b_shape[] = { INT64_C(1) };
+    static const float b_data[] = { 0.5f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_linear(x, w, b, &out), "float_linear");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const float want[] = { 3.5f, -3.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+}
+
+static void test_float_linear_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t w_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float w_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *w = tdt_make(dev, TD_F32, w_data, w_shape, 2);
+    (void)w_data;
+    assert_non_null(w);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_linear(NULL, w, b, &out), TD_E_NULL, "float_linear");
+    assert_null(out);
+    td_tensor_release(w);
+    td_tensor_release(b);
+}
+
+static void test_float_linear_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t w_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float w_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *w = tdt_make(dev, TD_F32, w_data, w_shape, 2);
+    (void)w_data;
+    assert_non_null(w);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_linear(x, w, b, &out), TD_E_KIND, "float_linear");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+}
+
+static void test_float_linear_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t w_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float w_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *w = tdt_make(ad_dev, TD_F32, w_data, w_shape, 2);
+    (void)w_data;
+    assert_non_null(w);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_linear(x, w, b, &out), TD_E_BACKEND_MISMATCH, "float_linear");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_linear(const tdt_call *c)
+{
+    return td_float_linear(c->ins[0], c->ins[1], c->ins[2], c->out);
+}
+
+static td_status cmpc_float_linear(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_linear(c->ins[0], c->ins[1], c->ins[2], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_linear[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 64, 1 } }, { 2, { 1, 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 1 } }, { 2, { 1, 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 1, 1 } }, { 2, { 1, 64 } }, { 1, { 64 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 7, 1 } }, { 2, { 1, 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 2, { 7, 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 1, 7 } }, { 2, { 7, 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 7, 7 } }, { 2, { 7, 64 } }, { 1, { 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 64, 7 } }, { 2, { 7, 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 1, 64 } }, { 2, { 64, 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 7, 64 } }, { 2, { 64, 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 64, 64 } }, { 2, { 64, 64 } }, { 1, { 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 64 } }, { 2, { 64, 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 7, 129 } }, { 2, { 129, 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 64, 129 } }, { 2, { 129, 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 129 } }, { 2, { 129, 64 } }, { 1, { 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 1, 129 } }, { 2, { 129, 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 7, 64 } }, { 2, { 64, 33 } }, { 1, { 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 3, 1, 129, 7 } }, { 2, { 7, 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 7, 1 } }, { 2, { 1, 64 } }, { 1, { 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 300, 257 } }, { 2, { 257, 129 } }, { 1, { 129 } } } },
+};
+
+static void test_float_linear_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_linear",
+        .run = cmp_float_linear,
+        .run_test = cmpc_float_linear,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "w", "b" },
+        .nmse = 1e-07,
+        .seed = 1887866103u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_linear, (int)(sizeof ccases_float_linear / sizeof ccases_float_linear[0]));
+}
+
+static const tdt_case empty_float_linear[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 0, 1 } }, { 1, { 1 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 0, 7 } }, { 1, { 7 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 0, 64 } }, { 1, { 64 } } }, .as_reference = true },
+};
+
+static void test_float_linear_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_linear",
+        .run = cmp_float_linear,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "w", "b" },
+        .nmse = 1e-07,
+        .seed = 1887866103u,
+    };
+    const int n = (int)(sizeof empty_float_linear / sizeof empty_float_linear[0]);
+    tdt_compare(dev, dev, &desc, empty_float_linear, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_linear, n);
+}
+
 static void test_float_cat_example_1(void **state)
 {
     (void)state;
@@ -34391,6 +35836,61 @@ int main(void)
         TDT_TEST(test_float_cross_backend_mismatch),
         TDT_TEST(test_float_cross_composite_vs_native),
         TDT_TEST(test_float_cross_empty),
+        TDT_TEST(test_float_conv2d_example_1),
+        TDT_TEST(test_float_conv2d_example_2),
+        TDT_TEST(test_float_conv2d_example_3),
+        TDT_TEST(test_float_conv2d_null),
+        TDT_TEST(test_float_conv2d_wrong_kind),
+        TDT_TEST(test_float_conv2d_backend_mismatch),
+        TDT_TEST(test_float_conv2d_empty),
+        TDT_TEST(test_float_conv2d_backward_input_example_1),
+        TDT_TEST(test_float_conv2d_backward_input_example_2),
+        TDT_TEST(test_float_conv2d_backward_input_example_3),
+        TDT_TEST(test_float_conv2d_backward_input_null),
+        TDT_TEST(test_float_conv2d_backward_input_wrong_kind),
+        TDT_TEST(test_float_conv2d_backward_input_backend_mismatch),
+        TDT_TEST(test_float_conv2d_backward_input_empty),
+        TDT_TEST(test_float_conv2d_backward_weight_example_1),
+        TDT_TEST(test_float_conv2d_backward_weight_example_2),
+        TDT_TEST(test_float_conv2d_backward_weight_example_3),
+        TDT_TEST(test_float_conv2d_backward_weight_null),
+        TDT_TEST(test_float_conv2d_backward_weight_wrong_kind),
+        TDT_TEST(test_float_conv2d_backward_weight_backend_mismatch),
+        TDT_TEST(test_float_conv2d_backward_weight_empty),
+        TDT_TEST(test_float_max_pool2d_example_1),
+        TDT_TEST(test_float_max_pool2d_example_2),
+        TDT_TEST(test_float_max_pool2d_example_3),
+        TDT_TEST(test_float_max_pool2d_example_4),
+        TDT_TEST(test_float_max_pool2d_null),
+        TDT_TEST(test_float_max_pool2d_wrong_kind),
+        TDT_TEST(test_float_max_pool2d_empty),
+        TDT_TEST(test_float_max_pool2d_backward_example_1),
+        TDT_TEST(test_float_max_pool2d_backward_example_2),
+        TDT_TEST(test_float_max_pool2d_backward_example_3),
+        TDT_TEST(test_float_max_pool2d_backward_example_4),
+        TDT_TEST(test_float_max_pool2d_backward_null),
+        TDT_TEST(test_float_max_pool2d_backward_wrong_kind),
+        TDT_TEST(test_float_max_pool2d_backward_backend_mismatch),
+        TDT_TEST(test_float_max_pool2d_backward_empty),
+        TDT_TEST(test_float_avg_pool2d_example_1),
+        TDT_TEST(test_float_avg_pool2d_example_2),
+        TDT_TEST(test_float_avg_pool2d_example_3),
+        TDT_TEST(test_float_avg_pool2d_null),
+        TDT_TEST(test_float_avg_pool2d_wrong_kind),
+        TDT_TEST(test_float_avg_pool2d_empty),
+        TDT_TEST(test_float_avg_pool2d_backward_example_1),
+        TDT_TEST(test_float_avg_pool2d_backward_example_2),
+        TDT_TEST(test_float_avg_pool2d_backward_null),
+        TDT_TEST(test_float_avg_pool2d_backward_wrong_kind),
+        TDT_TEST(test_float_avg_pool2d_backward_backend_mismatch),
+        TDT_TEST(test_float_avg_pool2d_backward_empty),
+        TDT_TEST(test_float_linear_example_1),
+        TDT_TEST(test_float_linear_example_2),
+        TDT_TEST(test_float_linear_null),
+        TDT_TEST(test_float_linear_wrong_kind),
+        TDT_TEST(test_float_linear_backend_mismatch),
+        TDT_TEST(test_float_linear_composite_vs_native),
+        TDT_TEST(test_float_linear_empty),
         TDT_TEST(test_float_cat_example_1),
         TDT_TEST(test_float_cat_example_2),
         TDT_TEST(test_float_cat_example_3),

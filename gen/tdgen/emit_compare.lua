@@ -497,6 +497,96 @@ function R.cross(P)
   return cases
 end
 
+-- linear (x @ w + b): in and out in {1, 7, 64, 129} against 1 to 129 rows, batched x,
+-- and one large enough for the CPU's threaded matmul and bias loop.
+function R.linear(P)
+  local cases = {}
+  local sizes = { 1, 7, 64, 129 }
+  for i, k in ipairs(sizes) do
+    for j, n in ipairs(sizes) do
+      local m = sizes[(i + j) % 4 + 1]
+      cases[#cases + 1] = { fill = (i + j) % 5 == 0 and E or C, v = { [P[1]] = { m, k }, [P[2]] = { k, n }, [P[3]] = { n } } }
+    end
+  end
+  for _, p in ipairs({
+    { { 2, 7, 64 }, 33, C }, { { 3, 1, 129, 7 }, 1, T }, { { 5, 7, 1 }, 64, E }, { { 300, 257 }, 129, C },
+  }) do
+    local k = p[1][#p[1]]
+    cases[#cases + 1] = { fill = p[3], v = { [P[1]] = p[1], [P[2]] = { k, p[2] }, [P[3]] = { p[2] } } }
+  end
+  return cases
+end
+
+-- Module ops (NCHW). Conv geometries: { n, c, h, w, o, kh, kw, stride, padding, dilation,
+-- groups, fill }: 1x1 and odd kernels, padding, stride, dilation, groups and depthwise, an
+-- output of one pixel, and batches large enough for the CPU's threaded loops.
+local CONVS = {
+  { 1, 1, 3, 3, 1, 2, 2, { 1, 1 }, { 0, 0 }, { 1, 1 }, 1, C },
+  { 2, 3, 7, 5, 4, 1, 1, { 1, 1 }, { 0, 0 }, { 1, 1 }, 1, E },
+  { 1, 2, 9, 9, 3, 3, 3, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, T },
+  { 3, 4, 11, 8, 6, 3, 2, { 2, 1 }, { 1, 0 }, { 1, 2 }, 2, C },
+  { 2, 6, 10, 10, 6, 3, 3, { 2, 2 }, { 2, 1 }, { 2, 2 }, 6, E },
+  { 1, 1, 5, 5, 2, 5, 5, { 1, 1 }, { 0, 0 }, { 1, 1 }, 1, C },
+  { 4, 3, 16, 16, 8, 3, 3, { 3, 3 }, { 1, 1 }, { 1, 1 }, 1, T },
+  { 8, 8, 28, 28, 16, 3, 3, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, C },
+  { 16, 1, 28, 28, 8, 3, 3, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, E },
+}
+
+local function conv_out(in_, k, s, p, d) return (in_ + 2 * p - d * (k - 1) - 1) // s + 1 end
+
+local function conv_cases(P, kind)
+  local cases = {}
+  for _, g in ipairs(CONVS) do
+    local n, c, h, w, o, kh, kw, st, pd, dl, gr = table.unpack(g, 1, 11)
+    local x, wt = { n, c, h, w }, { o, c // gr, kh, kw }
+    local y = { n, o, conv_out(h, kh, st[1], pd[1], dl[1]), conv_out(w, kw, st[2], pd[2], dl[2]) }
+    local v = { [P[4]] = st, [P[5]] = pd, [P[6]] = dl, [P[7]] = gr }
+    if kind == "forward" then v[P[1]], v[P[2]], v[P[3]] = x, wt, { o }
+    elseif kind == "input" then v[P[1]], v[P[2]], v[P[3]] = y, wt, x
+    else v[P[1]], v[P[2]], v[P[3]] = y, x, wt end
+    cases[#cases + 1] = { fill = g[12], v = v }
+  end
+  return cases
+end
+
+function R.conv2d(P) return conv_cases(P, "forward") end
+function R.conv2d_backward_input(P) return conv_cases(P, "input") end
+function R.conv2d_backward_weight(P) return conv_cases(P, "weight") end
+
+-- Pool geometries: { n, c, h, w, kernel, stride, padding, dilation, fill }.
+local POOLS = {
+  { 1, 1, 3, 3, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, C },
+  { 2, 3, 8, 8, { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 }, E },
+  { 1, 2, 7, 9, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, T },
+  { 2, 2, 10, 7, { 3, 2 }, { 1, 2 }, { 1, 1 }, { 2, 1 }, C },
+  { 1, 1, 1, 1, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, E },
+  { 3, 5, 9, 11, { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 }, C },
+  { 2, 4, 6, 6, { 3, 3 }, { 3, 3 }, { 0, 0 }, { 1, 1 }, E },
+  { 64, 8, 28, 28, { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 }, T },
+}
+
+local function pool_cases(P, kind, dilated)
+  local cases = {}
+  for _, g in ipairs(POOLS) do
+    local n, c, h, w, k, st, pd, dl = table.unpack(g, 1, 8)
+    if not dilated then dl = { 1, 1 } end
+    local x = { n, c, h, w }
+    local y = { n, c, conv_out(h, k[1], st[1], pd[1], dl[1]), conv_out(w, k[2], st[2], pd[2], dl[2]) }
+    local v, i = {}, 1
+    if kind == "forward" then v[P[1]] = x; i = 2 else v[P[1]], v[P[2]] = x, y; i = 3 end
+    v[P[i]], v[P[i + 1]], v[P[i + 2]] = k, st, pd
+    if dilated then v[P[i + 3]] = dl else v[P[i + 3]] = #cases % 2 end -- count_include_pad
+    cases[#cases + 1] = { fill = g[9], v = v }
+  end
+  return cases
+end
+
+function R.max_pool2d(P) return pool_cases(P, "forward", true) end
+function R.max_pool2d_backward(P) return pool_cases(P, "backward", true) end
+function R.avg_pool2d(P) return pool_cases(P, "forward", false) end
+function R.avg_pool2d_backward(P) return pool_cases(P, "backward", false) end
+
+
 -- Zero-size cases per shape rule (the generated test_<op>_empty, on every backend and on
 -- autodiff): empty inputs ([0], [2,0,3], a 0 broadcast against a 1), empty results of
 -- non-empty inputs (a slice of length 0, expand to 0), non-empty results of empty inputs
@@ -735,7 +825,7 @@ function M.complete(op, cases)
 end
 
 -- Limits of tdt_case (tests/common/tdt.h).
-local LIMITS = { t = 4, a = 2, i = 4, f = 4 }
+local LIMITS = { t = 4, a = 4, i = 4, f = 4 }
 local LIMIT_NAMES = { t = "tensors", a = "dims or shape arguments", i = "integer arguments", f = "f32 arguments" }
 
 local FILL = { CLEAN = "TDT_FILL_CLEAN", EDGES = "TDT_FILL_EDGES", TIES = "TDT_FILL_TIES" }

@@ -256,8 +256,8 @@ function M.compile(op, model)
       plan.attrs[#plan.attrs + 1] = { arg = a, kind = kind, expr = expr, slot = slot }
     end
   end
-  if #plan.tensor_args > 4 or nf > 4 or ni > 4 or na > 2 then
-    errs[#errs + 1] = "too many tensors or attributes for a tape node (4 tensors, 4 floats, 4 ints, 2 arrays)"
+  if #plan.tensor_args > 4 or nf > 4 or ni > 4 or na > 4 then
+    errs[#errs + 1] = "too many tensors or attributes for a tape node (4 tensors, 4 floats, 4 ints, 4 arrays)"
     return nil, errs
   end
   local function save(name)

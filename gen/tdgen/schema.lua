@@ -82,6 +82,13 @@ M.families = {
     end
     if not M.classes[op.returns] then return "a binary_float op returns a tensor" end
   end,
+  -- Neural-network modules (conv, pool, linear and their backward ops): the arm shape of
+  -- binary_float, over a float input, tensor parameters and attributes.
+  module = function(op)
+    local a = first(op)
+    if not a or M.types[a.type].tensor ~= "float" then return "the first argument of a module op is a float tensor" end
+    if op.returns ~= "float" then return "a module op returns a float tensor" end
+  end,
   multi = function(op)
     local a = first(op)
     if not a or not M.types[a.type].list then return "the first argument of a multi op is a tensor list (floats, ints, bools)" end
@@ -107,7 +114,7 @@ M.families = {
     if op.returns ~= "none" then return "a device op returns none" end
   end,
 }
-M.family_order = { "creation", "unary", "unary_float", "binary", "binary_float", "multi", "to_device", "distributed",
+M.family_order = { "creation", "unary", "unary_float", "binary", "binary_float", "module", "multi", "to_device", "distributed",
   "device" }
 
 -- Shape rules: name -> parameter kinds. The generated call passes a tensor as its
@@ -163,6 +170,15 @@ M.rules = {
   topk = { "tensor", "i64", "dim" },
   -- int ops (issue 10; runtime/core/td_rules_int.c)
   random_int = { "array", "i32", "i32" },
+  -- module ops (runtime/core/td_rules_module.c)
+  conv2d = { "tensor", "tensor", "tensor", "array", "array", "array", "i64" },
+  conv2d_backward_input = { "tensor", "tensor", "tensor", "array", "array", "array", "i64" },
+  conv2d_backward_weight = { "tensor", "tensor", "tensor", "array", "array", "array", "i64" },
+  max_pool2d = { "tensor", "array", "array", "array", "array" },
+  max_pool2d_backward = { "tensor", "tensor", "array", "array", "array", "array" },
+  avg_pool2d = { "tensor", "array", "array", "array", "i64" },
+  avg_pool2d_backward = { "tensor", "tensor", "array", "array", "array", "i64" },
+  linear = { "tensor", "tensor", "tensor" },
 }
 
 function M.param_kind(t)

@@ -18,6 +18,7 @@ typedef td_status (*td_ad_forward_fn)(const td_ad_node *n, const td_tensor *cons
 
 #define TD_AD_MAX_SAVED 4
 #define TD_AD_MAX_ATTRS 4
+#define TD_AD_MAX_ARRAYS 4 /* dims/shape attributes: conv2d has stride, padding, dilation */
 
 struct td_ad_node {
     atomic_long rc;
@@ -41,8 +42,8 @@ struct td_ad_node {
     td_tensor *output;         /* kept result: checkpoints, leaves, results the formulas use */
     float fattrs[TD_AD_MAX_ATTRS];
     int64_t iattrs[TD_AD_MAX_ATTRS];
-    int64_t arrs[2][TD_MAX_DIMS];
-    int arr_lens[2];
+    int64_t arrs[TD_AD_MAX_ARRAYS][TD_MAX_DIMS];
+    int arr_lens[TD_AD_MAX_ARRAYS];
     td_group *group;           /* collectives: the process group (owned reference) */
     uint64_t visit;            /* backward pass that last reached this node */
     td_tensor *grad;           /* accumulated during backward */

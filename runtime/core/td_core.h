@@ -126,6 +126,14 @@ td_status td_require_grad(td_tensor *t);
 td_status td_is_tracked(const td_tensor *t, bool *out);
 /* A new autodiff tensor with the same data that backward does not go through. */
 td_status td_detach(const td_tensor *t, td_tensor **out);
+/* Replaces the value of t (a leaf or an untracked tensor on an autodiff device: a
+ * parameter) by value (same dtype and shape; an autodiff tensor, or one of t's inner
+ * backend), without recording: t keeps its identity, so td_grads_get(grads, t) finds it
+ * after the next backward. Graphs recorded before keep the old value. */
+td_status td_tensor_assign(td_tensor *t, const td_tensor *value);
+/* The value of t as a tensor of its backend (a new reference): an autodiff tensor's inner
+ * tensor, any other tensor itself. */
+td_status td_tensor_value(const td_tensor *t, td_tensor **out);
 /* Backward from a one-element loss (seed 1). As in PyTorch, backward frees the graph it
  * went through: once it has started, the graph behind loss is released whatever happens.
  * A later backward whose graph reaches a released node (a second loss over the same

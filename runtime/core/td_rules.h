@@ -82,5 +82,30 @@ td_status td_rule_topk(const char *op, const td_shape *a, int64_t k, int64_t *di
 /* int ops (issue 10; td_rules_int.c) */
 td_status td_rule_random_int(const char *op, const int64_t *shape, int shape_len, int32_t low, int32_t high,
                              td_shape *out);
+/* module: conv, pool, linear (td_rules_module.c) */
+td_status td_rule_conv2d(const char *op, const td_shape *x, const td_shape *weight, const td_shape *bias,
+                         const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                         const int64_t *dilation, int dilation_len, int64_t groups, td_shape *out);
+td_status td_rule_conv2d_backward_input(const char *op, const td_shape *grad, const td_shape *weight,
+                                        const td_shape *x, const int64_t *stride, int stride_len,
+                                        const int64_t *padding, int padding_len, const int64_t *dilation,
+                                        int dilation_len, int64_t groups, td_shape *out);
+td_status td_rule_conv2d_backward_weight(const char *op, const td_shape *grad, const td_shape *x,
+                                         const td_shape *weight, const int64_t *stride, int stride_len,
+                                         const int64_t *padding, int padding_len, const int64_t *dilation,
+                                         int dilation_len, int64_t groups, td_shape *out);
+td_status td_rule_max_pool2d(const char *op, const td_shape *x, const int64_t *kernel, int kernel_len,
+                             const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                             const int64_t *dilation, int dilation_len, td_shape *out);
+td_status td_rule_max_pool2d_backward(const char *op, const td_shape *x, const td_shape *grad, const int64_t *kernel,
+                                      int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding,
+                                      int padding_len, const int64_t *dilation, int dilation_len, td_shape *out);
+td_status td_rule_avg_pool2d(const char *op, const td_shape *x, const int64_t *kernel, int kernel_len,
+                             const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                             int64_t count_include_pad, td_shape *out);
+td_status td_rule_avg_pool2d_backward(const char *op, const td_shape *x, const td_shape *grad, const int64_t *kernel,
+                                      int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding,
+                                      int padding_len, int64_t count_include_pad, td_shape *out);
+td_status td_rule_linear(const char *op, const td_shape *x, const td_shape *w, const td_shape *b, td_shape *out);
 
 #endif

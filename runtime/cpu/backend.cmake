@@ -14,6 +14,7 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_reduce_sort.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_int.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_indexing.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_module.c
 )
 
 # TD_OPENMP and TD_BLAS are AUTO, ON or OFF (td_use_dependency); this file is included once

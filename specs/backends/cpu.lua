@@ -104,6 +104,10 @@ backend {
     "int_bitwise_left_shift", "int_bitwise_right_shift",
     "int_bitwise_and_scalar", "int_bitwise_or_scalar", "int_bitwise_xor_scalar",
     "int_bitwise_left_shift_scalar", "int_bitwise_right_shift_scalar",
+    -- module ops: conv, pool, linear and their backward ops (runtime/cpu/cpu_module.c)
+    "float_conv2d", "float_conv2d_backward_input", "float_conv2d_backward_weight",
+    "float_max_pool2d", "float_max_pool2d_backward", "float_avg_pool2d", "float_avg_pool2d_backward",
+    "float_linear",
     -- device
     "sync",
   },

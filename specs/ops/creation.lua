@@ -4,7 +4,7 @@
 --   name      string   required  lower-case identifier; the C entry is td_<name>
 --   id        integer  required  the value of TD_OP_<NAME>, stable forever (0-4095);
 --                                a new op takes the next free one, never a used one
---   family    string   required  creation | unary | unary_float | binary | binary_float |
+--   family    string   required  creation | unary | unary_float | binary | binary_float | module |
 --                                multi | to_device | device
 --   doc       string   required  one sentence; becomes the prototype's doc comment
 --   args      array    required  "type name" strings, in C parameter order. Types:

@@ -1,0 +1,493 @@
+/* CPU backend: module ops (conv2d through im2col + sgemm, max/avg pooling, linear). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu_internal.h"
+
+#ifdef TD_HAVE_CBLAS
+#include <cblas.h>
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* C (m x n, row-major, ldc n) = A' B' + beta C, A' = A or its transpose (m x k), B' likewise
+ * (k x n). CBLAS when found, else a portable loop; called from inside a thread team, where
+ * OpenBLAS's OpenMP build runs on the calling thread. */
+static void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
+                 float *c)
+{
+#ifdef TD_HAVE_CBLAS
+    if (m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX) {
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                    (int)k, 1.0f, a, ta ? (int)m : (int)k, b, tb ? (int)k : (int)n, beta, c, (int)n);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < m; i++) {
+        float *restrict cr = c + i * n;
+        if (beta == 0.0f)
+            for (int64_t j = 0; j < n; j++)
+                cr[j] = 0.0f;
+        if (tb) {
+            for (int64_t j = 0; j < n; j++) {
+                float s = 0.0f;
+                for (int64_t p = 0; p < k; p++)
+                    s += (ta ? a[p * m + i] : a[i * k + p]) * b[j * k + p];
+                cr[j] += s;
+            }
+        } else {
+            for (int64_t p = 0; p < k; p++) {
+                const float av = ta ? a[p * m + i] : a[i * k + p];
+                const float *restrict br = b + p * n;
+                for (int64_t j = 0; j < n; j++)
+                    cr[j] += av * br[j];
+            }
+        }
+    }
+}
+
+/* The geometry of a conv2d: x [n, c, h, w], weight [o, c / groups, kh, kw], out [n, o, oh, ow]. */
+typedef struct conv {
+    int64_t n, c, h, w, o, kh, kw, oh, ow, groups;
+    int64_t sh, sw, ph, pw, dh, dw;
+    int64_t cg, og, kk, p; /* channels per group in and out, rows of a column (cg kh kw), pixels oh ow */
+} conv;
+
+static conv conv_of(const td_shape *x, const td_shape *w, const td_shape *y, const int64_t *stride,
+                    const int64_t *padding, const int64_t *dilation, int64_t groups)
+{
+    conv g = { .n = x->dims[0], .c = x->dims[1], .h = x->dims[2], .w = x->dims[3], .o = w->dims[0],
+               .kh = w->dims[2], .kw = w->dims[3], .oh = y->dims[2], .ow = y->dims[3], .groups = groups,
+               .sh = stride[0], .sw = stride[1], .ph = padding[0], .pw = padding[1], .dh = dilation[0],
+               .dw = dilation[1] };
+    g.cg = g.c / groups;
+    g.og = g.o / groups;
+    g.kk = g.cg * g.kh * g.kw;
+    g.p = g.oh * g.ow;
+    return g;
+}
+
+/* The output columns j whose input column j s - p + b d lies in [0, w): [*j0, *j1). */
+static void valid_cols(const conv *g, int64_t b, int64_t *j0, int64_t *j1)
+{
+    const int64_t off = b * g->dw - g->pw; /* input column of output column 0 */
+    int64_t lo = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
+    int64_t hi = g->w - off <= 0 ? 0 : (g->w - off + g->sw - 1) / g->sw;
+    if (hi > g->ow)
+        hi = g->ow;
+    if (lo > hi)
+        lo = hi;
+    *j0 = lo;
+    *j1 = hi;
+}
+
+/* col [cg kh kw, oh ow] = the windows of x's channels [cg] (planes of h w), zeros outside. */
+static void im2col(const conv *g, const float *restrict x, float *restrict col)
+{
+    for (int64_t c = 0; c < g->cg; c++)
+        for (int64_t a = 0; a < g->kh; a++)
+            for (int64_t b = 0; b < g->kw; b++) {
+                float *restrict row = col + ((c * g->kh + a) * g->kw + b) * g->p;
+                const float *plane = x + c * g->h * g->w;
+                int64_t j0, j1;
+                valid_cols(g, b, &j0, &j1);
+                const int64_t off = b * g->dw - g->pw;
+                for (int64_t i = 0; i < g->oh; i++) {
+                    const int64_t ih = i * g->sh - g->ph + a * g->dh;
+                    float *restrict r = row + i * g->ow;
+                    if (ih < 0 || ih >= g->h) {
+                        memset(r, 0, sizeof(float) * (size_t)g->ow);
+                        continue;
+                    }
+                    const float *xr = plane + ih * g->w + off;
+                    for (int64_t j = 0; j < j0; j++)
+                        r[j] = 0.0f;
+                    if (g->sw == 1)
+                        memcpy(r + j0, xr + j0, sizeof(float) * (size_t)(j1 - j0));
+                    else
+                        for (int64_t j = j0; j < j1; j++)
+                            r[j] = xr[j * g->sw];
+                    for (int64_t j = j1; j < g->ow; j++)
+                        r[j] = 0.0f;
+                }
+            }
+}
+
+/* The adjoint of im2col: dx (planes [cg] of h w) += the columns scattered back. */
+static void col2im(const conv *g, const float *restrict col, float *restrict dx)
+{
+    for (int64_t c = 0; c < g->cg; c++)
+        for (int64_t a = 0; a < g->kh; a++)
+            for (int64_t b = 0; b < g->kw; b++) {
+                const float *restrict row = col + ((c * g->kh + a) * g->kw + b) * g->p;
+                float *plane = dx + c * g->h * g->w;
+                int64_t j0, j1;
+                valid_cols(g, b, &j0, &j1);
+                const int64_t off = b * g->dw - g->pw;
+                for (int64_t i = 0; i < g->oh; i++) {
+                    const int64_t ih = i * g->sh - g->ph + a * g->dh;
+                    if (ih < 0 || ih >= g->h)
+                        continue;
+                    float *restrict xr = plane + ih * g->w + off;
+                    const float *restrict r = row + i * g->ow;
+                    for (int64_t j = j0; j < j1; j++)
+                        xr[j * g->sw] += r[j];
+                }
+            }
+}
+
+/* Threads for a loop over the batch: one per sample up to the team size, when it pays. */
+static int team(int64_t samples, int64_t work)
+{
+#ifdef _OPENMP
+    if (work >= TD_CPU_PAR_MIN * 4 && samples > 1) {
+        int64_t t = omp_get_max_threads();
+        return (int)(t < samples ? t : samples);
+    }
+#endif
+    (void)samples;
+    (void)work;
+    return 1;
+}
+
+static int thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* One column buffer per thread; NULL (and an error set) when out of memory. */
+static float *columns(const char *op, const conv *g, int nt)
+{
+    float *col = malloc(sizeof(float) * (size_t)(g->kk * g->p) * (size_t)nt + 1);
+    if (col == NULL)
+        td_error(TD_E_NOMEM, "%s: out of memory for the im2col buffer", op);
+    return col;
+}
+
+td_status td_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias,
+                              const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                              const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out)
+{
+    (void)stride_len, (void)padding_len, (void)dilation_len;
+    const conv g = conv_of(&x->shape, &weight->shape, &out->shape, stride, padding, dilation, groups);
+    if (out->shape.numel == 0)
+        return TD_OK;
+    const int nt = team(g.n, g.n * g.o * g.p * g.kk);
+    float *col = columns("float_conv2d", &g, nt);
+    if (col == NULL)
+        return TD_E_NOMEM;
+    const float *px = x->data, *pw = weight->data, *pb = bias->data;
+    float *py = out->data;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+#endif
+    for (int64_t s = 0; s < g.n; s++) {
+        float *mycol = col + (size_t)thread_id() * (size_t)(g.kk * g.p);
+        for (int64_t gr = 0; gr < g.groups; gr++) {
+            float *y = py + (s * g.o + gr * g.og) * g.p;
+            for (int64_t o = 0; o < g.og; o++)
+                for (int64_t j = 0; j < g.p; j++)
+                    y[o * g.p + j] = pb[gr * g.og + o];
+            im2col(&g, px + (s * g.c + gr * g.cg) * g.h * g.w, mycol);
+            gemm(false, false, g.og, g.p, g.kk, pw + gr * g.og * g.kk, mycol, 1.0f, y);
+        }
+    }
+    free(col);
+    return TD_OK;
+}
+
+td_status td_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x,
+                                             const int64_t *stride, int stride_len, const int64_t *padding,
+                                             int padding_len, const int64_t *dilation, int dilation_len,
+                                             int64_t groups, td_tensor *out)
+{
+    (void)stride_len, (void)padding_len, (void)dilation_len;
+    const conv g = conv_of(&x->shape, &weight->shape, &grad->shape, stride, padding, dilation, groups);
+    float *dx = out->data;
+    memset(dx, 0, td_cpu_nbytes(out));
+    if (grad->shape.numel == 0)
+        return TD_OK;
+    const int nt = team(g.n, g.n * g.o * g.p * g.kk);
+    float *col = columns("float_conv2d_backward_input", &g, nt);
+    if (col == NULL)
+        return TD_E_NOMEM;
+    const float *pg = grad->data, *pw = weight->data;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+#endif
+    for (int64_t s = 0; s < g.n; s++) {
+        float *mycol = col + (size_t)thread_id() * (size_t)(g.kk * g.p);
+        for (int64_t gr = 0; gr < g.groups; gr++) {
+            /* dcol [kk, p] = W_g^T [kk, og] @ grad_g [og, p] */
+            gemm(true, false, g.kk, g.p, g.og, pw + gr * g.og * g.kk, pg + (s * g.o + gr * g.og) * g.p, 0.0f, mycol);
+            col2im(&g, mycol, dx + (s * g.c + gr * g.cg) * g.h * g.w);
+        }
+    }
+    free(col);
+    return TD_OK;
+}
+
+td_status td_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight,
+                                              const int64_t *stride, int stride_len, const int64_t *padding,
+                                              int padding_len, const int64_t *dilation, int dilation_len,
+                                              int64_t groups, td_tensor *out)
+{
+    (void)stride_len, (void)padding_len, (void)dilation_len;
+    const conv g = conv_of(&x->shape, &weight->shape, &grad->shape, stride, padding, dilation, groups);
+    float *dw = out->data;
+    const int64_t wn = out->shape.numel;
+    memset(dw, 0, td_cpu_nbytes(out));
+    if (grad->shape.numel == 0 || wn == 0)
+        return TD_OK;
+    const int nt = team(g.n, g.n * g.o * g.p * g.kk);
+    float *col = columns("float_conv2d_backward_weight", &g, nt);
+    float *part = nt > 1 ? calloc((size_t)nt * (size_t)wn, sizeof(float)) : dw;
+    if (col == NULL || part == NULL) {
+        free(col);
+        return col == NULL ? TD_E_NOMEM : td_error(TD_E_NOMEM, "float_conv2d_backward_weight: out of memory");
+    }
+    const float *px = x->data, *pg = grad->data;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+#endif
+    for (int64_t s = 0; s < g.n; s++) {
+        const int t = thread_id();
+        float *mycol = col + (size_t)t * (size_t)(g.kk * g.p);
+        float *acc = part + (size_t)t * (size_t)wn;
+        for (int64_t gr = 0; gr < g.groups; gr++) {
+            im2col(&g, px + (s * g.c + gr * g.cg) * g.h * g.w, mycol);
+            /* dW_g [og, kk] += grad_g [og, p] @ col^T [p, kk] */
+            gemm(false, true, g.og, g.kk, g.p, pg + (s * g.o + gr * g.og) * g.p, mycol, 1.0f, acc + gr * g.og * g.kk);
+        }
+    }
+    if (nt > 1) {
+        for (int t = 0; t < nt; t++)
+            for (int64_t i = 0; i < wn; i++)
+                dw[i] += part[(size_t)t * (size_t)wn + (size_t)i];
+        free(part);
+    }
+    free(col);
+    return TD_OK;
+}
+
+/* Pooling windows of one spatial dim: output index i starts at i s - p, steps d. */
+typedef struct pool {
+    int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+} pool;
+
+static pool pool_of(const td_shape *x, const td_shape *y, const int64_t *kernel, const int64_t *stride,
+                    const int64_t *padding, const int64_t *dilation)
+{
+    return (pool){ .planes = x->dims[0] * x->dims[1], .h = x->dims[2], .w = x->dims[3], .oh = y->dims[2],
+                   .ow = y->dims[3], .kh = kernel[0], .kw = kernel[1], .sh = stride[0], .sw = stride[1],
+                   .ph = padding[0], .pw = padding[1], .dh = dilation ? dilation[0] : 1,
+                   .dw = dilation ? dilation[1] : 1 };
+}
+
+/* The place of the maximum of window (i, j) in a plane (as PyTorch: the first maximum in
+ * row-major order; a NaN wins, the last one). */
+static inline int64_t argmax_at(const pool *g, const float *plane, int64_t i, int64_t j)
+{
+    const int64_t ih0 = i * g->sh - g->ph, iw0 = j * g->sw - g->pw;
+    if (ih0 >= 0 && iw0 >= 0 && ih0 + (g->kh - 1) * g->dh < g->h && iw0 + (g->kw - 1) * g->dw < g->w) {
+        /* inside the plane: no bounds checks */
+        int64_t best = ih0 * g->w + iw0;
+        float m = plane[best];
+        for (int64_t a = 0; a < g->kh; a++) {
+            const int64_t rowp = (ih0 + a * g->dh) * g->w + iw0;
+            for (int64_t b = 0; b < g->kw; b++) {
+                const float v = plane[rowp + b * g->dw];
+                if (v > m || v != v) {
+                    m = v;
+                    best = rowp + b * g->dw;
+                }
+            }
+        }
+        return best;
+    }
+    int64_t best = -1;
+    float m = -INFINITY;
+    for (int64_t a = 0; a < g->kh; a++) {
+        const int64_t ih = i * g->sh - g->ph + a * g->dh;
+        if (ih < 0 || ih >= g->h)
+            continue;
+        for (int64_t b = 0; b < g->kw; b++) {
+            const int64_t iw = j * g->sw - g->pw + b * g->dw;
+            if (iw < 0 || iw >= g->w)
+                continue;
+            const float v = plane[ih * g->w + iw];
+            if (best < 0 || v > m || isnan(v)) {
+                m = v;
+                best = ih * g->w + iw;
+            }
+        }
+    }
+    return best;
+}
+
+td_status td_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride,
+                                  int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation,
+                                  int dilation_len, td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
+    const pool g = pool_of(&x->shape, &out->shape, kernel, stride, padding, dilation);
+    const float *px = x->data;
+    float *py = out->data;
+    const bool inside = g.ph == 0 && g.pw == 0; /* every window lies in the plane */
+    TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * g.kh * g.kw, {
+        const float *plane = px + pl * g.h * g.w;
+        float *y = py + pl * g.oh * g.ow;
+        if (inside) {
+            const int64_t w = g.w, kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw, dh = g.dh, dw = g.dw, ow = g.ow;
+            for (int64_t i = 0; i < g.oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    const float *q = plane + i * sh * w + j * sw;
+                    /* max without branches (maxss), NaN tracked apart */
+                    float m = q[0];
+                    int nan = 0;
+                    for (int64_t a = 0; a < kh; a++)
+                        for (int64_t b = 0; b < kw; b++) {
+                            const float v = q[a * dh * w + b * dw];
+                            m = v > m ? v : m;
+                            nan |= v != v;
+                        }
+                    y[i * ow + j] = nan ? NAN : m;
+                }
+        } else {
+            for (int64_t i = 0; i < g.oh; i++)
+                for (int64_t j = 0; j < g.ow; j++)
+                    y[i * g.ow + j] = plane[argmax_at(&g, plane, i, j)];
+        }
+    });
+    return TD_OK;
+}
+
+td_status td_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel,
+                                           int kernel_len, const int64_t *stride, int stride_len,
+                                           const int64_t *padding, int padding_len, const int64_t *dilation,
+                                           int dilation_len, td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
+    const pool g = pool_of(&x->shape, &grad->shape, kernel, stride, padding, dilation);
+    const float *px = x->data, *pg = grad->data;
+    float *dx = out->data;
+    memset(dx, 0, td_cpu_nbytes(out));
+    const bool inside = g.ph == 0 && g.pw == 0;
+    TD_CPU_FOR_WORK(pl, g.planes, grad->shape.numel * g.kh * g.kw, {
+        const float *plane = px + pl * g.h * g.w;
+        const float *gp = pg + pl * g.oh * g.ow;
+        float *d = dx + pl * g.h * g.w;
+        if (inside) {
+            const int64_t w = g.w, kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw, dh = g.dh, dw = g.dw, ow = g.ow;
+            for (int64_t i = 0; i < g.oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    const int64_t at = i * sh * w + j * sw;
+                    /* the first maximum without branches; a NaN wins (the last one) */
+                    int64_t best = at, nan_at = -1;
+                    float m = plane[at];
+                    for (int64_t a = 0; a < kh; a++)
+                        for (int64_t b = 0; b < kw; b++) {
+                            const int64_t k = at + a * dh * w + b * dw;
+                            const float v = plane[k];
+                            const bool gt = v > m;
+                            m = gt ? v : m;
+                            best = gt ? k : best;
+                            nan_at = v != v ? k : nan_at;
+                        }
+                    d[nan_at >= 0 ? nan_at : best] += gp[i * ow + j];
+                }
+        } else {
+            for (int64_t i = 0; i < g.oh; i++)
+                for (int64_t j = 0; j < g.ow; j++)
+                    d[argmax_at(&g, plane, i, j)] += gp[i * g.ow + j];
+        }
+    });
+    return TD_OK;
+}
+
+/* Window (i, j) of an average pool: its clipped bounds and its divisor (as PyTorch). */
+static inline float avg_window(const pool *g, int64_t i, int64_t j, bool include_pad, int64_t *h0, int64_t *h1,
+                               int64_t *w0, int64_t *w1)
+{
+    int64_t hs = i * g->sh - g->ph, ws = j * g->sw - g->pw;
+    int64_t he = hs + g->kh, we = ws + g->kw;
+    if (he > g->h + g->ph)
+        he = g->h + g->ph;
+    if (we > g->w + g->pw)
+        we = g->w + g->pw;
+    const int64_t padded = (he - hs) * (we - ws);
+    *h0 = hs < 0 ? 0 : hs;
+    *w0 = ws < 0 ? 0 : ws;
+    *h1 = he > g->h ? g->h : he;
+    *w1 = we > g->w ? g->w : we;
+    return (float)(include_pad ? padded : (*h1 - *h0) * (*w1 - *w0));
+}
+
+td_status td_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride,
+                                  int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad,
+                                  td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len;
+    const pool g = pool_of(&x->shape, &out->shape, kernel, stride, padding, NULL);
+    const float *px = x->data;
+    float *py = out->data;
+    TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * g.kh * g.kw, {
+        const float *plane = px + pl * g.h * g.w;
+        float *y = py + pl * g.oh * g.ow;
+        for (int64_t i = 0; i < g.oh; i++)
+            for (int64_t j = 0; j < g.ow; j++) {
+                int64_t h0, h1, w0, w1;
+                const float div = avg_window(&g, i, j, count_include_pad != 0, &h0, &h1, &w0, &w1);
+                float s = 0.0f;
+                for (int64_t ih = h0; ih < h1; ih++)
+                    for (int64_t iw = w0; iw < w1; iw++)
+                        s += plane[ih * g.w + iw];
+                y[i * g.ow + j] = s / div;
+            }
+    });
+    return TD_OK;
+}
+
+td_status td_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel,
+                                           int kernel_len, const int64_t *stride, int stride_len,
+                                           const int64_t *padding, int padding_len, int64_t count_include_pad,
+                                           td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len;
+    const pool g = pool_of(&x->shape, &grad->shape, kernel, stride, padding, NULL);
+    const float *pg = grad->data;
+    float *dx = out->data;
+    memset(dx, 0, td_cpu_nbytes(out));
+    TD_CPU_FOR_WORK(pl, g.planes, grad->shape.numel * g.kh * g.kw, {
+        const float *gp = pg + pl * g.oh * g.ow;
+        float *d = dx + pl * g.h * g.w;
+        for (int64_t i = 0; i < g.oh; i++)
+            for (int64_t j = 0; j < g.ow; j++) {
+                int64_t h0, h1, w0, w1;
+                const float v = gp[i * g.ow + j] / avg_window(&g, i, j, count_include_pad != 0, &h0, &h1, &w0, &w1);
+                for (int64_t ih = h0; ih < h1; ih++)
+                    for (int64_t iw = w0; iw < w1; iw++)
+                        d[ih * g.w + iw] += v;
+            }
+    });
+    return TD_OK;
+}
+
+td_status td_cpu_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor *out)
+{
+    TD_TRY(td_cpu_float_matmul(x, w, out));
+    const int64_t n = b->shape.dims[0], rows = n ? out->shape.numel / n : 0;
+    const float *pb = b->data;
+    float *py = out->data;
+    TD_CPU_FOR_WORK(r, rows, out->shape.numel, {
+        float *y = py + r * n;
+        for (int64_t j = 0; j < n; j++)
+            y[j] += pb[j];
+    });
+    return TD_OK;
+}

@@ -1,0 +1,351 @@
+/* Optimizers over public ops on the parameters' inner backend; updates go through
+ * td_tensor_assign, so parameters keep their identity and nothing is recorded. */
+#include <math.h>
+
+#include "td_internal.h"
+#include "td_ops.h"
+#include "td_optim.h"
+
+/* A selective build (TD_OPS) may leave out ops the updates need (TD_HAVE_OP_*, from
+ * td_kinds.h): then the optimizer's step says so with TD_E_UNSUPPORTED. */
+#if defined(TD_HAVE_OP_FLOAT_MUL_SCALAR) && defined(TD_HAVE_OP_FLOAT_ADD)
+#define HAVE_SGD 1
+#endif
+#if defined(HAVE_SGD) && defined(TD_HAVE_OP_FLOAT_MUL) && defined(TD_HAVE_OP_FLOAT_SQRT) &&                      \
+    defined(TD_HAVE_OP_FLOAT_ADD_SCALAR) && defined(TD_HAVE_OP_FLOAT_DIV)
+#define HAVE_ADAM 1
+#endif
+
+enum { SGD, ADAM };
+
+struct td_optim {
+    int kind;
+    int n;
+    td_tensor **params;
+    td_tensor **m;  /* SGD: momentum buffers; Adam: first moments (NULL before the first step) */
+    td_tensor **v;  /* Adam: second moments */
+    int64_t *steps; /* per parameter (Adam's bias correction) */
+    td_sgd_options sgd;
+    td_adam_options adam;
+};
+
+static bool finite_in(float x, float lo, float hi) { return isfinite(x) && x >= lo && x <= hi; }
+
+static td_status make(int kind, td_tensor *const *params, int n, td_optim **out)
+{
+    if (out == NULL)
+        return td_err_null("optim", "out");
+    *out = NULL;
+    if (params == NULL && n > 0)
+        return td_err_null("optim", "params");
+    if (n < 0)
+        return td_error(TD_E_INVALID, "optim: %d parameters", n);
+    for (int i = 0; i < n; i++) {
+        if (params[i] == NULL)
+            return td_err_null("optim", "params[i]");
+        if (params[i]->kind != TD_BACKEND_AUTODIFF || params[i]->dtype != TD_F32)
+            return td_error(TD_E_INVALID, "optim: params[%d] is not a float tensor on an autodiff device", i);
+    }
+    td_optim *o = td_calloc(1, sizeof *o);
+    size_t k = (size_t)(n > 0 ? n : 1);
+    if (o != NULL) {
+        o->params = td_calloc(k, sizeof *o->params);
+        o->m = td_calloc(k, sizeof *o->m);
+        o->v = td_calloc(k, sizeof *o->v);
+        o->steps = td_calloc(k, sizeof *o->steps);
+    }
+    if (o == NULL || o->params == NULL || o->m == NULL || o->v == NULL || o->steps == NULL) {
+        td_optim_release(o);
+        return td_error(TD_E_NOMEM, "optim: out of memory");
+    }
+    o->kind = kind;
+    o->n = n;
+    for (int i = 0; i < n; i++) {
+        td_tensor_retain(params[i]);
+        o->params[i] = params[i];
+    }
+    *out = o;
+    return TD_OK;
+}
+
+td_status td_optim_sgd(td_tensor *const *params, int n, const td_sgd_options *options, td_optim **out)
+{
+    if (options == NULL) {
+        if (out)
+            *out = NULL;
+        return td_err_null("optim_sgd", "options");
+    }
+    const td_sgd_options s = *options;
+    if (!finite_in(s.lr, 0, INFINITY) || s.lr == 0 || !finite_in(s.momentum, 0, 1) || s.momentum == 1 ||
+        !finite_in(s.dampening, 0, 1) || !finite_in(s.weight_decay, 0, INFINITY) ||
+        (s.nesterov && (s.momentum == 0 || s.dampening != 0))) {
+        if (out)
+            *out = NULL;
+        return td_error(TD_E_INVALID,
+                        "optim_sgd: lr %g, momentum %g, dampening %g, weight_decay %g%s: lr must be > 0, momentum in "
+                        "[0, 1), dampening in [0, 1], weight_decay >= 0; Nesterov needs momentum and no dampening",
+                        (double)s.lr, (double)s.momentum, (double)s.dampening, (double)s.weight_decay,
+                        s.nesterov ? ", nesterov" : "");
+    }
+    TD_TRY(make(SGD, params, n, out));
+    (*out)->sgd = s;
+    return TD_OK;
+}
+
+td_status td_optim_adam(td_tensor *const *params, int n, const td_adam_options *options, td_optim **out)
+{
+    if (options == NULL) {
+        if (out)
+            *out = NULL;
+        return td_err_null("optim_adam", "options");
+    }
+    const td_adam_options a = *options;
+    if (!finite_in(a.lr, 0, INFINITY) || a.lr == 0 || !finite_in(a.beta1, 0, 1) || a.beta1 == 1 ||
+        !finite_in(a.beta2, 0, 1) || a.beta2 == 1 || !finite_in(a.eps, 0, INFINITY) || a.eps == 0 ||
+        !finite_in(a.weight_decay, 0, INFINITY)) {
+        if (out)
+            *out = NULL;
+        return td_error(TD_E_INVALID,
+                        "optim_adam: lr %g, betas %g %g, eps %g, weight_decay %g: lr and eps must be > 0, betas in "
+                        "[0, 1), weight_decay >= 0",
+                        (double)a.lr, (double)a.beta1, (double)a.beta2, (double)a.eps, (double)a.weight_decay);
+    }
+    TD_TRY(make(ADAM, params, n, out));
+    (*out)->adam = a;
+    return TD_OK;
+}
+
+void td_optim_release(td_optim *o)
+{
+    if (o == NULL)
+        return;
+    for (int i = 0; i < o->n && o->params != NULL; i++) {
+        td_tensor_release(o->params[i]);
+        td_tensor_release(o->m[i]);
+        td_tensor_release(o->v[i]);
+    }
+    td_free(o->params);
+    td_free(o->m);
+    td_free(o->v);
+    td_free(o->steps);
+    td_free(o);
+}
+
+td_status td_optim_set_lr(td_optim *o, float lr)
+{
+    if (o == NULL)
+        return td_err_null("optim_set_lr", "opt");
+    if (!finite_in(lr, 0, INFINITY) || lr == 0)
+        return td_error(TD_E_INVALID, "optim_set_lr: lr %g must be finite and > 0", (double)lr);
+    if (o->kind == SGD)
+        o->sgd.lr = lr;
+    else
+        o->adam.lr = lr;
+    return TD_OK;
+}
+
+td_status td_optim_lr(const td_optim *o, float *out)
+{
+    if (o == NULL)
+        return td_err_null("optim_lr", "opt");
+    if (out == NULL)
+        return td_err_null("optim_lr", "out");
+    *out = o->kind == SGD ? o->sgd.lr : o->adam.lr;
+    return TD_OK;
+}
+
+#ifdef HAVE_SGD
+/* Temporaries of one update, released together. */
+typedef struct scratch {
+    td_tensor *t[32];
+    int n;
+} scratch;
+
+static td_tensor *keep(scratch *s, td_tensor *t)
+{
+    s->t[s->n++] = t;
+    return t;
+}
+
+static void drop(scratch *s)
+{
+    for (int i = 0; i < s->n; i++)
+        td_tensor_release(s->t[i]);
+    s->n = 0;
+}
+
+/* a * x + b * y into *out (b == 0: a * x). */
+static td_status axpby(scratch *s, float a, const td_tensor *x, float b, const td_tensor *y, td_tensor **out)
+{
+    td_tensor *ax = NULL, *by = NULL;
+    if (a == 1.0f)
+        ax = (td_tensor *)x;
+    else {
+        TD_TRY(td_float_mul_scalar(x, a, &ax));
+        keep(s, ax);
+    }
+    if (b == 0.0f || y == NULL) {
+        TD_TRY(td_tensor_retain(ax));
+        *out = ax;
+        return TD_OK;
+    }
+    if (b == 1.0f)
+        by = (td_tensor *)y;
+    else {
+        TD_TRY(td_float_mul_scalar(y, b, &by));
+        keep(s, by);
+    }
+    return td_float_add(ax, by, out);
+}
+
+static td_status sgd_one(td_optim *o, int i, const td_tensor *p, const td_tensor *g, scratch *s, td_tensor **np)
+{
+    const td_sgd_options *c = &o->sgd;
+    const td_tensor *d = g;
+    if (c->weight_decay != 0.0f) {
+        td_tensor *t;
+        TD_TRY(axpby(s, 1.0f, g, c->weight_decay, p, &t));
+        d = keep(s, t);
+    }
+    if (c->momentum != 0.0f) {
+        td_tensor *buf;
+        if (o->m[i] == NULL) {
+            TD_TRY(td_tensor_retain((td_tensor *)d));
+            buf = (td_tensor *)d;
+        } else {
+            TD_TRY(axpby(s, c->momentum, o->m[i], 1.0f - c->dampening, d, &buf));
+        }
+        td_tensor_release(o->m[i]);
+        o->m[i] = buf;
+        if (c->nesterov) {
+            td_tensor *t;
+            TD_TRY(axpby(s, 1.0f, d, c->momentum, buf, &t));
+            d = keep(s, t);
+        } else {
+            d = buf;
+        }
+    }
+    return axpby(s, 1.0f, p, -c->lr, d, np);
+}
+
+#ifdef HAVE_ADAM
+static td_status adam_one(td_optim *o, int i, const td_tensor *p, const td_tensor *g, scratch *s, td_tensor **np)
+{
+    const td_adam_options *c = &o->adam;
+    const td_tensor *d = g;
+    if (c->weight_decay != 0.0f && !c->decoupled) {
+        td_tensor *t;
+        TD_TRY(axpby(s, 1.0f, g, c->weight_decay, p, &t));
+        d = keep(s, t);
+    }
+    if (c->weight_decay != 0.0f && c->decoupled) {
+        td_tensor *t;
+        TD_TRY(td_float_mul_scalar(p, 1.0f - c->lr * c->weight_decay, &t));
+        p = keep(s, t);
+    }
+    td_tensor *m, *v, *d2;
+    TD_TRY(axpby(s, 1.0f - c->beta1, d, c->beta1, o->m[i], &m));
+    keep(s, m);
+    TD_TRY(td_float_mul(d, d, &d2));
+    keep(s, d2);
+    TD_TRY(axpby(s, 1.0f - c->beta2, d2, c->beta2, o->v[i], &v));
+    keep(s, v);
+    const int64_t t = o->steps[i] + 1;
+    const double bc1 = 1.0 - pow((double)c->beta1, (double)t), bc2 = 1.0 - pow((double)c->beta2, (double)t);
+    /* p - lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps) */
+    td_tensor *den, *q;
+    TD_TRY(td_float_sqrt(v, &den));
+    keep(s, den);
+    TD_TRY(td_float_mul_scalar(den, (float)(1.0 / sqrt(bc2)), &q));
+    keep(s, q);
+    TD_TRY(td_float_add_scalar(q, c->eps, &den));
+    keep(s, den);
+    TD_TRY(td_float_div(m, den, &q));
+    keep(s, q);
+    TD_TRY(axpby(s, 1.0f, p, (float)(-(double)c->lr / bc1), q, np));
+    /* State advances only once the update exists. */
+    td_tensor_retain(m);
+    td_tensor_retain(v);
+    td_tensor_release(o->m[i]);
+    td_tensor_release(o->v[i]);
+    o->m[i] = m;
+    o->v[i] = v;
+    o->steps[i] = t;
+    return TD_OK;
+}
+#endif
+#endif
+
+/* One parameter's update into *np. */
+static td_status update(td_optim *o, int i, const td_tensor *p, const td_tensor *g, td_tensor **np)
+{
+#ifdef HAVE_SGD
+    scratch s = { .n = 0 };
+    td_status st;
+    if (o->kind == SGD)
+        st = sgd_one(o, i, p, g, &s, np);
+    else
+#ifdef HAVE_ADAM
+        st = adam_one(o, i, p, g, &s, np);
+#else
+        st = td_error(TD_E_UNSUPPORTED, "optim_step: Adam needs float_mul, float_sqrt, float_add_scalar and "
+                                        "float_div, which this build leaves out");
+#endif
+    drop(&s);
+    return st;
+#else
+    (void)o, (void)i, (void)p, (void)g, (void)np;
+    return td_error(TD_E_UNSUPPORTED, "optim_step: the optimizers need float_mul_scalar and float_add, which this "
+                                      "build leaves out");
+#endif
+}
+
+td_status td_optim_step_with(td_optim *o, const td_tensor *const *grads, int n)
+{
+    if (o == NULL)
+        return td_err_null("optim_step", "opt");
+    if (grads == NULL && n > 0)
+        return td_err_null("optim_step", "grads");
+    if (n != o->n)
+        return td_error(TD_E_INVALID, "optim_step: %d gradients for %d parameters", n, o->n);
+    for (int i = 0; i < n; i++) {
+        const td_tensor *g = grads[i];
+        if (g == NULL)
+            continue;
+        const td_tensor *p = o->params[i]->inner;
+        if (g->kind == TD_BACKEND_AUTODIFF)
+            g = g->inner;
+        if (g->dtype != TD_F32 || !td_shape_equal(&g->shape, &p->shape))
+            return td_error(TD_E_SHAPE, "optim_step: the gradient of params[%d] does not have its shape", i);
+        td_tensor *np = NULL;
+        td_status st = update(o, i, p, g, &np);
+        if (st == TD_OK)
+            st = td_tensor_assign(o->params[i], np);
+        td_tensor_release(np);
+        TD_TRY(st);
+    }
+    return TD_OK;
+}
+
+td_status td_optim_step(td_optim *o, const td_grads *grads)
+{
+    if (o == NULL)
+        return td_err_null("optim_step", "opt");
+    if (grads == NULL)
+        return td_err_null("optim_step", "grads");
+    td_tensor *stack[16];
+    td_tensor **gs = o->n <= 16 ? stack : td_calloc((size_t)o->n, sizeof *gs);
+    if (gs == NULL)
+        return td_error(TD_E_NOMEM, "optim_step: out of memory");
+    td_status st = TD_OK;
+    int got = 0;
+    for (; got < o->n && st == TD_OK; got++)
+        st = td_grads_get(grads, o->params[got], &gs[got]);
+    if (st == TD_OK)
+        st = td_optim_step_with(o, (const td_tensor *const *)gs, o->n);
+    for (int i = 0; i < got; i++)
+        td_tensor_release(gs[i]);
+    if (gs != stack)
+        td_free(gs);
+    return st;
+}

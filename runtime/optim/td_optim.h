@@ -1,0 +1,51 @@
+/* Optimizers: SGD (momentum, dampening, Nesterov, weight decay) and Adam (AdamW-style
+ * decoupled weight decay optional), updating parameters in place (td_tensor_assign). */
+#ifndef TD_OPTIM_H
+#define TD_OPTIM_H
+
+#include "td_core.h"
+
+TD_API_BEGIN
+
+typedef struct td_optim td_optim;
+
+/* As torch.optim.SGD: g += weight_decay * p; with momentum, buf = g on the first step and
+ * momentum * buf + (1 - dampening) * g after, g = buf (Nesterov: g + momentum * buf);
+ * p -= lr * g. */
+typedef struct td_sgd_options {
+    float lr;
+    float momentum;
+    float dampening;
+    float weight_decay;
+    bool nesterov;
+} td_sgd_options;
+
+/* As torch.optim.Adam (decoupled = false: g += weight_decay * p) or AdamW (decoupled = true:
+ * p -= lr * weight_decay * p first): m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
+ * p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps). */
+typedef struct td_adam_options {
+    float lr;
+    float beta1, beta2;
+    float eps;
+    float weight_decay;
+    bool decoupled;
+} td_adam_options;
+
+/* An optimizer over n parameters (float tensors on an autodiff device, leaves; retained).
+ * Options are checked: lr > 0 finite, momentum/dampening/betas in [0, 1), eps > 0,
+ * weight_decay >= 0, Nesterov needs momentum > 0 and dampening 0. */
+td_status td_optim_sgd(td_tensor *const *params, int n, const td_sgd_options *options, td_optim **out);
+td_status td_optim_adam(td_tensor *const *params, int n, const td_adam_options *options, td_optim **out);
+/* One update of every parameter from its gradient in grads (parameters without one are
+ * left alone and their state does not advance). Nothing is recorded. */
+td_status td_optim_step(td_optim *opt, const td_grads *grads);
+/* The same from gradients given in parameter order (grads[i] NULL: no gradient), tensors
+ * of the parameters' inner backend: e.g. gradients averaged over processes first. */
+td_status td_optim_step_with(td_optim *opt, const td_tensor *const *grads, int n);
+td_status td_optim_set_lr(td_optim *opt, float lr);
+td_status td_optim_lr(const td_optim *opt, float *out);
+void td_optim_release(td_optim *opt); /* NULL is ignored */
+
+TD_API_END
+
+#endif

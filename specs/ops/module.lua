@@ -1,0 +1,259 @@
+-- Module ops: the layers of neural networks (conv, pool, linear) and the backward ops their
+-- gradients run. Layout NCHW; weights [out, in / groups, kh, kw]; semantics follow PyTorch's
+-- torch.nn.functional (floor mode, no ceil_mode). Ids 700-799.
+--
+-- Hand-computed examples use x = [[1,2,3],[4,5,6],[7,8,9]] (1x1x3x3) and a 2x2 kernel
+-- w = [[1,2],[3,4]] unless said otherwise. With stride 2 and padding 1 the four windows over
+-- the zero-padded 5x5 input see: (0,0) [0,0;0,1], (0,2) [0,0;2,3], (2,0) [0,4;0,7] and
+-- (2,2) [5,6;8,9].
+
+op {
+  name = "float_conv2d",
+  id = 700,
+  family = "module",
+  doc = "2-D convolution (cross-correlation, as torch.nn.functional.conv2d) of x [N, C, H, W] with weight [O, C / groups, kh, kw] plus bias [O]; stride, padding and dilation are {h, w} pairs.",
+  args = { "float x", "float weight", "float bias", "dims stride", "dims padding", "dims dilation", "i64 groups" },
+  returns = "float",
+  shape = "conv2d(x, weight, bias, stride, padding, dilation, groups)",
+  semantics = "the bias is required: pass zeros for a convolution without one; zero padding only",
+  examples = {
+    -- groups 2, stride 2, padding 1: channel 0 with w [[1,2],[3,4]] sees the windows above:
+    -- 4*1 = 4, 3*2 + 4*3 = 18, 2*4 + 4*7 = 36, 1*5 + 2*6 + 3*8 + 4*9 = 77, + 0.5;
+    -- channel 1 = [[1,0,2],[0,0,0],[3,0,4]] with ones sees 1, 0 + 2, 0 + 3, 4, - 1.
+    { x = { shape = { 1, 2, 3, 3 }, data = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 0, 2, 0, 0, 0, 3, 0, 4 } },
+      weight = { shape = { 2, 1, 2, 2 }, data = { 1, 2, 3, 4, 1, 1, 1, 1 } },
+      bias = { shape = { 2 }, data = { 0.5, -1 } },
+      stride = { 2, 2 }, padding = { 1, 1 }, dilation = { 1, 1 }, groups = 2,
+      out = { shape = { 1, 2, 2, 2 }, data = { 4.5, 18.5, 36.5, 77.5, 0, 1, 2, 3 } } },
+    -- stride 1: out[i][j] = sum w[a][b] x[i+a][j+b]: 1+4+12+20 = 37, 47, 67, 77; + 0.5.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
+      weight = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      bias = { shape = { 1 }, data = { 0.5 } },
+      stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 }, groups = 1,
+      out = { shape = { 1, 1, 2, 2 }, data = { 37.5, 47.5, 67.5, 77.5 } } },
+    -- dilation 2: the 2x2 kernel touches the corners; two input channels summed (groups 1):
+    -- o0 = 1*1 + 1*9 (channel 0) + 2*1 + 2*4 (channel 1) + bias 1 = 21,
+    -- o1 = -3 (channel 0's x[0][2]) - 3 (channel 1's x[2][0]) + bias 0 = -6.
+    { x = { shape = { 1, 2, 3, 3 }, data = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 0, 2, 0, 0, 0, 3, 0, 4 } },
+      weight = { shape = { 2, 2, 2, 2 }, data = { 1, 0, 0, 1, 2, 0, 0, 2, 0, -1, 0, 0, 0, 0, -1, 0 } },
+      bias = { shape = { 2 }, data = { 1, 0 } },
+      stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 2, 2 }, groups = 1,
+      out = { shape = { 1, 2, 1, 1 }, data = { 21, -6 } } },
+  },
+  backward = {
+    x = "conv2d_backward_input(grad, weight, x, stride, padding, dilation, groups)",
+    weight = "conv2d_backward_weight(grad, x, weight, stride, padding, dilation, groups)",
+    bias = "reshape_as(sum_dim(sum_dim(sum_dim(grad, 0), 2), 3), bias)",
+  },
+  bound = "compute",
+  nmse = 1e-6,
+}
+
+op {
+  name = "float_conv2d_backward_input",
+  id = 701,
+  family = "module",
+  doc = "The gradient of float_conv2d with respect to its input: grad [N, O, OH, OW] through weight into the shape of x (whose values are not read).",
+  args = { "float grad", "float weight", "float x", "dims stride", "dims padding", "dims dilation", "i64 groups" },
+  returns = "float",
+  shape = "conv2d_backward_input(grad, weight, x, stride, padding, dilation, groups)",
+  examples = {
+    -- stride 1: dx[p][q] = sum g[i][j] w[p-i][q-j] (a full correlation) with g = w = [[1,2],[3,4]].
+    { grad = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      weight = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      x = { shape = { 1, 1, 3, 3 }, data = { 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
+      stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 }, groups = 1,
+      out = { shape = { 1, 1, 3, 3 }, data = { 1, 4, 4, 6, 20, 16, 9, 24, 16 } } },
+    -- stride 2, padding 1, grad ones: each x element gets the weight at its place in its one
+    -- window (see the top of this file).
+    { grad = { shape = { 1, 1, 2, 2 }, data = { 1, 1, 1, 1 } },
+      weight = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      x = { shape = { 1, 1, 3, 3 }, data = { 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
+      stride = { 2, 2 }, padding = { 1, 1 }, dilation = { 1, 1 }, groups = 1,
+      out = { shape = { 1, 1, 3, 3 }, data = { 4, 3, 4, 2, 1, 2, 4, 3, 4 } } },
+    -- groups 2 with 1x1 kernels: channel c gets grad channel c times weight c.
+    { grad = { shape = { 1, 2, 1, 2 }, data = { 1, 2, 3, 4 } },
+      weight = { shape = { 2, 1, 1, 1 }, data = { 2, -1 } },
+      x = { shape = { 1, 2, 1, 2 }, data = { 0, 0, 0, 0 } },
+      stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 }, groups = 2,
+      out = { shape = { 1, 2, 1, 2 }, data = { 2, 4, -3, -4 } } },
+  },
+  differentiable = false,
+  why = "a backward op: second derivatives of conv2d are not supported",
+}
+
+op {
+  name = "float_conv2d_backward_weight",
+  id = 702,
+  family = "module",
+  doc = "The gradient of float_conv2d with respect to its weight: grad [N, O, OH, OW] correlated with x, in the shape of weight (whose values are not read).",
+  args = { "float grad", "float x", "float weight", "dims stride", "dims padding", "dims dilation", "i64 groups" },
+  returns = "float",
+  shape = "conv2d_backward_weight(grad, x, weight, stride, padding, dilation, groups)",
+  examples = {
+    -- stride 1: dw[a][b] = sum g[i][j] x[i+a][j+b] with g = [[1,2],[3,4]]: 37, 47, 67, 77.
+    { grad = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      x = { shape = { 1, 1, 3, 3 }, data = { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
+      weight = { shape = { 1, 1, 2, 2 }, data = { 0, 0, 0, 0 } },
+      stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 }, groups = 1,
+      out = { shape = { 1, 1, 2, 2 }, data = { 37, 47, 67, 77 } } },
+    -- stride 2, padding 1, grad ones: dw[a][b] sums place (a, b) of the four windows:
+    -- 0+0+0+5, 0+0+4+6, 0+2+0+8, 1+3+7+9.
+    { grad = { shape = { 1, 1, 2, 2 }, data = { 1, 1, 1, 1 } },
+      x = { shape = { 1, 1, 3, 3 }, data = { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
+      weight = { shape = { 1, 1, 2, 2 }, data = { 0, 0, 0, 0 } },
+      stride = { 2, 2 }, padding = { 1, 1 }, dilation = { 1, 1 }, groups = 1,
+      out = { shape = { 1, 1, 2, 2 }, data = { 5, 10, 10, 20 } } },
+    -- two samples, groups 2, 1x1 kernels: dw[c] = sum over samples and pixels of g x in
+    -- channel c; g = [1,2 | 3,4 || 5,6 | 7,8], x = [1,2 | 3,4 || -1,0 | 1,1]:
+    -- c0: 1*1 + 2*2 + 5*-1 + 6*0 = 0, c1: 3*3 + 4*4 + 7*1 + 8*1 = 40.
+    { grad = { shape = { 2, 2, 1, 2 }, data = { 1, 2, 3, 4, 5, 6, 7, 8 } },
+      x = { shape = { 2, 2, 1, 2 }, data = { 1, 2, 3, 4, -1, 0, 1, 1 } },
+      weight = { shape = { 2, 1, 1, 1 }, data = { 0, 0 } },
+      stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 }, groups = 2,
+      out = { shape = { 2, 1, 1, 1 }, data = { 0, 40 } } },
+  },
+  differentiable = false,
+  why = "a backward op: second derivatives of conv2d are not supported",
+}
+
+op {
+  name = "float_max_pool2d",
+  id = 703,
+  family = "module",
+  doc = "2-D max pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride, padding (at most half the kernel) and dilation; padding never wins.",
+  args = { "float x", "dims kernel", "dims stride", "dims padding", "dims dilation" },
+  returns = "float",
+  shape = "max_pool2d(x, kernel, stride, padding, dilation)",
+  semantics = "a window holding NaN gives NaN (as PyTorch)",
+  examples = {
+    -- x = [[1,5,3],[4,2,6],[9,8,7]], windows {1,5,4,2} {5,3,2,6} {4,2,9,8} {2,6,8,7}.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 },
+      out = { shape = { 1, 1, 2, 2 }, data = { 5, 6, 9, 8 } } },
+    -- stride 2, padding 1: windows {1} {5,3} {4,9} {2,6,8,7}.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7 } },
+      kernel = { 2, 2 }, stride = { 2, 2 }, padding = { 1, 1 }, dilation = { 1, 1 },
+      out = { shape = { 1, 1, 2, 2 }, data = { 1, 5, 9, 8 } } },
+    -- dilation 2: the corners 1, 3, 9, 7; two channels (the second negated: -1 is its max).
+    { x = { shape = { 1, 2, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7, -1, -5, -3, -4, -2, -6, -9, -8, -7 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 2, 2 },
+      out = { shape = { 1, 2, 1, 1 }, data = { 9, -1 } } },
+    -- a NaN in the window wins.
+    { x = { shape = { 1, 1, 2, 2 }, data = { 1, "nan", 3, 4 } },
+      kernel = { 2, 2 }, stride = { 2, 2 }, padding = { 0, 0 }, dilation = { 1, 1 },
+      out = { shape = { 1, 1, 1, 1 }, data = { "nan" } } },
+  },
+  backward = { x = "max_pool2d_backward(x, grad, kernel, stride, padding, dilation)" },
+  bound = "memory",
+}
+
+op {
+  name = "float_max_pool2d_backward",
+  id = 704,
+  family = "module",
+  doc = "The gradient of float_max_pool2d: each element of grad goes to the first maximum of its window in x (summed where windows overlap).",
+  args = { "float x", "float grad", "dims kernel", "dims stride", "dims padding", "dims dilation" },
+  returns = "float",
+  shape = "max_pool2d_backward(x, grad, kernel, stride, padding, dilation)",
+  examples = {
+    -- the maxima 5, 6, 9, 8 of the first float_max_pool2d example get 1, 2, 3, 4.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7 } },
+      grad = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 },
+      out = { shape = { 1, 1, 3, 3 }, data = { 0, 1, 0, 0, 0, 2, 3, 4, 0 } } },
+    -- 9 in the middle is the maximum of all four windows: it gets 1 + 2 + 3 + 4.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 1, 2, 3, 4, 9, 5, 6, 7, 8 } },
+      grad = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 },
+      out = { shape = { 1, 1, 3, 3 }, data = { 0, 0, 0, 0, 10, 0, 0, 0, 0 } } },
+    -- a tie (all 2): the first element of each window in row-major order wins.
+    { x = { shape = { 1, 1, 2, 3 }, data = { 2, 2, 2, 2, 2, 2 } },
+      grad = { shape = { 1, 1, 1, 2 }, data = { 1, 10 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 },
+      out = { shape = { 1, 1, 2, 3 }, data = { 1, 10, 0, 0, 0, 0 } } },
+    -- NaNs win, the last one (as PyTorch's CPU kernel): 1 after the -inf start, then each NaN.
+    { x = { shape = { 1, 1, 2, 2 }, data = { 1, "nan", "nan", 4 } },
+      grad = { shape = { 1, 1, 1, 1 }, data = { 5 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 },
+      out = { shape = { 1, 1, 2, 2 }, data = { 0, 0, 5, 0 } } },
+  },
+  differentiable = false,
+  why = "a backward op: second derivatives of max_pool2d are not supported",
+}
+
+op {
+  name = "float_avg_pool2d",
+  id = 705,
+  family = "module",
+  doc = "2-D average pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride and padding (at most half the kernel); count_include_pad (0 or 1) says whether padded places count in the divisor.",
+  args = { "float x", "dims kernel", "dims stride", "dims padding", "i64 count_include_pad" },
+  returns = "float",
+  shape = "avg_pool2d(x, kernel, stride, padding, count_include_pad)",
+  examples = {
+    -- (1+2+4+5)/4 = 3, (2+3+5+6)/4 = 4, (4+5+7+8)/4 = 6, (5+6+8+9)/4 = 7.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, count_include_pad = 1,
+      out = { shape = { 1, 1, 2, 2 }, data = { 3, 4, 6, 7 } } },
+    -- stride 2, padding 1, padding counted: 1/4, (2+3)/4, (4+7)/4, (5+6+8+9)/4.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
+      kernel = { 2, 2 }, stride = { 2, 2 }, padding = { 1, 1 }, count_include_pad = 1,
+      out = { shape = { 1, 1, 2, 2 }, data = { 0.25, 1.25, 2.75, 7 } } },
+    -- the same without the padding: 1/1, 5/2, 11/2, 28/4.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
+      kernel = { 2, 2 }, stride = { 2, 2 }, padding = { 1, 1 }, count_include_pad = 0,
+      out = { shape = { 1, 1, 2, 2 }, data = { 1, 2.5, 5.5, 7 } } },
+  },
+  backward = { x = "avg_pool2d_backward(x, grad, kernel, stride, padding, count_include_pad)" },
+  bound = "memory",
+}
+
+op {
+  name = "float_avg_pool2d_backward",
+  id = 706,
+  family = "module",
+  doc = "The gradient of float_avg_pool2d: each element of grad is spread evenly over its window, into the shape of x (whose values are not read).",
+  args = { "float x", "float grad", "dims kernel", "dims stride", "dims padding", "i64 count_include_pad" },
+  returns = "float",
+  shape = "avg_pool2d_backward(x, grad, kernel, stride, padding, count_include_pad)",
+  examples = {
+    -- stride 1, g = [[1,2],[3,4]] / 4 summed over the windows holding each element.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
+      grad = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, count_include_pad = 1,
+      out = { shape = { 1, 1, 3, 3 }, data = { 0.25, 0.75, 0.5, 1, 2.5, 1.5, 0.75, 1.75, 1 } } },
+    -- stride 2, padding 1 not counted, grad ones: windows of 1, 2, 2 and 4 real elements.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
+      grad = { shape = { 1, 1, 2, 2 }, data = { 1, 1, 1, 1 } },
+      kernel = { 2, 2 }, stride = { 2, 2 }, padding = { 1, 1 }, count_include_pad = 0,
+      out = { shape = { 1, 1, 3, 3 }, data = { 1, 0.5, 0.5, 0.5, 0.25, 0.25, 0.5, 0.25, 0.25 } } },
+  },
+  differentiable = false,
+  why = "a backward op: it is linear in grad, and second derivatives of avg_pool2d are not supported",
+}
+
+op {
+  name = "float_linear",
+  id = 707,
+  family = "module",
+  doc = "x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out].",
+  args = { "float x", "float w", "float b" },
+  returns = "float",
+  shape = "linear(x, w, b)",
+  semantics = "w is [in, out] (PyTorch's F.linear takes its transpose); x needs at least 2 dims",
+  examples = {
+    -- [[1,2,3],[4,5,6]] @ [[7,8],[9,10],[11,12]] = [[58,64],[139,154]], + [1,-1].
+    { x = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
+      w = { shape = { 3, 2 }, data = { 7, 8, 9, 10, 11, 12 } },
+      b = { shape = { 2 }, data = { 1, -1 } },
+      out = { shape = { 2, 2 }, data = { 59, 63, 140, 153 } } },
+    -- batched: [2, 1, 2] @ [2, 1] + [0.5].
+    { x = { shape = { 2, 1, 2 }, data = { 1, 2, -3, 4 } },
+      w = { shape = { 2, 1 }, data = { 2, 0.5 } },
+      b = { shape = { 1 }, data = { 0.5 } },
+      out = { shape = { 2, 1, 1 }, data = { 3.5, -3.5 } } },
+  },
+  decompose = "float_matmul(x, w) + b",
+  backward = { x = "matmul(grad, swap_dims(w, -1, -2))", w = "matmul(swap_dims(x, -1, -2), grad)", b = "grad" },
+  bound = "compute",
+}

@@ -1,0 +1,202 @@
+/* Optimizers and in-place parameter updates: one or two steps of SGD and Adam against hand
+ * computations, parameters keeping their identity across steps, and the error paths. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "td_optim.h"
+#include "tdt.h"
+
+static td_device *cpu, *ad;
+static const int64_t s2[] = { 2 };
+
+static td_tensor *param(const float *v)
+{
+    td_tensor *p = NULL;
+    tdt_check(td_float_from_data(ad, v, s2, 1, &p), "param");
+    tdt_check(td_require_grad(p), "require_grad");
+    return p;
+}
+
+/* loss = sum(p * c): its gradient is c. */
+static td_grads *grads_of(td_tensor *p, const float *c)
+{
+    td_tensor *ct = NULL, *pc = NULL, *loss = NULL;
+    td_grads *g = NULL;
+    tdt_check(td_float_from_data(ad, c, s2, 1, &ct), "c");
+    tdt_check(td_float_mul(p, ct, &pc), "mul");
+    tdt_check(td_float_sum(pc, &loss), "sum");
+    tdt_check(td_backward(loss, &g), "backward");
+    td_tensor_release(loss);
+    td_tensor_release(pc);
+    td_tensor_release(ct);
+    return g;
+}
+
+static void step(td_optim *o, td_tensor *p, const float *c)
+{
+    td_grads *g = grads_of(p, c);
+    tdt_check(td_optim_step(o, g), "step");
+    td_grads_release(g);
+}
+
+static void test_sgd_momentum_weight_decay(void **state)
+{
+    (void)state;
+    static const float p0[] = { 1, -2 }, c[] = { 3, 0.5f };
+    td_tensor *p = param(p0);
+    td_optim *o = NULL;
+    const td_sgd_options so = { .lr = 0.1f, .momentum = 0.9f, .weight_decay = 0.01f };
+    tdt_check(td_optim_sgd(&p, 1, &so, &o), "sgd");
+    /* d = g + 0.01 p = [3.01, 0.48]; buf = d; p -= 0.1 d. */
+    step(o, p, c);
+    static const float want1[] = { 0.699f, -2.048f };
+    tdt_expect(p, TD_F32, s2, 1, want1, 2, 1e-6f);
+    /* d = [3 + 0.00699, 0.5 - 0.02048]; buf = 0.9 [3.01, 0.48] + d = [5.71599, 0.91152]. */
+    step(o, p, c);
+    static const float want2[] = { 0.127401f, -2.139152f };
+    tdt_expect(p, TD_F32, s2, 1, want2, 2, 1e-5f);
+    bool tracked = false;
+    tdt_check(td_is_tracked(p, &tracked), "is_tracked");
+    assert_true(tracked); /* still the same leaf */
+    td_optim_release(o);
+    td_tensor_release(p);
+}
+
+static void test_sgd_nesterov_dampening(void **state)
+{
+    (void)state;
+    static const float p0[] = { 1, -2 }, c[] = { 2, -1 };
+    td_tensor *p = param(p0);
+    td_optim *o = NULL;
+    /* Nesterov, momentum 0.5: step 1 buf = g, d = g + 0.5 g = 1.5 g; p -= 0.1 * 1.5 g. */
+    const td_sgd_options so = { .lr = 0.1f, .momentum = 0.5f, .nesterov = true };
+    tdt_check(td_optim_sgd(&p, 1, &so, &o), "sgd");
+    step(o, p, c);
+    static const float want1[] = { 0.7f, -1.85f };
+    tdt_expect(p, TD_F32, s2, 1, want1, 2, 1e-6f);
+    /* step 2: buf = 0.5 g + g = 1.5 g, d = g + 0.5 * 1.5 g = 1.75 g. */
+    step(o, p, c);
+    static const float want2[] = { 0.35f, -1.675f };
+    tdt_expect(p, TD_F32, s2, 1, want2, 2, 1e-6f);
+    td_optim_release(o);
+    /* dampening 0.5 without Nesterov: buf = g, then 0.9 g + 0.5 g = 1.4 g. */
+    static const float q0[] = { 0, 0 };
+    td_tensor *q = param(q0);
+    const td_sgd_options sd = { .lr = 1.0f, .momentum = 0.9f, .dampening = 0.5f };
+    tdt_check(td_optim_sgd(&q, 1, &sd, &o), "sgd");
+    step(o, q, c);
+    step(o, q, c);
+    static const float want3[] = { -4.8f, 2.4f }; /* -(1 + 1.4) g */
+    tdt_expect(q, TD_F32, s2, 1, want3, 2, 1e-6f);
+    td_optim_release(o);
+    td_tensor_release(q);
+    td_tensor_release(p);
+}
+
+static void test_adam(void **state)
+{
+    (void)state;
+    static const float p0[] = { 1, -2 }, c1[] = { 3, 0.5f }, c2[] = { 1, 1 };
+    td_tensor *p = param(p0);
+    td_optim *o = NULL;
+    const td_adam_options ao = { .lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f };
+    tdt_check(td_optim_adam(&p, 1, &ao, &o), "adam");
+    /* Step 1: m / (1 - b1) = g and v / (1 - b2) = g^2, so p moves by lr * sign(g). */
+    step(o, p, c1);
+    static const float want1[] = { 0.99f, -2.01f };
+    tdt_expect(p, TD_F32, s2, 1, want1, 2, 1e-6f);
+    /* Step 2 with g = [1, 1]: m = [0.37, 0.145], v = [0.009991, 0.00124975], corrections
+     * 1 - 0.9^2 and 1 - 0.999^2: p -= 0.01 * [0.871059, 0.965183]. */
+    step(o, p, c2);
+    static const float want2[] = { 0.981289361f, -2.019651820f };
+    tdt_expect(p, TD_F32, s2, 1, want2, 2, 1e-5f);
+    td_optim_release(o);
+    /* AdamW: p *= 1 - lr wd first; step 1 then moves by lr * sign(g). */
+    static const float q0[] = { 2, 2 };
+    td_tensor *q = param(q0);
+    const td_adam_options aw = { .lr = 0.1f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.5f,
+                                 .decoupled = true };
+    tdt_check(td_optim_adam(&q, 1, &aw, &o), "adamw");
+    step(o, q, c1);
+    static const float want3[] = { 1.8f, 1.8f }; /* 2 * 0.95 - 0.1 */
+    tdt_expect(q, TD_F32, s2, 1, want3, 2, 1e-6f);
+    td_optim_release(o);
+    td_tensor_release(q);
+    td_tensor_release(p);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    static const float p0[] = { 1, 2 };
+    td_tensor *p = param(p0), *y = NULL, *bad = NULL;
+    td_optim *o = NULL;
+    const td_sgd_options zero_lr = { .lr = 0 };
+    tdt_expect_error(td_optim_sgd(&p, 1, &zero_lr, &o), TD_E_INVALID, "optim_sgd");
+    assert_null(o);
+    const td_sgd_options nest = { .lr = 0.1f, .nesterov = true };
+    tdt_expect_error(td_optim_sgd(&p, 1, &nest, &o), TD_E_INVALID, "optim_sgd");
+    const td_adam_options beta = { .lr = 0.1f, .beta1 = 1.0f, .beta2 = 0.9f, .eps = 1e-8f };
+    tdt_expect_error(td_optim_adam(&p, 1, &beta, &o), TD_E_INVALID, "optim_adam");
+    tdt_expect_error(td_optim_sgd(&p, 1, NULL, &o), TD_E_NULL, "optim_sgd");
+    /* A parameter not on an autodiff device. */
+    tdt_check(td_float_from_data(cpu, p0, s2, 1, &bad), "cpu tensor");
+    const td_sgd_options ok = { .lr = 0.1f };
+    tdt_expect_error(td_optim_sgd(&bad, 1, &ok, &o), TD_E_INVALID, "optim");
+    /* Assign: shape, a non-leaf, a plain tensor as the target. */
+    static const float three[] = { 1, 2, 3 };
+    static const int64_t s3[] = { 3 };
+    td_tensor *v3 = NULL;
+    tdt_check(td_float_from_data(cpu, three, s3, 1, &v3), "v3");
+    tdt_expect_error(td_tensor_assign(p, v3), TD_E_SHAPE, "tensor_assign");
+    tdt_check(td_float_mul_scalar(p, 2.0f, &y), "mul_scalar");
+    tdt_expect_error(td_tensor_assign(y, bad), TD_E_AUTODIFF, "tensor_assign");
+    tdt_expect_error(td_tensor_assign(bad, bad), TD_E_INVALID, "tensor_assign");
+    /* A good assign keeps the leaf: the next backward finds it. */
+    tdt_check(td_tensor_assign(p, bad), "assign");
+    tdt_expect(p, TD_F32, s2, 1, p0, 2, 0.0f);
+    tdt_check(td_optim_sgd(&p, 1, &ok, &o), "sgd");
+    tdt_expect_error(td_optim_step(o, NULL), TD_E_NULL, "optim_step");
+    tdt_expect_error(td_optim_step_with(o, NULL, 1), TD_E_NULL, "optim_step");
+    const td_tensor *two[] = { NULL, NULL };
+    tdt_expect_error(td_optim_step_with(o, two, 2), TD_E_INVALID, "optim_step");
+    const td_tensor *wrong[] = { v3 };
+    tdt_expect_error(td_optim_step_with(o, wrong, 1), TD_E_SHAPE, "optim_step");
+    tdt_expect_error(td_optim_set_lr(o, -1.0f), TD_E_INVALID, "optim_set_lr");
+    tdt_check(td_optim_set_lr(o, 0.5f), "set_lr");
+    float lr = 0;
+    tdt_check(td_optim_lr(o, &lr), "lr");
+    assert_true(lr == 0.5f);
+    td_optim_release(o);
+    td_optim_release(NULL);
+    td_tensor_release(v3);
+    td_tensor_release(y);
+    td_tensor_release(bad);
+    td_tensor_release(p);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return tdt_open_devices(TD_BACKEND_CPU, &cpu, &ad, NULL);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tdt_close_devices(cpu, ad, NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TDT_TEST(test_sgd_momentum_weight_decay),
+        TDT_TEST(test_sgd_nesterov_dampening),
+        TDT_TEST(test_adam),
+        TDT_TEST(test_errors),
+    };
+    return cmocka_run_group_tests_name("optim", tests, setup, teardown);
+}
