@@ -647,9 +647,36 @@ td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *
 
 /* ---- float_zeros (creation) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_zeros";
+    td_status td_st = TD_OK;
+    (void)device;
+    (void)shape;
+    (void)shape_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(device, shape, shape_len, (float)(0.0), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_float_zeros(device, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_zeros", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -667,6 +694,8 @@ static td_status arm_cpu_float_zeros(td_device *device, const int64_t *shape, in
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_float_zeros(device, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_zeros", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -754,9 +783,36 @@ td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len,
 
 /* ---- int_zeros (creation) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_zeros";
+    td_status td_st = TD_OK;
+    (void)device;
+    (void)shape;
+    (void)shape_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(device, shape, shape_len, (int32_t)(0), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_int_zeros(device, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_zeros", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -774,6 +830,8 @@ static td_status arm_cpu_int_zeros(td_device *device, const int64_t *shape, int 
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_int_zeros(device, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_zeros", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -861,9 +919,36 @@ td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, t
 
 /* ---- float_ones (creation) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_ones";
+    td_status td_st = TD_OK;
+    (void)device;
+    (void)shape;
+    (void)shape_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(device, shape, shape_len, (float)(1.0), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_float_ones(device, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_ones", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -881,6 +966,8 @@ static td_status arm_cpu_float_ones(td_device *device, const int64_t *shape, int
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_float_ones(device, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_ones", device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -968,9 +1055,36 @@ td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, 
 
 /* ---- int_ones (creation) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_ones";
+    td_status td_st = TD_OK;
+    (void)device;
+    (void)shape;
+    (void)shape_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(device, shape, shape_len, (int32_t)(1), &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_int_ones(device, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_ones", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -988,6 +1102,8 @@ static td_status arm_cpu_int_ones(td_device *device, const int64_t *shape, int s
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_int_ones(device, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_ones", device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2468,9 +2584,44 @@ td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *in
 
 /* ---- bool_gather (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_gather";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)indices;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_gather(td_t1, (int64_t)(dim), indices, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_gather", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2488,6 +2639,8 @@ static td_status arm_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_gather", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2578,9 +2731,44 @@ td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indic
 
 /* ---- bool_select (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_select";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)indices;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t1, (int64_t)(dim), indices, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_select", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -2598,6 +2786,8 @@ static td_status arm_cpu_bool_select(const td_tensor *a, int64_t dim, const td_t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_select", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8098,9 +8288,44 @@ td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_le
 
 /* ---- bool_swap_dims (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_swap_dims";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim0;
+    (void)dim1;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_swap_dims(td_t1, (int64_t)(dim0), (int64_t)(dim1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_swap_dims", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8118,6 +8343,8 @@ static td_status arm_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_swap_dims", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8203,9 +8430,44 @@ td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_t
 
 /* ---- bool_permute (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_permute";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)perm;
+    (void)perm_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_permute(td_t1, perm, perm_len, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_permute", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8223,6 +8485,8 @@ static td_status arm_cpu_bool_permute(const td_tensor *a, const int64_t *perm, i
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_permute", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8422,9 +8686,46 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
 
 /* ---- bool_slice (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_slice";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)starts;
+    (void)starts_len;
+    (void)ends;
+    (void)ends_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_slice(td_t1, starts, starts_len, ends, ends_len, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8442,6 +8743,8 @@ static td_status arm_cpu_bool_slice(const td_tensor *a, const int64_t *starts, i
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8646,9 +8949,44 @@ td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_
 
 /* ---- bool_flip (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_flip";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)axes;
+    (void)axes_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_flip(td_t1, axes, axes_len, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_flip", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8666,6 +9004,8 @@ static td_status arm_cpu_bool_flip(const td_tensor *a, const int64_t *axes, int 
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_flip", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8860,9 +9200,44 @@ td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_t
 
 /* ---- bool_repeat_dim (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_repeat_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)times;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_repeat_dim(td_t1, (int64_t)(dim), (int64_t)(times), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_repeat_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8880,6 +9255,8 @@ static td_status arm_cpu_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_repeat_dim", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9334,9 +9711,45 @@ td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t 
 
 /* ---- bool_narrow (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_narrow";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)start;
+    (void)length;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_narrow(td_t1, (int64_t)(dim), (int64_t)(start), (int64_t)(length), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_narrow", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9354,6 +9767,8 @@ static td_status arm_cpu_bool_narrow(const td_tensor *a, int64_t dim, int64_t st
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_narrow", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11132,9 +11547,40 @@ td_status td_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- int_mask_fill (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_fill";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_where(a, mask, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_fill", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11152,6 +11598,8 @@ static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_fill", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -24161,9 +24609,46 @@ td_status td_float_neg(const td_tensor *a, td_tensor **out)
 
 /* ---- float_abs (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_abs";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(a, td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_abs(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_abs", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -24181,6 +24666,8 @@ static td_status arm_cpu_float_abs(const td_tensor *a, const td_shape *td_shape_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_abs(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_abs", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25267,9 +25754,50 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_sigmoid (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sigmoid";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t2, (float)((float)(1.0)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_full(td_t3->device, td_t3->shape.dims, td_t3->shape.ndim, (float)((float)(1.0)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t4, td_t3, &td_t5);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_sigmoid(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25287,6 +25815,8 @@ static td_status arm_cpu_float_sigmoid(const td_tensor *a, const td_shape *td_sh
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_sigmoid(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25433,9 +25963,42 @@ td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
 
 /* ---- float_relu (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_relu";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_lower_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(a, td_t2, (float)(0.0), &td_t3);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_relu(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_relu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25453,6 +26016,8 @@ static td_status arm_cpu_float_relu(const td_tensor *a, const td_shape *td_shape
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_relu(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_relu", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25743,9 +26308,39 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out)
 
 /* ---- float_powf_scalar (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powf_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)exponent;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(exponent), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_powf(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_powf_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powf_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25763,6 +26358,8 @@ static td_status arm_cpu_float_powf_scalar(const td_tensor *a, float exponent, c
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_powf_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powf_scalar", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -26368,9 +26965,40 @@ td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_mask_fill (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_fill";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(a, mask, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mask_fill", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -26388,6 +27016,8 @@ static td_status arm_cpu_float_mask_fill(const td_tensor *a, const td_tensor *ma
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mask_fill", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27473,9 +28103,39 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_argmin (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argmin";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_argmax(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_argmin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmin", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27493,6 +28153,8 @@ static td_status arm_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_argmin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmin", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27886,9 +28548,39 @@ td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- int_sub (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sub";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(b, (int32_t)((-1)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_add(a, td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sub", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27906,6 +28598,8 @@ static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sub", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28546,9 +29240,35 @@ td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- int_lower (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_greater(b, a, &td_t1);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28566,6 +29286,8 @@ static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_int_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_lower", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -32772,9 +33494,47 @@ td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- float_maximum (binary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_maximum";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_greater(b, a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_is_nan(b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(a, td_t3, b, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_maximum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_maximum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -32792,6 +33552,8 @@ static td_status arm_cpu_float_maximum(const td_tensor *a, const td_tensor *b, c
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_maximum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_maximum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -32977,9 +33739,47 @@ td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **o
 
 /* ---- float_minimum (binary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_minimum";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_lower(b, a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_is_nan(b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(a, td_t3, b, &td_t4);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_minimum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_minimum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -32997,6 +33797,8 @@ static td_status arm_cpu_float_minimum(const td_tensor *a, const td_tensor *b, c
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_float_minimum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_minimum", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;

@@ -28,21 +28,25 @@ td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *
 
 /* Creates a float tensor filled with 0.
  * Family creation; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out);
 
 /* Creates an int tensor filled with 0.
  * Family creation; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out);
 
 /* Creates a float tensor filled with 1.
  * Family creation; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out);
 
 /* Creates an int tensor filled with 1.
  * Family creation; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out);
 
@@ -112,11 +116,13 @@ td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *in
 
 /* Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
 /* Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select).
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
@@ -376,11 +382,13 @@ td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_le
 
 /* Returns a bool tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
 /* Returns a bool tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out);
 
@@ -391,6 +399,7 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
 
 /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of a bool tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
@@ -402,6 +411,7 @@ td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_
 
 /* Reverses a bool tensor along each of the dims in axes (torch.flip).
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out);
 
@@ -412,6 +422,7 @@ td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_t
 
 /* Repeats a bool tensor times times along dim, whole blocks one after another.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
 
@@ -434,6 +445,7 @@ td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t 
 
 /* Returns entries start .. start + length - 1 of a bool tensor along dim (torch.narrow).
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
 
@@ -520,6 +532,7 @@ td_status td_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Returns a with value where mask is true; mask broadcasts to a's shape.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out);
 
@@ -994,6 +1007,7 @@ td_status td_float_neg(const td_tensor *a, td_tensor **out);
 
 /* Elementwise |a|.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_abs(const td_tensor *a, td_tensor **out);
 
@@ -1029,11 +1043,13 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out);
 
 /* Elementwise 1 / (1 + e^-a).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sigmoid(const td_tensor *a, td_tensor **out);
 
 /* Elementwise max(a, 0), NaN staying NaN; the gradient is 0 where a <= 0 and passes elsewhere (NaN included), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_relu(const td_tensor *a, td_tensor **out);
 
@@ -1044,6 +1060,7 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out);
 
 /* Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out);
 
@@ -1064,6 +1081,7 @@ td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out);
 
 /* Returns a with value where mask is true; mask broadcasts to a's shape.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out);
 
@@ -1106,6 +1124,7 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -1128,6 +1147,7 @@ td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise a - b, broadcasting (wraps around on overflow).
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -1159,6 +1179,7 @@ td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* Elementwise a < b as bool, broadcasting.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -1324,11 +1345,13 @@ td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out);
 

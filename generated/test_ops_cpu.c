@@ -258,6 +258,59 @@ static td_status cmp_float_zeros(const tdt_call *c)
     return td_float_zeros(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
 }
 
+static td_status cmpc_float_zeros(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_zeros(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_zeros[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 7 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 129 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1000 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 65537 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 3, 1 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 7, 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 129, 7 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 100, 101 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 100, 101 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 3 }, .a = { { 2, 3, 4 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 1, 7, 1 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 3, 7, 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 10, 33, 31 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 5, 129, 101 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 2, 3, 4, 5 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 4 }, .a = { { 1, 7, 1, 33 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 4 }, .a = { { 3, 5, 7, 97 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 3, 5, 7, 97 } } },
+};
+
+static void test_float_zeros_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_zeros",
+        .run = cmp_float_zeros,
+        .run_test = cmpc_float_zeros,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 2444277261u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_zeros, (int)(sizeof ccases_float_zeros / sizeof ccases_float_zeros[0]));
+}
+
 static const tdt_case empty_float_zeros[] = {
     { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -305,6 +358,59 @@ static void test_int_zeros_null(void **state)
 static td_status cmp_int_zeros(const tdt_call *c)
 {
     return td_int_zeros(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static td_status cmpc_int_zeros(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_zeros(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_zeros[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 7 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 129 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1000 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 65537 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 3, 1 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 7, 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 129, 7 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 100, 101 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 100, 101 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 3 }, .a = { { 2, 3, 4 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 1, 7, 1 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 3, 7, 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 10, 33, 31 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 5, 129, 101 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 2, 3, 4, 5 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 4 }, .a = { { 1, 7, 1, 33 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 4 }, .a = { { 3, 5, 7, 97 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 3, 5, 7, 97 } } },
+};
+
+static void test_int_zeros_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_zeros",
+        .run = cmp_int_zeros,
+        .run_test = cmpc_int_zeros,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 922405538u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_zeros, (int)(sizeof ccases_int_zeros / sizeof ccases_int_zeros[0]));
 }
 
 static const tdt_case empty_int_zeros[] = {
@@ -367,6 +473,59 @@ static td_status cmp_float_ones(const tdt_call *c)
     return td_float_ones(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
 }
 
+static td_status cmpc_float_ones(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_ones(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_ones[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 7 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 129 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1000 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 65537 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 3, 1 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 7, 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 129, 7 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 100, 101 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 100, 101 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 3 }, .a = { { 2, 3, 4 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 1, 7, 1 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 3, 7, 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 10, 33, 31 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 5, 129, 101 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 2, 3, 4, 5 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 4 }, .a = { { 1, 7, 1, 33 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 4 }, .a = { { 3, 5, 7, 97 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 3, 5, 7, 97 } } },
+};
+
+static void test_float_ones_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ones",
+        .run = cmp_float_ones,
+        .run_test = cmpc_float_ones,
+        .out_dtype = TD_F32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 1344774511u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_ones, (int)(sizeof ccases_float_ones / sizeof ccases_float_ones[0]));
+}
+
 static const tdt_case empty_float_ones[] = {
     { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -414,6 +573,59 @@ static void test_int_ones_null(void **state)
 static td_status cmp_int_ones(const tdt_call *c)
 {
     return td_int_ones(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static td_status cmpc_int_ones(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_ones(c->dev, c->cs->a[0], c->cs->alen[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_ones[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 7 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 129 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 1000 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 1 }, .a = { { 10007 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 65537 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 3, 1 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 7, 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 129, 7 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 100, 101 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 100, 101 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 3 }, .a = { { 2, 3, 4 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 1, 7, 1 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 3, 7, 33 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 10, 33, 31 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 5, 129, 101 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 2, 3, 4, 5 } } },
+    { .fill = TDT_FILL_TIES, .alen = { 4 }, .a = { { 1, 7, 1, 33 } } },
+    { .fill = TDT_FILL_EDGES, .alen = { 4 }, .a = { { 3, 5, 7, 97 } } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 3, 5, 7, 97 } } },
+};
+
+static void test_int_ones_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_ones",
+        .run = cmp_int_ones,
+        .run_test = cmpc_int_ones,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 1126242886u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_ones, (int)(sizeof ccases_int_ones / sizeof ccases_int_ones[0]));
 }
 
 static const tdt_case empty_int_ones[] = {
@@ -1663,6 +1875,74 @@ static td_status cmp_bool_gather(const tdt_call *c)
     return td_bool_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
 }
 
+static td_status cmpc_bool_gather(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_bool_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 4, 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 5, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_bool_gather_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_gather",
+        .run = cmp_bool_gather,
+        .run_test = cmpc_bool_gather,
+        .dtype = { TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3895465725u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_bool_gather, (int)(sizeof ccases_bool_gather / sizeof ccases_bool_gather[0]));
+}
+
 static const tdt_case empty_bool_gather[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
@@ -1768,6 +2048,74 @@ static void test_bool_select_backend_mismatch(void **state)
 static td_status cmp_bool_select(const tdt_call *c)
 {
     return td_bool_select(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+}
+
+static td_status cmpc_bool_select(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_select(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_bool_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_bool_select_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_select",
+        .run = cmp_bool_select,
+        .run_test = cmpc_bool_select,
+        .dtype = { TD_BOOL, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1063716638u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_bool_select, (int)(sizeof ccases_bool_select / sizeof ccases_bool_select[0]));
 }
 
 static const tdt_case empty_bool_select[] = {
@@ -7672,6 +8020,66 @@ static td_status cmp_bool_swap_dims(const tdt_call *c)
     return td_bool_swap_dims(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
 }
 
+static td_status cmpc_bool_swap_dims(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_swap_dims(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_bool_swap_dims[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(2) } },
+};
+
+static void test_bool_swap_dims_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_swap_dims",
+        .run = cmp_bool_swap_dims,
+        .run_test = cmpc_bool_swap_dims,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim0", "dim1" },
+        .nmse = 1e-07,
+        .seed = 745426637u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_bool_swap_dims, (int)(sizeof ccases_bool_swap_dims / sizeof ccases_bool_swap_dims[0]));
+}
+
 static const tdt_case empty_bool_swap_dims[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
@@ -7778,6 +8186,71 @@ static void test_bool_permute_wrong_kind(void **state)
 static td_status cmp_bool_permute(const tdt_call *c)
 {
     return td_bool_permute(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static td_status cmpc_bool_permute(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_permute(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_bool_permute[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 1, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 2, 1, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 1, -1, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 1, -2, 3, -4 } } },
+};
+
+static void test_bool_permute_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_permute",
+        .run = cmp_bool_permute,
+        .run_test = cmpc_bool_permute,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "perm" },
+        .nmse = 1e-07,
+        .seed = 3758705668u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_bool_permute, (int)(sizeof ccases_bool_permute / sizeof ccases_bool_permute[0]));
 }
 
 static const tdt_case empty_bool_permute[] = {
@@ -8041,6 +8514,77 @@ static td_status cmp_bool_slice(const tdt_call *c)
     return td_bool_slice(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
 }
 
+static td_status cmpc_bool_slice(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_slice(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_bool_slice[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0, 0 }, .a = { { 0 }, { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0, 0 }, .a = { { 0 }, { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 6 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 32 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 128 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 999 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 10006 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 10006 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 10006 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 65536 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 2, 2 }, .a = { { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 2, 2 }, .a = { { 1, 0 }, { 2, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 2, 2 }, .a = { { 1, 1 }, { 6, 32 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 6 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 2, 2 }, .a = { { 1, 1 }, { 128, 6 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 128 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2, 2 }, .a = { { 1, 1 }, { 99, 100 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 99 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2, 2 }, .a = { { 1, 1 }, { 99, 100 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 99 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3, 3 }, .a = { { 1, 1, 1 }, { 2, 2, 3 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3, 3 }, .a = { { 0, 1, 0 }, { 1, 6, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3, 3 }, .a = { { 1, 1, 1 }, { 2, 6, 32 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3, 3 }, .a = { { 1, 1, 1 }, { 9, 32, 30 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 9 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3, 3 }, .a = { { 1, 1, 1 }, { 4, 128, 100 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 4 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4, 4 }, .a = { { 1, 1, 1, 1 }, { 2, 2, 3, 4 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4, 4 }, .a = { { 0, 1, 0, 1 }, { 1, 6, 1, 32 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4, 4 }, .a = { { 1, 1, 1, 1 }, { 2, 4, 6, 96 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4, 4 }, .a = { { 1, 1, 1, 1 }, { 2, 4, 6, 96 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+};
+
+static void test_bool_slice_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_slice",
+        .run = cmp_bool_slice,
+        .run_test = cmpc_bool_slice,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2101185636u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_bool_slice, (int)(sizeof ccases_bool_slice / sizeof ccases_bool_slice[0]));
+}
+
 static const tdt_case empty_bool_slice[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
@@ -8206,6 +8750,101 @@ static td_status cmp_bool_flip(const tdt_call *c)
     return td_bool_flip(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
 }
 
+static td_status cmpc_bool_flip(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_flip(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_bool_flip[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .alen = { 0 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .alen = { 2 }, .a = { { 0, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { 0 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 1 }, .a = { { -1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 3 } } },
+};
+
+static void test_bool_flip_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_flip",
+        .run = cmp_bool_flip,
+        .run_test = cmpc_bool_flip,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 1483570309u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_bool_flip, (int)(sizeof ccases_bool_flip / sizeof ccases_bool_flip[0]));
+}
+
 static const tdt_case empty_bool_flip[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
@@ -8359,6 +8998,84 @@ static void test_bool_repeat_dim_wrong_kind(void **state)
 static td_status cmp_bool_repeat_dim(const tdt_call *c)
 {
     return td_bool_repeat_dim(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static td_status cmpc_bool_repeat_dim(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_repeat_dim(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_bool_repeat_dim[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+};
+
+static void test_bool_repeat_dim_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_repeat_dim",
+        .run = cmp_bool_repeat_dim,
+        .run_test = cmpc_bool_repeat_dim,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 3764626628u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_bool_repeat_dim, (int)(sizeof ccases_bool_repeat_dim / sizeof ccases_bool_repeat_dim[0]));
 }
 
 static const tdt_case empty_bool_repeat_dim[] = {
@@ -8721,6 +9438,84 @@ static void test_bool_narrow_wrong_kind(void **state)
 static td_status cmp_bool_narrow(const tdt_call *c)
 {
     return td_bool_narrow(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+}
+
+static td_status cmpc_bool_narrow(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_narrow(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_bool_narrow[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(31) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(127) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(998) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(10005) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(65535) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(127) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(98) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(98) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(8) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) } },
+};
+
+static void test_bool_narrow_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_narrow",
+        .run = cmp_bool_narrow,
+        .run_test = cmpc_bool_narrow,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 1765655889u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_bool_narrow, (int)(sizeof ccases_bool_narrow / sizeof ccases_bool_narrow[0]));
 }
 
 static const tdt_case empty_bool_narrow[] = {
@@ -10584,6 +11379,50 @@ static void test_int_mask_fill_backend_mismatch(void **state)
 static td_status cmp_int_mask_fill(const tdt_call *c)
 {
     return td_int_mask_fill(c->ins[0], c->ins[1], (int32_t)c->cs->i[0], c->out);
+}
+
+static td_status cmpc_int_mask_fill(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_mask_fill(c->ins[0], c->ins[1], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_mask_fill[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } }, .i = { INT64_C(-7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(-7) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 33 } } }, .i = { INT64_C(-7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 0, { 0 } } }, .i = { INT64_C(-7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 2, { 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 1, 7, 1 } } }, .i = { INT64_C(-7) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 2, { 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } }, .i = { INT64_C(-7) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 2, { 129, 1 } } }, .i = { INT64_C(-7) } },
+};
+
+static void test_int_mask_fill_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mask_fill",
+        .run = cmp_int_mask_fill,
+        .run_test = cmpc_int_mask_fill,
+        .dtype = { TD_I32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "mask" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 201355097u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_mask_fill, (int)(sizeof ccases_int_mask_fill / sizeof ccases_int_mask_fill[0]));
 }
 
 static const tdt_case empty_int_mask_fill[] = {
@@ -20632,6 +21471,61 @@ static td_status cmp_float_abs(const tdt_call *c)
     return td_float_abs(c->ins[0], c->out);
 }
 
+static td_status cmpc_float_abs(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_abs(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_abs[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_abs_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_abs",
+        .run = cmp_float_abs,
+        .run_test = cmpc_float_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2148397818u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_abs, (int)(sizeof ccases_float_abs / sizeof ccases_float_abs[0]));
+}
+
 static const tdt_case empty_float_abs[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -21166,6 +22060,61 @@ static td_status cmp_float_sigmoid(const tdt_call *c)
     return td_float_sigmoid(c->ins[0], c->out);
 }
 
+static td_status cmpc_float_sigmoid(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_sigmoid(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_sigmoid[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_sigmoid_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sigmoid",
+        .run = cmp_float_sigmoid,
+        .run_test = cmpc_float_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2692805374u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_sigmoid, (int)(sizeof ccases_float_sigmoid / sizeof ccases_float_sigmoid[0]));
+}
+
 static const tdt_case empty_float_sigmoid[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -21250,6 +22199,61 @@ static void test_float_relu_wrong_kind(void **state)
 static td_status cmp_float_relu(const tdt_call *c)
 {
     return td_float_relu(c->ins[0], c->out);
+}
+
+static td_status cmpc_float_relu(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_relu(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_relu[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_relu_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_relu",
+        .run = cmp_float_relu,
+        .run_test = cmpc_float_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1957067640u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_relu, (int)(sizeof ccases_float_relu / sizeof ccases_float_relu[0]));
 }
 
 static const tdt_case empty_float_relu[] = {
@@ -21439,6 +22443,62 @@ static void test_float_powf_scalar_wrong_kind(void **state)
 static td_status cmp_float_powf_scalar(const tdt_call *c)
 {
     return td_float_powf_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static td_status cmpc_float_powf_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_powf_scalar(c->ins[0], c->cs->f[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_powf_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 3.0f } },
+};
+
+static void test_float_powf_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powf_scalar",
+        .run = cmp_float_powf_scalar,
+        .run_test = cmpc_float_powf_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 1584008355u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_powf_scalar, (int)(sizeof ccases_float_powf_scalar / sizeof ccases_float_powf_scalar[0]));
 }
 
 static const tdt_case empty_float_powf_scalar[] = {
@@ -21797,6 +22857,50 @@ static void test_float_mask_fill_backend_mismatch(void **state)
 static td_status cmp_float_mask_fill(const tdt_call *c)
 {
     return td_float_mask_fill(c->ins[0], c->ins[1], c->cs->f[0], c->out);
+}
+
+static td_status cmpc_float_mask_fill(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_mask_fill(c->ins[0], c->ins[1], c->cs->f[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_mask_fill[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } }, .f = { -1.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .f = { -1.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 1 } } }, .f = { -1.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 1 } } }, .f = { -1.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 0, { 0 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 2, { 7, 1 } } }, .f = { -1.5f } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 1, 7, 1 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 2, { 4, 5 } } }, .f = { -1.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 0, { 0 } } }, .f = { -1.5f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 2, { 129, 1 } } }, .f = { 0.0f } },
+};
+
+static void test_float_mask_fill_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_fill",
+        .run = cmp_float_mask_fill,
+        .run_test = cmpc_float_mask_fill,
+        .dtype = { TD_F32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4191504706u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_mask_fill, (int)(sizeof ccases_float_mask_fill / sizeof ccases_float_mask_fill[0]));
 }
 
 static const tdt_case empty_float_mask_fill[] = {
@@ -22921,6 +24025,90 @@ static td_status cmp_float_argmin(const tdt_call *c)
     return td_float_argmin(c->ins[0], c->cs->i[0], c->out);
 }
 
+static td_status cmpc_float_argmin(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_argmin(c->ins[0], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_argmin[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_float_argmin_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmin",
+        .run = cmp_float_argmin,
+        .run_test = cmpc_float_argmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 660183354u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_argmin, (int)(sizeof ccases_float_argmin / sizeof ccases_float_argmin[0]));
+}
+
 static const tdt_case empty_float_argmin[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
@@ -23441,6 +24629,62 @@ static void test_int_sub_backend_mismatch(void **state)
 static td_status cmp_int_sub(const tdt_call *c)
 {
     return td_int_sub(c->ins[0], c->ins[1], c->out);
+}
+
+static td_status cmpc_int_sub(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_sub(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_sub[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_sub_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sub",
+        .run = cmp_int_sub,
+        .run_test = cmpc_int_sub,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 177646807u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_sub, (int)(sizeof ccases_int_sub / sizeof ccases_int_sub[0]));
 }
 
 static const tdt_case empty_int_sub[] = {
@@ -24274,6 +25518,62 @@ static void test_int_lower_backend_mismatch(void **state)
 static td_status cmp_int_lower(const tdt_call *c)
 {
     return td_int_lower(c->ins[0], c->ins[1], c->out);
+}
+
+static td_status cmpc_int_lower(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_lower(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_lower[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_lower_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_lower",
+        .run = cmp_int_lower,
+        .run_test = cmpc_int_lower,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3368902432u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_lower, (int)(sizeof ccases_int_lower / sizeof ccases_int_lower[0]));
 }
 
 static const tdt_case empty_int_lower[] = {
@@ -29143,6 +30443,62 @@ static td_status cmp_float_maximum(const tdt_call *c)
     return td_float_maximum(c->ins[0], c->ins[1], c->out);
 }
 
+static td_status cmpc_float_maximum(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_maximum(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_maximum[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_maximum_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_maximum",
+        .run = cmp_float_maximum,
+        .run_test = cmpc_float_maximum,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3240154824u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_maximum, (int)(sizeof ccases_float_maximum / sizeof ccases_float_maximum[0]));
+}
+
 static const tdt_case empty_float_maximum[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -29276,6 +30632,62 @@ static void test_float_minimum_backend_mismatch(void **state)
 static td_status cmp_float_minimum(const tdt_call *c)
 {
     return td_float_minimum(c->ins[0], c->ins[1], c->out);
+}
+
+static td_status cmpc_float_minimum(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_minimum(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_minimum[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_minimum_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_minimum",
+        .run = cmp_float_minimum,
+        .run_test = cmpc_float_minimum,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3549022178u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_minimum, (int)(sizeof ccases_float_minimum / sizeof ccases_float_minimum[0]));
 }
 
 static const tdt_case empty_float_minimum[] = {
@@ -34381,16 +35793,20 @@ int main(void)
         TDT_TEST(test_float_zeros_example_2),
         TDT_TEST(test_float_zeros_example_3),
         TDT_TEST(test_float_zeros_null),
+        TDT_TEST(test_float_zeros_composite_vs_native),
         TDT_TEST(test_float_zeros_empty),
         TDT_TEST(test_int_zeros_example_1),
         TDT_TEST(test_int_zeros_null),
+        TDT_TEST(test_int_zeros_composite_vs_native),
         TDT_TEST(test_int_zeros_empty),
         TDT_TEST(test_float_ones_example_1),
         TDT_TEST(test_float_ones_example_2),
         TDT_TEST(test_float_ones_null),
+        TDT_TEST(test_float_ones_composite_vs_native),
         TDT_TEST(test_float_ones_empty),
         TDT_TEST(test_int_ones_example_1),
         TDT_TEST(test_int_ones_null),
+        TDT_TEST(test_int_ones_composite_vs_native),
         TDT_TEST(test_int_ones_empty),
         TDT_TEST(test_float_full_example_1),
         TDT_TEST(test_float_full_example_2),
@@ -34458,11 +35874,13 @@ int main(void)
         TDT_TEST(test_bool_gather_null),
         TDT_TEST(test_bool_gather_wrong_kind),
         TDT_TEST(test_bool_gather_backend_mismatch),
+        TDT_TEST(test_bool_gather_composite_vs_native),
         TDT_TEST(test_bool_gather_empty),
         TDT_TEST(test_bool_select_example_1),
         TDT_TEST(test_bool_select_null),
         TDT_TEST(test_bool_select_wrong_kind),
         TDT_TEST(test_bool_select_backend_mismatch),
+        TDT_TEST(test_bool_select_composite_vs_native),
         TDT_TEST(test_bool_select_empty),
         TDT_TEST(test_int_scatter_assign_example_1),
         TDT_TEST(test_int_scatter_assign_null),
@@ -34739,12 +36157,14 @@ int main(void)
         TDT_TEST(test_bool_swap_dims_example_4),
         TDT_TEST(test_bool_swap_dims_null),
         TDT_TEST(test_bool_swap_dims_wrong_kind),
+        TDT_TEST(test_bool_swap_dims_composite_vs_native),
         TDT_TEST(test_bool_swap_dims_empty),
         TDT_TEST(test_bool_permute_example_1),
         TDT_TEST(test_bool_permute_example_2),
         TDT_TEST(test_bool_permute_example_3),
         TDT_TEST(test_bool_permute_null),
         TDT_TEST(test_bool_permute_wrong_kind),
+        TDT_TEST(test_bool_permute_composite_vs_native),
         TDT_TEST(test_bool_permute_empty),
         TDT_TEST(test_bool_expand_example_1),
         TDT_TEST(test_bool_expand_example_2),
@@ -34759,6 +36179,7 @@ int main(void)
         TDT_TEST(test_bool_slice_example_4),
         TDT_TEST(test_bool_slice_null),
         TDT_TEST(test_bool_slice_wrong_kind),
+        TDT_TEST(test_bool_slice_composite_vs_native),
         TDT_TEST(test_bool_slice_empty),
         TDT_TEST(test_int_flip_example_1),
         TDT_TEST(test_int_flip_example_2),
@@ -34768,6 +36189,7 @@ int main(void)
         TDT_TEST(test_bool_flip_example_1),
         TDT_TEST(test_bool_flip_null),
         TDT_TEST(test_bool_flip_wrong_kind),
+        TDT_TEST(test_bool_flip_composite_vs_native),
         TDT_TEST(test_bool_flip_empty),
         TDT_TEST(test_int_repeat_dim_example_1),
         TDT_TEST(test_int_repeat_dim_example_2),
@@ -34777,6 +36199,7 @@ int main(void)
         TDT_TEST(test_bool_repeat_dim_example_1),
         TDT_TEST(test_bool_repeat_dim_null),
         TDT_TEST(test_bool_repeat_dim_wrong_kind),
+        TDT_TEST(test_bool_repeat_dim_composite_vs_native),
         TDT_TEST(test_bool_repeat_dim_empty),
         TDT_TEST(test_int_transpose_example_1),
         TDT_TEST(test_int_transpose_null),
@@ -34795,6 +36218,7 @@ int main(void)
         TDT_TEST(test_bool_narrow_example_1),
         TDT_TEST(test_bool_narrow_null),
         TDT_TEST(test_bool_narrow_wrong_kind),
+        TDT_TEST(test_bool_narrow_composite_vs_native),
         TDT_TEST(test_bool_narrow_empty),
         TDT_TEST(test_int_cumsum_example_1),
         TDT_TEST(test_int_cumsum_example_2),
@@ -34877,6 +36301,7 @@ int main(void)
         TDT_TEST(test_int_mask_fill_null),
         TDT_TEST(test_int_mask_fill_wrong_kind),
         TDT_TEST(test_int_mask_fill_backend_mismatch),
+        TDT_TEST(test_int_mask_fill_composite_vs_native),
         TDT_TEST(test_int_mask_fill_empty),
         TDT_TEST(test_int_sum_example_1),
         TDT_TEST(test_int_sum_example_2),
@@ -35349,6 +36774,7 @@ int main(void)
         TDT_TEST(test_float_abs_example_1),
         TDT_TEST(test_float_abs_null),
         TDT_TEST(test_float_abs_wrong_kind),
+        TDT_TEST(test_float_abs_composite_vs_native),
         TDT_TEST(test_float_abs_empty),
         TDT_TEST(test_float_exp_example_1),
         TDT_TEST(test_float_exp_example_2),
@@ -35380,11 +36806,13 @@ int main(void)
         TDT_TEST(test_float_sigmoid_example_1),
         TDT_TEST(test_float_sigmoid_null),
         TDT_TEST(test_float_sigmoid_wrong_kind),
+        TDT_TEST(test_float_sigmoid_composite_vs_native),
         TDT_TEST(test_float_sigmoid_empty),
         TDT_TEST(test_float_relu_example_1),
         TDT_TEST(test_float_relu_example_2),
         TDT_TEST(test_float_relu_null),
         TDT_TEST(test_float_relu_wrong_kind),
+        TDT_TEST(test_float_relu_composite_vs_native),
         TDT_TEST(test_float_relu_empty),
         TDT_TEST(test_float_gelu_example_1),
         TDT_TEST(test_float_gelu_null),
@@ -35396,6 +36824,7 @@ int main(void)
         TDT_TEST(test_float_powf_scalar_example_4),
         TDT_TEST(test_float_powf_scalar_null),
         TDT_TEST(test_float_powf_scalar_wrong_kind),
+        TDT_TEST(test_float_powf_scalar_composite_vs_native),
         TDT_TEST(test_float_powf_scalar_empty),
         TDT_TEST(test_float_clamp_example_1),
         TDT_TEST(test_float_clamp_example_2),
@@ -35415,6 +36844,7 @@ int main(void)
         TDT_TEST(test_float_mask_fill_null),
         TDT_TEST(test_float_mask_fill_wrong_kind),
         TDT_TEST(test_float_mask_fill_backend_mismatch),
+        TDT_TEST(test_float_mask_fill_composite_vs_native),
         TDT_TEST(test_float_mask_fill_empty),
         TDT_TEST(test_float_sum_example_1),
         TDT_TEST(test_float_sum_example_2),
@@ -35472,6 +36902,7 @@ int main(void)
         TDT_TEST(test_float_argmin_example_4),
         TDT_TEST(test_float_argmin_null),
         TDT_TEST(test_float_argmin_wrong_kind),
+        TDT_TEST(test_float_argmin_composite_vs_native),
         TDT_TEST(test_float_argmin_empty),
         TDT_TEST(test_float_into_int_example_1),
         TDT_TEST(test_float_into_int_example_2),
@@ -35498,6 +36929,7 @@ int main(void)
         TDT_TEST(test_int_sub_null),
         TDT_TEST(test_int_sub_wrong_kind),
         TDT_TEST(test_int_sub_backend_mismatch),
+        TDT_TEST(test_int_sub_composite_vs_native),
         TDT_TEST(test_int_sub_empty),
         TDT_TEST(test_int_mul_example_1),
         TDT_TEST(test_int_mul_example_2),
@@ -35535,6 +36967,7 @@ int main(void)
         TDT_TEST(test_int_lower_null),
         TDT_TEST(test_int_lower_wrong_kind),
         TDT_TEST(test_int_lower_backend_mismatch),
+        TDT_TEST(test_int_lower_composite_vs_native),
         TDT_TEST(test_int_lower_empty),
         TDT_TEST(test_int_mask_where_example_1),
         TDT_TEST(test_int_mask_where_example_2),
@@ -35731,12 +37164,14 @@ int main(void)
         TDT_TEST(test_float_maximum_null),
         TDT_TEST(test_float_maximum_wrong_kind),
         TDT_TEST(test_float_maximum_backend_mismatch),
+        TDT_TEST(test_float_maximum_composite_vs_native),
         TDT_TEST(test_float_maximum_empty),
         TDT_TEST(test_float_minimum_example_1),
         TDT_TEST(test_float_minimum_example_2),
         TDT_TEST(test_float_minimum_null),
         TDT_TEST(test_float_minimum_wrong_kind),
         TDT_TEST(test_float_minimum_backend_mismatch),
+        TDT_TEST(test_float_minimum_composite_vs_native),
         TDT_TEST(test_float_minimum_empty),
         TDT_TEST(test_float_equal_example_1),
         TDT_TEST(test_float_equal_example_2),

@@ -29,6 +29,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  decompose = "a + int_mul_scalar(b, -1)",
   examples = {
     { a = { shape = { 2, 1 }, data = { 10, 20 } }, b = { shape = { 3 }, data = { 1, 2, 3 } },
       out = { shape = { 2, 3 }, data = { 9, 8, 7, 19, 18, 17 } } },
@@ -132,6 +133,7 @@ op {
   args = { "int a", "int b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  decompose = "int_greater(b, a)",
   examples = {
     { a = { shape = { 2, 1 }, data = { 2, 5 } }, b = { shape = { 3 }, data = { 1, 2, 6 } },
       out = { shape = { 2, 3 }, data = { false, false, true, false, false, true } } },

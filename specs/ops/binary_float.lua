@@ -112,6 +112,7 @@ op {
   args = { "float a", "float b" },
   returns = "float",
   shape = "broadcast(a, b)",
+  decompose = "float_mask_where(a, bool_or(float_greater(b, a), float_is_nan(b)), b)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 0, "nan", 4 } }, b = { shape = { 3 }, data = { 2, "nan", -3 } },
       out = { shape = { 2, 3 }, data = { 2, "nan", -2, 2, "nan", 4 } } },
@@ -131,6 +132,7 @@ op {
   args = { "float a", "float b" },
   returns = "float",
   shape = "broadcast(a, b)",
+  decompose = "float_mask_where(a, bool_or(float_lower(b, a), float_is_nan(b)), b)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 0, "nan", 4 } }, b = { shape = { 3 }, data = { 2, "nan", -3 } },
       out = { shape = { 2, 3 }, data = { 1, "nan", -3, 0, "nan", -3 } } },

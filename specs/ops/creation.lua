@@ -100,6 +100,7 @@ op {
   args = { "device device", "shape shape" },
   returns = "float",
   shape = "from_shape(shape)",
+  decompose = "float_full(device, shape, 0.0)",
   examples = {
     { shape = { 2, 3 },
       out = { shape = { 2, 3 }, data = { 0, 0, 0, 0, 0, 0 } } },
@@ -119,6 +120,7 @@ op {
   args = { "device device", "shape shape" },
   returns = "int",
   shape = "from_shape(shape)",
+  decompose = "int_full(device, shape, 0)",
   examples = {
     { shape = { 3, 1 },
       out = { shape = { 3, 1 }, data = { 0, 0, 0 } } },
@@ -133,6 +135,7 @@ op {
   args = { "device device", "shape shape" },
   returns = "float",
   shape = "from_shape(shape)",
+  decompose = "float_full(device, shape, 1.0)",
   examples = {
     { shape = { 2, 2 },
       out = { shape = { 2, 2 }, data = { 1, 1, 1, 1 } } },
@@ -149,6 +152,7 @@ op {
   args = { "device device", "shape shape" },
   returns = "int",
   shape = "from_shape(shape)",
+  decompose = "int_full(device, shape, 1)",
   examples = {
     { shape = { 1, 3 },
       out = { shape = { 1, 3 }, data = { 1, 1, 1 } } },

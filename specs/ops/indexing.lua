@@ -204,6 +204,7 @@ op {
   domain = { indices = "index" },
   returns = "bool",
   shape = "gather(a, dim, indices)",
+  decompose = "int_greater_elem(int_gather(bool_into_int(a), dim, indices), 0)",
   examples = {
     { a = { shape = { 2, 3 }, data = { true, false, false, false, true, true } }, dim = 1,
       indices = { shape = { 2, 2 }, data = { 2, 0, 1, 1 } },
@@ -220,6 +221,7 @@ op {
   domain = { indices = "index" },
   returns = "bool",
   shape = "select(a, dim, indices)",
+  decompose = "int_greater_elem(int_select(bool_into_int(a), dim, indices), 0)",
   examples = {
     { a = { shape = { 3, 2 }, data = { true, false, false, false, true, true } }, dim = 0,
       indices = { shape = { 2 }, data = { 2, 0 } },

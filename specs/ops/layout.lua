@@ -353,6 +353,7 @@ op {
   args = { "bool a", "dim dim0", "dim dim1" },
   returns = "bool",
   shape = "swap_dims(a, dim0, dim1)",
+  decompose = "int_greater_elem(int_swap_dims(bool_into_int(a), dim0, dim1), 0)",
   examples = {
     { a = { shape = { 2, 3 }, data = { false, false, true, false, false, true } }, dim0 = 0, dim1 = 1,
       out = { shape = { 3, 2 }, data = { false, false, false, false, true, true } } },
@@ -374,6 +375,7 @@ op {
   args = { "bool a", "dims perm" },
   returns = "bool",
   shape = "permute(a, perm)",
+  decompose = "int_greater_elem(int_permute(bool_into_int(a), perm), 0)",
   examples = {
     { a = { shape = { 2, 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, false, true, false, false, true, false, false, true, false, false, true, false, false } },
       perm = { 2, 0, 1 },
@@ -414,6 +416,7 @@ op {
   args = { "bool a", "dims starts", "dims ends" },
   returns = "bool",
   shape = "slice(a, starts, ends)",
+  decompose = "int_greater_elem(int_slice(bool_into_int(a), starts, ends), 0)",
   semantics = "a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it",
   examples = {
     { a = { shape = { 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, false } },

@@ -48,6 +48,7 @@ op {
   args = { "bool a", "dims axes" },
   returns = "bool",
   shape = "flip(a, axes)",
+  decompose = "int_greater_elem(int_flip(bool_into_int(a), axes), 0)",
   examples = {
     { a = { shape = { 2, 3 }, data = { true, false, false, false, false, true } }, axes = { 1 },
       out = { shape = { 2, 3 }, data = { false, false, true, true, false, false } } },
@@ -98,6 +99,7 @@ op {
   args = { "bool a", "dim dim", "i64 times" },
   returns = "bool",
   shape = "repeat_dim(a, dim, times)",
+  decompose = "int_greater_elem(int_repeat_dim(bool_into_int(a), dim, times), 0)",
   examples = {
     { a = { shape = { 2, 1 }, data = { true, false } }, dim = 1, times = 2,
       out = { shape = { 2, 2 }, data = { true, true, false, false } } },
@@ -198,6 +200,7 @@ op {
   args = { "bool a", "dim dim", "i64 start", "i64 length" },
   returns = "bool",
   shape = "narrow(a, dim, start, length)",
+  decompose = "int_greater_elem(int_narrow(bool_into_int(a), dim, start, length), 0)",
   examples = {
     { a = { shape = { 3, 2 }, data = { true, false, false, true, true, true } }, dim = 0, start = 1, length = 2,
       out = { shape = { 2, 2 }, data = { false, true, true, true } } },

@@ -8,6 +8,7 @@ op {
   args = { "int a", "bool mask", "i32 value" },
   returns = "int",
   shape = "mask_fill(a, mask)",
+  decompose = "int_mask_where(a, mask, int_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
       mask = { shape = { 3 }, data = { true, false, true } },

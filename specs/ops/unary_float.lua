@@ -24,6 +24,7 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_mask_where(a, float_lower(a, float_zeros(device(a), shape(a))), -a)",
   examples = {
     { a = { shape = { 5 }, data = { -1.5, 2, 0, "-inf", 0.25 } },
       out = { shape = { 5 }, data = { 1.5, 2, 0, "inf", 0.25 } } },
@@ -154,6 +155,7 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  decompose = "1.0 / (float_exp(-a) + 1.0)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 0, 2, -3, 100, -100, 0.5 } },
       out = { shape = { 2, 3 }, data = { 0.5, 0.8807971, 0.047425874, 1, 3.8e-44, 0.62245935 } } },
@@ -171,6 +173,7 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_mask_fill(a, float_lower_equal(a, float_zeros(device(a), shape(a))), 0.0)",
   examples = {
     { a = { shape = { 2, 3 }, data = { -1, 0, 2.5, -0.5, 3, "-inf" } },
       out = { shape = { 2, 3 }, data = { 0, 0, 2.5, 0, 3, 0 } } },
@@ -207,6 +210,7 @@ op {
   args = { "float a", "f32 exponent" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_powf(a, float_full(device(a), shape(a), exponent))",
   examples = {
     { a = { shape = { 4 }, data = { 4, 9, 2, 0 } }, exponent = 0.5,
       out = { shape = { 4 }, data = { 2, 3, 1.4142135, 0 } } },
@@ -283,6 +287,7 @@ op {
   args = { "float a", "bool mask", "f32 value" },
   returns = "float",
   shape = "mask_fill(a, mask)",
+  decompose = "float_mask_where(a, mask, float_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
       mask = { shape = { 2, 1 }, data = { true, false } },
@@ -454,6 +459,7 @@ op {
   args = { "float a", "dim dim" },
   returns = "int",
   shape = "reduce_dim_nonempty(a, dim)",
+  decompose = "float_argmax(-a, dim)",
   semantics = "keeps the reduced dim (PyTorch keepdim=True)",
   examples = {
     { a = { shape = { 2, 4 }, data = { 2, 0, 0, 1, 4, 4, 4, 4 } }, dim = 1,
