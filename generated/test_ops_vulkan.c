@@ -1550,6 +1550,7 @@ static const tdt_case empty_int_gather[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 4 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 1, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_gather_empty(void **state)
@@ -1960,6 +1961,7 @@ static const tdt_case empty_int_select[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 2, 2 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 1, { 2 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_select_empty(void **state)
@@ -2317,6 +2319,7 @@ static const tdt_case empty_bool_gather[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 4 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 1, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_bool_gather_empty(void **state)
@@ -2484,6 +2487,7 @@ static const tdt_case empty_bool_select[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 2, 2 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 1, { 2 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_bool_select_empty(void **state)
@@ -17135,6 +17139,7 @@ static const tdt_case empty_float_gather[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 4 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 1, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_gather_empty(void **state)
@@ -17597,6 +17602,7 @@ static const tdt_case empty_float_select[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 2, 2 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 1, { 2 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_select_empty(void **state)
@@ -30907,6 +30913,7 @@ static const tdt_case empty_float_cross_entropy[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 1, { 3 } } }, .want_status = TD_E_INVALID },
 };
 
 static void test_float_cross_entropy_empty(void **state)

@@ -777,17 +777,22 @@ function Z.random_int(P)
 end
 
 -- F.cross_entropy over 0 rows is a 0-d result (PyTorch's mean over no rows: NaN); 0 classes too.
+-- Rows over 0 classes have no valid target (TD_E_INVALID; PyTorch: out of bounds).
 function Z.cross_entropy(P)
   return rows(P, { { { { 0, 7 }, { 0 } }, {} }, { { { 0, 0 }, { 0 } }, {} }, { { { 0, 7 }, { 3 } }, "TD_E_SHAPE" },
-    { { { 0 }, { 0 } }, "TD_E_SHAPE" } })
+    { { { 0 }, { 0 } }, "TD_E_SHAPE" }, { { { 3, 0 }, { 3 } }, "TD_E_INVALID" } })
 end
 
 -- Index rules: indices from the index domain ([0, 7)), so a non-empty index tensor only
 -- meets a dim of at least 7; empty indices give empty results, or a's shape (scatter).
+-- Any index into an empty dim is out of range (a data error, TD_E_RANGE, as PyTorch's)
+-- where the result has elements. Where it has none (scatter and select_add into an empty
+-- a) no kernel runs, so index values go unchecked: a deliberate difference from PyTorch's
+-- scatter_add, which checks them (its index_add on the CPU skips them too).
 function Z.gather(P)
   return rows(P, { { { { 2, 7 }, 1, { 2, 0 } }, { 2, 0 } }, { { { 0, 7 }, 1, { 0, 3 } }, { 0, 3 } },
     { { { 3, 0 }, 0, { 2, 0 } }, { 2, 0 } }, { { { 2, 0, 7 }, -1, { 2, 0, 4 } }, { 2, 0, 4 } },
-    { { { 0, 7 }, 1, { 1, 3 } }, "TD_E_SHAPE" } })
+    { { { 0, 7 }, 1, { 1, 3 } }, "TD_E_SHAPE" }, { { { 2, 0 }, 1, { 2, 3 } }, "TD_E_RANGE" } })
 end
 
 function Z.scatter(P)
@@ -799,7 +804,8 @@ end
 -- torch.index_select / index_add: dim takes the length of the indices (0 for [0]).
 function Z.select(P)
   return rows(P, { { { { 3, 7 }, 1, { 0 } }, { 3, 0 } }, { { { 0, 7 }, 1, { 4 } }, { 0, 4 } },
-    { { { 2, 0, 7 }, -1, { 2 } }, { 2, 0, 2 } }, { { { 0 }, 0, { 0 } }, { 0 } }, { { { 7, 3 }, 0, { 2, 2 } }, "TD_E_SHAPE" } })
+    { { { 2, 0, 7 }, -1, { 2 } }, { 2, 0, 2 } }, { { { 0 }, 0, { 0 } }, { 0 } }, { { { 7, 3 }, 0, { 2, 2 } }, "TD_E_SHAPE" },
+    { { { 3, 0 }, 1, { 2 } }, "TD_E_RANGE" } })
 end
 
 function Z.select_add(P)
