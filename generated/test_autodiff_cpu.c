@@ -266,6 +266,21 @@ static void test_float_softmax_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmax, ins, 1, 1450501093u);
 }
 
+static td_status fwd_float_softmax_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_softmax(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_softmax_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmax_empty, ins, 1, 7920u);
+}
+
 static void test_float_softmax_guard(void **state)
 {
     (void)state;
@@ -297,6 +312,21 @@ static void test_float_log_softmax_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_softmax, ins, 1, 1387433324u);
 }
 
+static td_status fwd_float_log_softmax_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_log_softmax(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_log_softmax_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_softmax_empty, ins, 1, 15839u);
+}
+
 static void test_float_log_softmax_guard(void **state)
 {
     (void)state;
@@ -326,6 +356,21 @@ static void test_float_softmin_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmin, ins, 1, 1619557211u);
+}
+
+static td_status fwd_float_softmin_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_softmin(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_softmin_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_softmin_empty, ins, 1, 23758u);
 }
 
 static void test_float_softmin_guard(void **state)
@@ -1585,6 +1630,27 @@ static void test_float_gather_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gather, ins, 1, 2754486054u);
 }
 
+static td_status fwd_float_gather_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(0) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_gather(ins[0], INT64_C(1), indices, out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_gather_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(7) };
+    const tdt_input ins[] = { { s1, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gather_empty, ins, 1, 728549u);
+}
+
 static void test_float_gather_guard(void **state)
 {
     (void)state;
@@ -1651,6 +1717,28 @@ static void test_float_scatter_add_gradcheck(void **state)
     static const int64_t s2[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_add, ins, 2, 267140637u);
+}
+
+static td_status fwd_float_scatter_add_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(0) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_scatter_add(ins[0], INT64_C(1), indices, ins[1], out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_scatter_add_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(7) };
+    static const int64_t s2[] = { INT64_C(2), INT64_C(0) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_add_empty, ins, 2, 736468u);
 }
 
 static void test_float_scatter_add_guard(void **state)
@@ -1732,6 +1820,27 @@ static void test_float_select_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select, ins, 1, 1799093553u);
 }
 
+static td_status fwd_float_select_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(0) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_select(ins[0], INT64_C(1), indices, out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_select_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(7) };
+    const tdt_input ins[] = { { s1, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_empty, ins, 1, 744387u);
+}
+
 static void test_float_select_guard(void **state)
 {
     (void)state;
@@ -1798,6 +1907,28 @@ static void test_float_select_add_gradcheck(void **state)
     static const int64_t s2[] = { INT64_C(3), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_add, ins, 2, 3791061009u);
+}
+
+static td_status fwd_float_select_add_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(0) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_select_add(ins[0], INT64_C(1), indices, ins[1], out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_select_add_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(7) };
+    static const int64_t s2[] = { INT64_C(3), INT64_C(0) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_add_empty, ins, 2, 752306u);
 }
 
 static void test_float_select_add_guard(void **state)
@@ -1878,6 +2009,28 @@ static void test_float_scatter_assign_gradcheck(void **state)
     static const int64_t s2[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_assign, ins, 2, 4153059143u);
+}
+
+static td_status fwd_float_scatter_assign_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(0) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_scatter_assign(ins[0], INT64_C(1), indices, ins[1], out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_scatter_assign_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(7) };
+    static const int64_t s2[] = { INT64_C(2), INT64_C(0) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_assign_empty, ins, 2, 807739u);
 }
 
 static void test_float_scatter_assign_guard(void **state)
@@ -2199,6 +2352,22 @@ static void test_float_flip_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_flip, ins, 1, 3353629162u);
 }
 
+static td_status fwd_float_flip_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t axes[] = { INT64_C(0) };
+    td_status st = td_float_flip(ins[0], axes, 1, out);
+    return st;
+}
+
+static void test_float_flip_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_flip_empty, ins, 1, 1377907u);
+}
+
 static void test_float_flip_guard(void **state)
 {
     (void)state;
@@ -2229,6 +2398,21 @@ static void test_float_repeat_dim_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_repeat_dim, ins, 1, 2532147139u);
+}
+
+static td_status fwd_float_repeat_dim_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_repeat_dim(ins[0], INT64_C(1), INT64_C(2), out);
+    return st;
+}
+
+static void test_float_repeat_dim_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_repeat_dim_empty, ins, 1, 1401664u);
 }
 
 static void test_float_repeat_dim_guard(void **state)
@@ -2262,6 +2446,21 @@ static void test_float_transpose_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_transpose, ins, 1, 3791313948u);
 }
 
+static td_status fwd_float_transpose_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_transpose(ins[0], out);
+    return st;
+}
+
+static void test_float_transpose_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_transpose_empty, ins, 1, 1425421u);
+}
+
 static void test_float_transpose_guard(void **state)
 {
     (void)state;
@@ -2291,6 +2490,21 @@ static void test_float_narrow_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_narrow, ins, 1, 3962336358u);
+}
+
+static td_status fwd_float_narrow_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_narrow(ins[0], INT64_C(0), INT64_C(1), INT64_C(0), out);
+    return st;
+}
+
+static void test_float_narrow_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_narrow_empty, ins, 1, 1449178u);
 }
 
 static void test_float_narrow_guard(void **state)
@@ -2324,6 +2538,21 @@ static void test_float_unfold_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_unfold, ins, 1, 47221197u);
 }
 
+static td_status fwd_float_unfold_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_unfold(ins[0], INT64_C(1), INT64_C(0), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_unfold_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_unfold_empty, ins, 1, 1496692u);
+}
+
 static void test_float_unfold_guard(void **state)
 {
     (void)state;
@@ -2354,6 +2583,22 @@ static void test_float_pad_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_pad, ins, 1, 1417121854u);
+}
+
+static td_status fwd_float_pad_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t pads[] = { INT64_C(1), INT64_C(2) };
+    td_status st = td_float_pad(ins[0], pads, 2, 0.0f, out);
+    return st;
+}
+
+static void test_float_pad_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_pad_empty, ins, 1, 1504611u);
 }
 
 static void test_float_pad_guard(void **state)
@@ -2729,6 +2974,21 @@ static void test_float_cumsum_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum, ins, 1, 636703207u);
 }
 
+static td_status fwd_float_cumsum_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cumsum(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_cumsum_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1686748u);
+}
+
 static void test_float_cumsum_guard(void **state)
 {
     (void)state;
@@ -2758,6 +3018,21 @@ static void test_float_cumprod_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod, ins, 1, 2395242225u);
+}
+
+static td_status fwd_float_cumprod_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cumprod(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_cumprod_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1694667u);
 }
 
 static void test_float_cumprod_guard(void **state)
@@ -2791,6 +3066,21 @@ static void test_float_cummax_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax, ins, 1, 3326827746u);
 }
 
+static td_status fwd_float_cummax_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cummax(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_cummax_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1702586u);
+}
+
 static void test_float_cummax_guard(void **state)
 {
     (void)state;
@@ -2822,6 +3112,21 @@ static void test_float_cummin_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin, ins, 1, 3493324008u);
 }
 
+static td_status fwd_float_cummin_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cummin(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_cummin_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1710505u);
+}
+
 static void test_float_cummin_guard(void **state)
 {
     (void)state;
@@ -2851,6 +3156,21 @@ static void test_float_sort_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort, ins, 1, 2176098021u);
+}
+
+static td_status fwd_float_sort_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sort(ins[0], INT64_C(0), (int32_t)0, out);
+    return st;
+}
+
+static void test_float_sort_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1734262u);
 }
 
 static void test_float_sort_guard(void **state)
@@ -2898,6 +3218,21 @@ static void test_float_topk_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk, ins, 1, 1095113097u);
+}
+
+static td_status fwd_float_topk_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_topk(ins[0], INT64_C(0), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_topk_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1750100u);
 }
 
 static void test_float_topk_guard(void **state)
@@ -4813,6 +5148,27 @@ static void test_float_cross_entropy_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_entropy, ins, 1, 701473945u);
 }
 
+static td_status fwd_float_cross_entropy_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t targets_shape[] = { INT64_C(0) };
+    static const int32_t targets_data[] = { 0 };
+    td_tensor *targets = tdt_make(d, TD_I32, targets_data, targets_shape, 1);
+    (void)targets_data;
+    assert_non_null(targets);
+    td_status st = td_float_cross_entropy(ins[0], targets, out);
+    td_tensor_release(targets);
+    return st;
+}
+
+static void test_float_cross_entropy_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(7) };
+    const tdt_input ins[] = { { s1, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_entropy_empty, ins, 1, 71272u);
+}
+
 static void test_float_cross_entropy_guard(void **state)
 {
     (void)state;
@@ -6249,6 +6605,22 @@ static void test_float_cross_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross, ins, 2, 727072143u);
 }
 
+static td_status fwd_float_cross_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cross(ins[0], ins[1], INT64_C(-1), out);
+    return st;
+}
+
+static void test_float_cross_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_empty, ins, 2, 1528368u);
+}
+
 static void test_float_cross_guard(void **state)
 {
     (void)state;
@@ -6311,6 +6683,26 @@ static void test_float_conv2d_gradcheck(void **state)
     static const int64_t s3[] = { INT64_C(2) };
     const tdt_input ins[] = { { s1, 4, false, false }, { s2, 4, false, false }, { s3, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv2d, ins, 3, 2872610549u);
+}
+
+static td_status fwd_float_conv2d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    td_status st = td_float_conv2d(ins[0], ins[1], ins[2], stride, 2, padding, 2, dilation, 2, INT64_C(1), out);
+    return st;
+}
+
+static void test_float_conv2d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
+    static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3), INT64_C(3) };
+    static const int64_t s3[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv2d_empty, ins, 3, 1536287u);
 }
 
 static void test_float_conv2d_guard(void **state)
@@ -6518,6 +6910,25 @@ static void test_float_max_pool2d_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool2d, ins, 1, 3818612410u);
 }
 
+static td_status fwd_float_max_pool2d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    td_status st = td_float_max_pool2d(ins[0], kernel, 2, stride, 2, padding, 2, dilation, 2, out);
+    return st;
+}
+
+static void test_float_max_pool2d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 4, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool2d_empty, ins, 1, 1560044u);
+}
+
 static void test_float_max_pool2d_guard(void **state)
 {
     (void)state;
@@ -6608,6 +7019,24 @@ static void test_float_avg_pool2d_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool2d, ins, 1, 3976353352u);
 }
 
+static td_status fwd_float_avg_pool2d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    td_status st = td_float_avg_pool2d(ins[0], kernel, 2, stride, 2, padding, 2, INT64_C(0), out);
+    return st;
+}
+
+static void test_float_avg_pool2d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 4, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool2d_empty, ins, 1, 1575882u);
+}
+
 static void test_float_avg_pool2d_guard(void **state)
 {
     (void)state;
@@ -6692,6 +7121,23 @@ static void test_float_linear_gradcheck(void **state)
     static const int64_t s3[] = { INT64_C(2) };
     const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false }, { s3, 1, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_linear, ins, 3, 3372259340u);
+}
+
+static td_status fwd_float_linear_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_linear(ins[0], ins[1], ins[2], out);
+    return st;
+}
+
+static void test_float_linear_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(4) };
+    static const int64_t s2[] = { INT64_C(4), INT64_C(5) };
+    static const int64_t s3[] = { INT64_C(5) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true }, { s3, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_linear_empty, ins, 3, 1591720u);
 }
 
 static void test_float_linear_guard(void **state)
@@ -6824,6 +7270,23 @@ static void test_float_stack_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_stack, ins, 2, 1395824835u);
 }
 
+static td_status fwd_float_stack_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    const td_tensor *xs[] = { ins[0], ins[1] };
+    td_status st = td_float_stack(xs, 2, INT64_C(0), out);
+    return st;
+}
+
+static void test_float_stack_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_stack_empty, ins, 2, 1472935u);
+}
+
 static void test_float_stack_guard(void **state)
 {
     (void)state;
@@ -6920,10 +7383,13 @@ int main(void)
         TDT_TEST(test_int_scatter_assign_merge_disabled_enabled),
         TDT_TEST(test_int_mask_fill_merge_disabled_enabled),
         TDT_TEST(test_float_softmax_gradcheck),
+        TDT_TEST(test_float_softmax_gradcheck_empty),
         TDT_TEST(test_float_softmax_guard),
         TDT_TEST(test_float_log_softmax_gradcheck),
+        TDT_TEST(test_float_log_softmax_gradcheck_empty),
         TDT_TEST(test_float_log_softmax_guard),
         TDT_TEST(test_float_softmin_gradcheck),
+        TDT_TEST(test_float_softmin_gradcheck_empty),
         TDT_TEST(test_float_softmin_guard),
         TDT_TEST(test_float_log_sigmoid_gradcheck),
         TDT_TEST(test_float_log_sigmoid_gradcheck_empty),
@@ -7005,18 +7471,23 @@ int main(void)
         TDT_TEST(test_float_lower_elem_guard),
         TDT_TEST(test_float_lower_equal_elem_guard),
         TDT_TEST(test_float_gather_gradcheck),
+        TDT_TEST(test_float_gather_gradcheck_empty),
         TDT_TEST(test_float_gather_guard),
         TDT_TEST(test_float_gather_merge_disabled_enabled),
         TDT_TEST(test_float_scatter_add_gradcheck),
+        TDT_TEST(test_float_scatter_add_gradcheck_empty),
         TDT_TEST(test_float_scatter_add_guard),
         TDT_TEST(test_float_scatter_add_merge_disabled_enabled),
         TDT_TEST(test_float_select_gradcheck),
+        TDT_TEST(test_float_select_gradcheck_empty),
         TDT_TEST(test_float_select_guard),
         TDT_TEST(test_float_select_merge_disabled_enabled),
         TDT_TEST(test_float_select_add_gradcheck),
+        TDT_TEST(test_float_select_add_gradcheck_empty),
         TDT_TEST(test_float_select_add_guard),
         TDT_TEST(test_float_select_add_merge_disabled_enabled),
         TDT_TEST(test_float_scatter_assign_gradcheck),
+        TDT_TEST(test_float_scatter_assign_gradcheck_empty),
         TDT_TEST(test_float_scatter_assign_guard),
         TDT_TEST(test_float_scatter_assign_merge_disabled_enabled),
         TDT_TEST(test_float_reshape_gradcheck),
@@ -7035,16 +7506,22 @@ int main(void)
         TDT_TEST(test_float_slice_gradcheck_empty),
         TDT_TEST(test_float_slice_guard),
         TDT_TEST(test_float_flip_gradcheck),
+        TDT_TEST(test_float_flip_gradcheck_empty),
         TDT_TEST(test_float_flip_guard),
         TDT_TEST(test_float_repeat_dim_gradcheck),
+        TDT_TEST(test_float_repeat_dim_gradcheck_empty),
         TDT_TEST(test_float_repeat_dim_guard),
         TDT_TEST(test_float_transpose_gradcheck),
+        TDT_TEST(test_float_transpose_gradcheck_empty),
         TDT_TEST(test_float_transpose_guard),
         TDT_TEST(test_float_narrow_gradcheck),
+        TDT_TEST(test_float_narrow_gradcheck_empty),
         TDT_TEST(test_float_narrow_guard),
         TDT_TEST(test_float_unfold_gradcheck),
+        TDT_TEST(test_float_unfold_gradcheck_empty),
         TDT_TEST(test_float_unfold_guard),
         TDT_TEST(test_float_pad_gradcheck),
+        TDT_TEST(test_float_pad_gradcheck_empty),
         TDT_TEST(test_float_pad_guard),
         TDT_TEST(test_float_mean_gradcheck),
         TDT_TEST(test_float_mean_gradcheck_empty),
@@ -7069,17 +7546,23 @@ int main(void)
         TDT_TEST(test_float_all_guard),
         TDT_TEST(test_float_all_dim_guard),
         TDT_TEST(test_float_cumsum_gradcheck),
+        TDT_TEST(test_float_cumsum_gradcheck_empty),
         TDT_TEST(test_float_cumsum_guard),
         TDT_TEST(test_float_cumprod_gradcheck),
+        TDT_TEST(test_float_cumprod_gradcheck_empty),
         TDT_TEST(test_float_cumprod_guard),
         TDT_TEST(test_float_cummax_gradcheck),
+        TDT_TEST(test_float_cummax_gradcheck_empty),
         TDT_TEST(test_float_cummax_guard),
         TDT_TEST(test_float_cummin_gradcheck),
+        TDT_TEST(test_float_cummin_gradcheck_empty),
         TDT_TEST(test_float_cummin_guard),
         TDT_TEST(test_float_sort_gradcheck),
+        TDT_TEST(test_float_sort_gradcheck_empty),
         TDT_TEST(test_float_sort_guard),
         TDT_TEST(test_float_argsort_guard),
         TDT_TEST(test_float_topk_gradcheck),
+        TDT_TEST(test_float_topk_gradcheck_empty),
         TDT_TEST(test_float_topk_guard),
         TDT_TEST(test_float_argtopk_guard),
         TDT_TEST(test_float_neg_gradcheck),
@@ -7184,6 +7667,7 @@ int main(void)
         TDT_TEST(test_float_prelu_guard),
         TDT_TEST(test_float_prelu_merge_none_balanced),
         TDT_TEST(test_float_cross_entropy_gradcheck),
+        TDT_TEST(test_float_cross_entropy_gradcheck_empty),
         TDT_TEST(test_float_cross_entropy_guard),
         TDT_TEST(test_float_cross_entropy_merge_disabled_enabled),
         TDT_TEST(test_float_add_gradcheck),
@@ -7255,9 +7739,11 @@ int main(void)
         TDT_TEST(test_float_slice_assign_guard),
         TDT_TEST(test_float_slice_assign_merge_none_balanced),
         TDT_TEST(test_float_cross_gradcheck),
+        TDT_TEST(test_float_cross_gradcheck_empty),
         TDT_TEST(test_float_cross_guard),
         TDT_TEST(test_float_cross_merge_none_balanced),
         TDT_TEST(test_float_conv2d_gradcheck),
+        TDT_TEST(test_float_conv2d_gradcheck_empty),
         TDT_TEST(test_float_conv2d_guard),
         TDT_TEST(test_float_conv2d_merge_none_balanced),
         TDT_TEST(test_float_conv2d_backward_input_guard),
@@ -7265,20 +7751,24 @@ int main(void)
         TDT_TEST(test_float_conv2d_backward_weight_guard),
         TDT_TEST(test_float_conv2d_backward_weight_merge_none_balanced),
         TDT_TEST(test_float_max_pool2d_gradcheck),
+        TDT_TEST(test_float_max_pool2d_gradcheck_empty),
         TDT_TEST(test_float_max_pool2d_guard),
         TDT_TEST(test_float_max_pool2d_backward_guard),
         TDT_TEST(test_float_max_pool2d_backward_merge_none_balanced),
         TDT_TEST(test_float_avg_pool2d_gradcheck),
+        TDT_TEST(test_float_avg_pool2d_gradcheck_empty),
         TDT_TEST(test_float_avg_pool2d_guard),
         TDT_TEST(test_float_avg_pool2d_backward_guard),
         TDT_TEST(test_float_avg_pool2d_backward_merge_none_balanced),
         TDT_TEST(test_float_linear_gradcheck),
+        TDT_TEST(test_float_linear_gradcheck_empty),
         TDT_TEST(test_float_linear_guard),
         TDT_TEST(test_float_linear_merge_none_balanced),
         TDT_TEST(test_float_cat_gradcheck),
         TDT_TEST(test_float_cat_gradcheck_empty),
         TDT_TEST(test_float_cat_guard),
         TDT_TEST(test_float_stack_gradcheck),
+        TDT_TEST(test_float_stack_gradcheck_empty),
         TDT_TEST(test_float_stack_guard),
         TDT_TEST(test_float_to_device_gradcheck),
         TDT_TEST(test_float_to_device_gradcheck_empty),

@@ -935,10 +935,32 @@ static void test_int_random_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_int_random(const tdt_call *c)
+{
+    return td_int_random(c->dev, c->cs->a[0], c->cs->alen[0], (int32_t)c->cs->i[0], (int32_t)c->cs->i[1], (uint64_t)c->cs->i[2], c->out);
+}
+
+static const tdt_case empty_int_random[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(0), INT64_C(10), INT64_C(42) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { INT64_C(-5), INT64_C(5), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(5), INT64_C(5), INT64_C(42) }, .want_status = TD_E_INVALID },
+};
+
 static void test_int_random_empty(void **state)
 {
     (void)state;
-    tdt_compare_skip("int_random", "the cases of the shape rule 'random_int' have no tensor of 1 dim or more to empty");
+    static const tdt_op_desc desc = {
+        .name = "int_random",
+        .run = cmp_int_random,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .int_names = { "low", "high", "seed" },
+        .nmse = 1e-07,
+        .seed = 707406708u,
+    };
+    const int n = (int)(sizeof empty_int_random / sizeof empty_int_random[0]);
+    tdt_compare(dev, dev, &desc, empty_int_random, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_random, n);
 }
 
 static void test_bool_tril_mask_example_1(void **state)
@@ -986,10 +1008,33 @@ static void test_bool_tril_mask_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_bool_tril_mask(const tdt_call *c)
+{
+    return td_bool_tril_mask(c->dev, c->cs->a[0], c->cs->alen[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_bool_tril_mask[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 3, 0 } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
 static void test_bool_tril_mask_empty(void **state)
 {
     (void)state;
-    tdt_compare_skip("bool_tril_mask", "the cases of the shape rule 'tri_mask' have no tensor of 1 dim or more to empty");
+    static const tdt_op_desc desc = {
+        .name = "bool_tril_mask",
+        .run = cmp_bool_tril_mask,
+        .out_dtype = TD_BOOL,
+        .array_names = { "shape" },
+        .int_names = { "offset" },
+        .nmse = 1e-07,
+        .seed = 4230003594u,
+    };
+    const int n = (int)(sizeof empty_bool_tril_mask / sizeof empty_bool_tril_mask[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_tril_mask, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_tril_mask, n);
 }
 
 static void test_bool_triu_mask_example_1(void **state)
@@ -1037,10 +1082,33 @@ static void test_bool_triu_mask_null(void **state)
     assert_null(out);
 }
 
+static td_status cmp_bool_triu_mask(const tdt_call *c)
+{
+    return td_bool_triu_mask(c->dev, c->cs->a[0], c->cs->alen[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_bool_triu_mask[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 3, 0 } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
 static void test_bool_triu_mask_empty(void **state)
 {
     (void)state;
-    tdt_compare_skip("bool_triu_mask", "the cases of the shape rule 'tri_mask' have no tensor of 1 dim or more to empty");
+    static const tdt_op_desc desc = {
+        .name = "bool_triu_mask",
+        .run = cmp_bool_triu_mask,
+        .out_dtype = TD_BOOL,
+        .array_names = { "shape" },
+        .int_names = { "offset" },
+        .nmse = 1e-07,
+        .seed = 2883594151u,
+    };
+    const int n = (int)(sizeof empty_bool_triu_mask / sizeof empty_bool_triu_mask[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_triu_mask, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_triu_mask, n);
 }
 
 static void test_bool_mask_fill_example_1(void **state)
@@ -1348,9 +1416,12 @@ static td_status cmp_int_gather(const tdt_call *c)
 }
 
 static const tdt_case empty_int_gather[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 1, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_gather_empty(void **state)
@@ -1508,9 +1579,11 @@ static td_status cmp_int_scatter_add(const tdt_call *c)
 }
 
 static const tdt_case empty_int_scatter_add[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 5 } }, { 3, { 2, 0, 5 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 7, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 4 } }, { 2, { 2, 4 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_scatter_add_empty(void **state)
@@ -1638,9 +1711,12 @@ static td_status cmp_int_select(const tdt_call *c)
 }
 
 static const tdt_case empty_int_select[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 7 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 2, 2 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 1, { 2 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_select_empty(void **state)
@@ -1769,9 +1845,10 @@ static td_status cmp_int_select_add(const tdt_call *c)
 }
 
 static const tdt_case empty_int_select_add[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 7 } }, { 1, { 0 } }, { 2, { 3, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 1, { 4 } }, { 2, { 0, 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } }, { 3, { 2, 0, 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_select_add_empty(void **state)
@@ -1944,9 +2021,12 @@ static void test_bool_gather_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_bool_gather[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 1, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_bool_gather_empty(void **state)
@@ -2119,9 +2199,12 @@ static void test_bool_select_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_bool_select[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 7 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 2, 2 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 1, { 2 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_bool_select_empty(void **state)
@@ -2250,9 +2333,11 @@ static td_status cmp_int_scatter_assign(const tdt_call *c)
 }
 
 static const tdt_case empty_int_scatter_assign[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 5 } }, { 3, { 2, 0, 5 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 7, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 4 } }, { 2, { 2, 4 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_scatter_assign_empty(void **state)
@@ -2353,9 +2438,10 @@ static td_status cmp_int_one_hot(const tdt_call *c)
 }
 
 static const tdt_case empty_int_one_hot[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(9) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(9) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .i = { INT64_C(9) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 9 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 3, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_INVALID },
 };
 
 static void test_int_one_hot_empty(void **state)
@@ -8679,9 +8765,11 @@ static td_status cmp_int_flip(const tdt_call *c)
 }
 
 static const tdt_case empty_int_flip[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 1 } }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_flip_empty(void **state)
@@ -8846,9 +8934,11 @@ static void test_bool_flip_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_bool_flip[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 1 } }, .want_status = TD_E_RANGE },
 };
 
 static void test_bool_flip_empty(void **state)
@@ -8932,9 +9022,11 @@ static td_status cmp_int_repeat_dim(const tdt_call *c)
 }
 
 static const tdt_case empty_int_repeat_dim[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 3 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_status = TD_E_INVALID },
 };
 
 static void test_int_repeat_dim_empty(void **state)
@@ -9079,9 +9171,11 @@ static void test_bool_repeat_dim_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_bool_repeat_dim[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 3 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_status = TD_E_INVALID },
 };
 
 static void test_bool_repeat_dim_empty(void **state)
@@ -9192,9 +9286,10 @@ static void test_int_transpose_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_int_transpose[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_transpose_empty(void **state)
@@ -9304,9 +9399,10 @@ static void test_bool_transpose_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_bool_transpose[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_bool_transpose_empty(void **state)
@@ -9372,9 +9468,12 @@ static td_status cmp_int_narrow(const tdt_call *c)
 }
 
 static const tdt_case empty_int_narrow[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(1), INT64_C(4), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_narrow_empty(void **state)
@@ -9519,9 +9618,12 @@ static void test_bool_narrow_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_bool_narrow[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(1), INT64_C(4), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_bool_narrow_empty(void **state)
@@ -9622,9 +9724,11 @@ static td_status cmp_int_cumsum(const tdt_call *c)
 }
 
 static const tdt_case empty_int_cumsum[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_cumsum_empty(void **state)
@@ -9725,9 +9829,11 @@ static td_status cmp_int_cumprod(const tdt_call *c)
 }
 
 static const tdt_case empty_int_cumprod[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_cumprod_empty(void **state)
@@ -9828,9 +9934,11 @@ static td_status cmp_int_sort(const tdt_call *c)
 }
 
 static const tdt_case empty_int_sort[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_sort_empty(void **state)
@@ -9914,9 +10022,11 @@ static td_status cmp_int_argsort(const tdt_call *c)
 }
 
 static const tdt_case empty_int_argsort[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_argsort_empty(void **state)
@@ -10000,9 +10110,12 @@ static td_status cmp_int_topk(const tdt_call *c)
 }
 
 static const tdt_case empty_int_topk[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7), INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_topk_empty(void **state)
@@ -12180,9 +12293,11 @@ static void test_float_softmax_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_float_softmax[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_softmax_empty(void **state)
@@ -12367,9 +12482,11 @@ static void test_float_log_softmax_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_float_log_softmax[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_log_softmax_empty(void **state)
@@ -12537,9 +12654,11 @@ static void test_float_softmin_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_float_softmin[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_softmin_empty(void **state)
@@ -16660,9 +16779,12 @@ static td_status cmp_float_gather(const tdt_call *c)
 }
 
 static const tdt_case empty_float_gather[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 1, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_gather_empty(void **state)
@@ -16849,9 +16971,11 @@ static td_status cmp_float_scatter_add(const tdt_call *c)
 }
 
 static const tdt_case empty_float_scatter_add[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 5 } }, { 3, { 2, 0, 5 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 7, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 4 } }, { 2, { 2, 4 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_scatter_add_empty(void **state)
@@ -17002,9 +17126,12 @@ static td_status cmp_float_select(const tdt_call *c)
 }
 
 static const tdt_case empty_float_select[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 7 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 2, 2 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 1, { 2 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_select_empty(void **state)
@@ -17162,9 +17289,10 @@ static td_status cmp_float_select_add(const tdt_call *c)
 }
 
 static const tdt_case empty_float_select_add[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 7 } }, { 1, { 0 } }, { 2, { 3, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 1, { 4 } }, { 2, { 0, 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } }, { 3, { 2, 0, 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_select_add_empty(void **state)
@@ -17322,9 +17450,11 @@ static td_status cmp_float_scatter_assign(const tdt_call *c)
 }
 
 static const tdt_case empty_float_scatter_assign[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 5 } }, { 3, { 2, 0, 5 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 7, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 4 } }, { 2, { 2, 4 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_scatter_assign_empty(void **state)
@@ -18104,9 +18234,11 @@ static td_status cmp_float_flip(const tdt_call *c)
 }
 
 static const tdt_case empty_float_flip[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 1 } }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_flip_empty(void **state)
@@ -18207,9 +18339,11 @@ static td_status cmp_float_repeat_dim(const tdt_call *c)
 }
 
 static const tdt_case empty_float_repeat_dim[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 3 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_status = TD_E_INVALID },
 };
 
 static void test_float_repeat_dim_empty(void **state)
@@ -18354,9 +18488,10 @@ static void test_float_transpose_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_float_transpose[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_transpose_empty(void **state)
@@ -18456,9 +18591,12 @@ static td_status cmp_float_narrow(const tdt_call *c)
 }
 
 static const tdt_case empty_float_narrow[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(1), INT64_C(4), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_narrow_empty(void **state)
@@ -18576,9 +18714,11 @@ static td_status cmp_float_unfold(const tdt_call *c)
 }
 
 static const tdt_case empty_float_unfold[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1), INT64_C(2) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 1, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 1, 0, 3, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 3, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1), INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_unfold_empty(void **state)
@@ -18701,9 +18841,11 @@ static td_status cmp_float_pad(const tdt_call *c)
 }
 
 static const tdt_case empty_float_pad[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 0.0f }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 5.0f }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 2, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .alen = { 2 }, .a = { { 1, 1 } }, .f = { 5.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 0 }, .a = { { 0 } }, .f = { INFINITY }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 1 } }, .f = { 0.0f }, .want_status = TD_E_INVALID },
 };
 
 static void test_float_pad_empty(void **state)
@@ -20579,9 +20721,11 @@ static td_status cmp_float_cumsum(const tdt_call *c)
 }
 
 static const tdt_case empty_float_cumsum[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_cumsum_empty(void **state)
@@ -20682,9 +20826,11 @@ static td_status cmp_float_cumprod(const tdt_call *c)
 }
 
 static const tdt_case empty_float_cumprod[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_cumprod_empty(void **state)
@@ -20785,9 +20931,11 @@ static td_status cmp_float_cummax(const tdt_call *c)
 }
 
 static const tdt_case empty_float_cummax[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_cummax_empty(void **state)
@@ -20888,9 +21036,11 @@ static td_status cmp_float_cummin(const tdt_call *c)
 }
 
 static const tdt_case empty_float_cummin[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_cummin_empty(void **state)
@@ -21025,9 +21175,11 @@ static td_status cmp_float_sort(const tdt_call *c)
 }
 
 static const tdt_case empty_float_sort[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_sort_empty(void **state)
@@ -21145,9 +21297,11 @@ static td_status cmp_float_argsort(const tdt_call *c)
 }
 
 static const tdt_case empty_float_argsort[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_argsort_empty(void **state)
@@ -21248,9 +21402,12 @@ static td_status cmp_float_topk(const tdt_call *c)
 }
 
 static const tdt_case empty_float_topk[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7), INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_topk_empty(void **state)
@@ -21334,9 +21491,12 @@ static td_status cmp_float_argtopk(const tdt_call *c)
 }
 
 static const tdt_case empty_float_argtopk[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7), INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_argtopk_empty(void **state)
@@ -29492,9 +29652,10 @@ static void test_float_cross_entropy_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_float_cross_entropy[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 3 } } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 0, 10 } }, { 1, { 7 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_cross_entropy_empty(void **state)
@@ -33121,9 +33282,11 @@ static void test_float_cross_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_float_cross[] = {
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 0, 5 } }, { 2, { 0, 5 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 3, 0 } }, { 3, { 2, 3, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 3, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_cross_empty(void **state)
@@ -33328,9 +33491,10 @@ static td_status cmp_float_conv2d(const tdt_call *c)
 }
 
 static const tdt_case empty_float_conv2d[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } }, { 1, { 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 3, 7, 5 } }, { 4, { 0, 3, 1, 1 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 2, 9, 9 } }, { 4, { 0, 2, 3, 3 } }, { 1, { 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 3, 5, 5 } }, { 4, { 4, 3, 3, 3 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 4, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 6, 6 } }, { 4, { 4, 2, 3, 3 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 4, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 5, 5 } }, { 4, { 0, 3, 3, 3 } }, { 1, { 0 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 0, 5 } }, { 4, { 4, 3, 3, 3 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_conv2d_empty(void **state)
@@ -33536,9 +33700,9 @@ static td_status cmp_float_conv2d_backward_input(const tdt_call *c)
 }
 
 static const tdt_case empty_float_conv2d_backward_input[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 4, 7, 5 } }, { 4, { 0, 3, 1, 1 } }, { 4, { 0, 3, 7, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 3, 9, 9 } }, { 4, { 0, 2, 3, 3 } }, { 4, { 0, 2, 9, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 4, 3, 3, 3 } }, { 4, { 0, 3, 5, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 5, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 4, 2, 3, 3 } }, { 4, { 0, 4, 6, 6 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 4, 6, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 0, 3, 3 } }, { 4, { 0, 3, 3, 3 } }, { 4, { 2, 3, 5, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_conv2d_backward_input_empty(void **state)
@@ -33744,9 +33908,9 @@ static td_status cmp_float_conv2d_backward_weight(const tdt_call *c)
 }
 
 static const tdt_case empty_float_conv2d_backward_weight[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 4, 7, 5 } }, { 4, { 0, 3, 7, 5 } }, { 4, { 0, 3, 1, 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 3, 9, 9 } }, { 4, { 0, 2, 9, 9 } }, { 4, { 0, 2, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 0, 3, 5, 5 } }, { 4, { 4, 3, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 4, 3, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 0, 4, 6, 6 } }, { 4, { 4, 2, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 4, .want_dims = { 4, 2, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 0, 3, 3 } }, { 4, { 2, 3, 5, 5 } }, { 4, { 0, 3, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_conv2d_backward_weight_empty(void **state)
@@ -33889,9 +34053,10 @@ static td_status cmp_float_max_pool2d(const tdt_call *c)
 }
 
 static const tdt_case empty_float_max_pool2d[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 0, 3, 8, 8 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 0, 2, 7, 9 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 2, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 5, 7 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 2, 2 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 1, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 0, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 2, 0, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_max_pool2d_empty(void **state)
@@ -34093,9 +34258,9 @@ static td_status cmp_float_max_pool2d_backward(const tdt_call *c)
 }
 
 static const tdt_case empty_float_max_pool2d_backward[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 0, 3, 8, 8 } }, { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 0, 2, 7, 9 } }, { 4, { 0, 2, 4, 5 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 3, 4, 4 } }, { 4, { 0, 3, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 4, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 1, 5, 7 } }, { 4, { 0, 1, 2, 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 2, 2 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 1, 5, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 0, 4, 4 } }, { 4, { 2, 0, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_max_pool2d_backward_empty(void **state)
@@ -34211,9 +34376,10 @@ static td_status cmp_float_avg_pool2d(const tdt_call *c)
 }
 
 static const tdt_case empty_float_avg_pool2d[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 0, 3, 8, 8 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 0, 2, 7, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 2, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 2, 5, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 2, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 0, 4, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 2, 4, 0 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_avg_pool2d_empty(void **state)
@@ -34357,9 +34523,9 @@ static td_status cmp_float_avg_pool2d_backward(const tdt_call *c)
 }
 
 static const tdt_case empty_float_avg_pool2d_backward[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 0, 3, 8, 8 } }, { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 0, 2, 7, 9 } }, { 4, { 0, 2, 4, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 3, 4, 4 } }, { 4, { 0, 3, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 4, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 2, 5, 5 } }, { 4, { 0, 2, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 2, 5, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 0, 4, 4 } }, { 4, { 3, 0, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_avg_pool2d_backward_empty(void **state)
@@ -34567,9 +34733,11 @@ static void test_float_linear_composite_vs_native(void **state)
 }
 
 static const tdt_case empty_float_linear[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 0, 1 } }, { 1, { 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 0, 7 } }, { 1, { 7 } } }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 0, 64 } }, { 1, { 64 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 4 } }, { 2, { 4, 5 } }, { 1, { 5 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 0 } }, { 2, { 0, 5 } }, { 1, { 5 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 4 } }, { 2, { 4, 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 4 } }, { 2, { 4, 5 } }, { 1, { 5 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 0 } }, { 2, { 4, 5 } }, { 1, { 5 } } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_linear_empty(void **state)
@@ -35305,9 +35473,11 @@ static td_status cmp_float_stack(const tdt_call *c)
 }
 
 static const tdt_case empty_float_stack[] = {
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 0, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_stack_empty(void **state)
@@ -35405,9 +35575,11 @@ static td_status cmp_int_stack(const tdt_call *c)
 }
 
 static const tdt_case empty_int_stack[] = {
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 0, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_stack_empty(void **state)
@@ -35505,9 +35677,11 @@ static td_status cmp_bool_stack(const tdt_call *c)
 }
 
 static const tdt_case empty_bool_stack[] = {
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 0, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_bool_stack_empty(void **state)

@@ -1545,9 +1545,12 @@ static void test_int_gather_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_gather[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 1, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_gather_empty(void **state)
@@ -1763,9 +1766,11 @@ static void test_int_scatter_add_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_scatter_add[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 5 } }, { 3, { 2, 0, 5 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 7, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 4 } }, { 2, { 2, 4 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_scatter_add_empty(void **state)
@@ -1951,9 +1956,12 @@ static void test_int_select_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_select[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 7 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 2, 2 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 1, { 2 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_select_empty(void **state)
@@ -2140,9 +2148,10 @@ static void test_int_select_add_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_select_add[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 7 } }, { 1, { 0 } }, { 2, { 3, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 1, { 4 } }, { 2, { 0, 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } }, { 3, { 2, 0, 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_select_add_empty(void **state)
@@ -2305,9 +2314,12 @@ static void test_bool_gather_vs_cpu(void **state)
 }
 
 static const tdt_case empty_bool_gather[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 1, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_bool_gather_empty(void **state)
@@ -2470,9 +2482,12 @@ static void test_bool_select_vs_cpu(void **state)
 }
 
 static const tdt_case empty_bool_select[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 7 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 2, 2 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 1, { 2 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_bool_select_empty(void **state)
@@ -2659,9 +2674,11 @@ static void test_int_scatter_assign_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_scatter_assign[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 5 } }, { 3, { 2, 0, 5 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 7, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 4 } }, { 2, { 2, 4 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_scatter_assign_empty(void **state)
@@ -2801,9 +2818,10 @@ static void test_int_one_hot_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_one_hot[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(9) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(9) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .i = { INT64_C(9) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 9 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 3, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_INVALID },
 };
 
 static void test_int_one_hot_empty(void **state)
@@ -8588,9 +8606,11 @@ static void test_int_flip_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_flip[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 1 } }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_flip_empty(void **state)
@@ -8745,9 +8765,11 @@ static void test_bool_flip_vs_cpu(void **state)
 }
 
 static const tdt_case empty_bool_flip[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 1 } }, .want_status = TD_E_RANGE },
 };
 
 static void test_bool_flip_empty(void **state)
@@ -8899,9 +8921,11 @@ static void test_int_repeat_dim_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_repeat_dim[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 3 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_status = TD_E_INVALID },
 };
 
 static void test_int_repeat_dim_empty(void **state)
@@ -9036,9 +9060,11 @@ static void test_bool_repeat_dim_vs_cpu(void **state)
 }
 
 static const tdt_case empty_bool_repeat_dim[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 3 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_status = TD_E_INVALID },
 };
 
 static void test_bool_repeat_dim_empty(void **state)
@@ -9139,9 +9165,10 @@ static void test_int_transpose_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_transpose[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_transpose_empty(void **state)
@@ -9241,9 +9268,10 @@ static void test_bool_transpose_vs_cpu(void **state)
 }
 
 static const tdt_case empty_bool_transpose[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_bool_transpose_empty(void **state)
@@ -9377,9 +9405,12 @@ static void test_int_narrow_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_narrow[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(1), INT64_C(4), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_narrow_empty(void **state)
@@ -9514,9 +9545,12 @@ static void test_bool_narrow_vs_cpu(void **state)
 }
 
 static const tdt_case empty_bool_narrow[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(1), INT64_C(4), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_bool_narrow_empty(void **state)
@@ -9691,9 +9725,11 @@ static void test_int_cumsum_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_cumsum[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_cumsum_empty(void **state)
@@ -9868,9 +9904,11 @@ static void test_int_cumprod_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_cumprod[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_cumprod_empty(void **state)
@@ -12371,9 +12409,11 @@ static void test_float_softmax_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_softmax[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_softmax_empty(void **state)
@@ -12548,9 +12588,11 @@ static void test_float_log_softmax_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_log_softmax[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_log_softmax_empty(void **state)
@@ -12708,9 +12750,11 @@ static void test_float_softmin_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_softmin[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_softmin_empty(void **state)
@@ -17090,9 +17134,12 @@ static void test_float_gather_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_gather[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 1, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_gather_empty(void **state)
@@ -17337,9 +17384,11 @@ static void test_float_scatter_add_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_scatter_add[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 5 } }, { 3, { 2, 0, 5 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 7, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 4 } }, { 2, { 2, 4 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_scatter_add_empty(void **state)
@@ -17548,9 +17597,12 @@ static void test_float_select_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_select[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 7 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 3 } }, { 2, { 2, 2 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 1, { 2 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_select_empty(void **state)
@@ -17766,9 +17818,10 @@ static void test_float_select_add_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_select_add[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 7 } }, { 1, { 0 } }, { 2, { 3, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 1, { 4 } }, { 2, { 0, 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } }, { 3, { 2, 0, 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_select_add_empty(void **state)
@@ -17984,9 +18037,11 @@ static void test_float_scatter_assign_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_scatter_assign[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 3, { 2, 0, 5 } }, { 3, { 2, 0, 5 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 7, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 4 } }, { 2, { 2, 4 } }, { 2, { 2, 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_scatter_assign_empty(void **state)
@@ -19140,9 +19195,11 @@ static void test_float_flip_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_flip[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { -1 } }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 3 }, .a = { { 0, 1, 2 } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .alen = { 1 }, .a = { { -1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .alen = { 0 }, .a = { { 0 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 1 } }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_flip_empty(void **state)
@@ -19311,9 +19368,11 @@ static void test_float_repeat_dim_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_repeat_dim[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(3) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 3 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(-1) }, .want_status = TD_E_INVALID },
 };
 
 static void test_float_repeat_dim_empty(void **state)
@@ -19448,9 +19507,10 @@ static void test_float_transpose_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_transpose[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 0, 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 0, 33 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_transpose_empty(void **state)
@@ -19618,9 +19678,12 @@ static void test_float_narrow_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_narrow[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(5) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(1), INT64_C(4), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_narrow_empty(void **state)
@@ -19841,9 +19904,11 @@ static void test_float_pad_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_pad[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 0.0f }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 5.0f }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 4 }, .a = { { 0, 1, 2, 0 } }, .f = { -1.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 2, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .alen = { 2 }, .a = { { 1, 1 } }, .f = { 5.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .alen = { 0 }, .a = { { 0 } }, .f = { INFINITY }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .alen = { 1 }, .a = { { 1 } }, .f = { 0.0f }, .want_status = TD_E_INVALID },
 };
 
 static void test_float_pad_empty(void **state)
@@ -21550,9 +21615,11 @@ static void test_float_cumsum_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_cumsum[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_cumsum_empty(void **state)
@@ -21763,9 +21830,11 @@ static void test_float_cummax_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_cummax[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_cummax_empty(void **state)
@@ -21940,9 +22009,11 @@ static void test_float_cummin_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_cummin[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_cummin_empty(void **state)
@@ -30838,9 +30909,10 @@ static void test_float_cross_entropy_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_cross_entropy[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 3 } } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 0, 10 } }, { 1, { 7 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_cross_entropy_empty(void **state)
@@ -34929,9 +35001,11 @@ static void test_float_cross_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_cross[] = {
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 0, 5 } }, { 2, { 0, 5 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 3, 0 } }, { 3, { 2, 3, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 3, 1 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_cross_empty(void **state)
@@ -35727,9 +35801,11 @@ static void test_float_linear_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_linear[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 0, 1 } }, { 1, { 1 } } }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 0, 7 } }, { 1, { 7 } } }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 1 } }, { 2, { 0, 64 } }, { 1, { 64 } } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 4 } }, { 2, { 4, 5 } }, { 1, { 5 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 0 } }, { 2, { 0, 5 } }, { 1, { 5 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 4 } }, { 2, { 4, 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 4 } }, { 2, { 4, 5 } }, { 1, { 5 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 0 } }, { 2, { 4, 5 } }, { 1, { 5 } } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_linear_empty(void **state)
@@ -36624,9 +36700,11 @@ static void test_float_stack_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_stack[] = {
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 0, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_stack_empty(void **state)
@@ -36763,9 +36841,11 @@ static void test_int_stack_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_stack[] = {
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 0, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_stack_empty(void **state)
@@ -36902,9 +36982,11 @@ static void test_bool_stack_vs_cpu(void **state)
 }
 
 static const tdt_case empty_bool_stack[] = {
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(-2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 0, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_bool_stack_empty(void **state)

@@ -745,6 +745,186 @@ function Z.matmul(P)
   return out
 end
 
+-- Rows { values by argument position, the result shape (or an error status) }.
+local function rows(P, list)
+  local out = {}
+  for _, r in ipairs(list) do
+    local v = {}
+    for i, x in pairs(r[1]) do v[P[i]] = x end
+    out[#out + 1] = zc(v, type(r[2]) == "string" and err(r[2]) or shp(r[2]))
+  end
+  return out
+end
+
+-- softmax and friends: the shape of a; a dim out of range is still an error.
+function Z.along_dim(P)
+  return rows(P, { { { { 0 }, 0 }, { 0 } }, { { { 2, 0, 3 }, 1 }, { 2, 0, 3 } }, { { { 2, 0, 3 }, -1 }, { 2, 0, 3 } },
+    { { { 0, 4 }, 0 }, { 0, 4 } }, { { { 0 }, 1 }, "TD_E_RANGE" } })
+end
+
+-- count 0 of a non-empty dim gives an empty result; count past an empty dim is out of range.
+-- PyTorch keeps a 0-d input 0-d even for count 0 (its sizes have no dim to set to 0);
+-- tdispatch refuses that case instead (TD_E_SHAPE), a deliberate difference.
+function Z.topk(P)
+  return rows(P, { { { { 2, 0, 3 }, 0, 1 }, { 2, 0, 3 } }, { { { 2, 0, 3 }, 2, -1 }, { 2, 0, 2 } },
+    { { { 3, 4 }, 0, 1 }, { 3, 0 } }, { { { 0 }, 0, 0 }, { 0 } }, { { { 0 }, 1, 0 }, "TD_E_RANGE" },
+    { { {}, 0, 0 }, "TD_E_SHAPE" } })
+end
+
+-- torch.randint: an empty shape is fine; low < high is checked even then.
+function Z.random_int(P)
+  return rows(P, { { { { 0 }, 0, 10 }, { 0 } }, { { { 2, 0, 3 }, -5, 5 }, { 2, 0, 3 } }, { { { 0 }, 5, 5 }, "TD_E_INVALID" } })
+end
+
+-- F.cross_entropy over 0 rows is a 0-d result (PyTorch's mean over no rows: NaN); 0 classes too.
+-- Rows over 0 classes have no valid target (PyTorch: out of bounds), but the backends that
+-- run the decomposition do not check targets (the spec says so): no case for them here.
+function Z.cross_entropy(P)
+  return rows(P, { { { { 0, 7 }, { 0 } }, {} }, { { { 0, 0 }, { 0 } }, {} }, { { { 0, 7 }, { 3 } }, "TD_E_SHAPE" },
+    { { { 0 }, { 0 } }, "TD_E_SHAPE" } })
+end
+
+-- Index rules: indices from the index domain ([0, 7)), so a non-empty index tensor only
+-- meets a dim of at least 7; empty indices give empty results, or a's shape (scatter).
+-- Any index into an empty dim is out of range (a data error, TD_E_RANGE, as PyTorch's)
+-- where the result has elements. Where it has none (scatter and select_add into an empty
+-- a) no kernel runs, so index values go unchecked: a deliberate difference from PyTorch's
+-- scatter_add, which checks them (its index_add on the CPU skips them too).
+function Z.gather(P)
+  return rows(P, { { { { 2, 7 }, 1, { 2, 0 } }, { 2, 0 } }, { { { 0, 7 }, 1, { 0, 3 } }, { 0, 3 } },
+    { { { 3, 0 }, 0, { 2, 0 } }, { 2, 0 } }, { { { 2, 0, 7 }, -1, { 2, 0, 4 } }, { 2, 0, 4 } },
+    { { { 0, 7 }, 1, { 1, 3 } }, "TD_E_SHAPE" }, { { { 2, 0 }, 1, { 2, 3 } }, "TD_E_RANGE" } })
+end
+
+function Z.scatter(P)
+  return rows(P, { { { { 2, 7 }, 1, { 2, 0 }, { 2, 0 } }, { 2, 7 } }, { { { 0, 7 }, 1, { 0, 3 }, { 0, 3 } }, { 0, 7 } },
+    { { { 2, 0, 7 }, -1, { 2, 0, 5 }, { 2, 0, 5 } }, { 2, 0, 7 } }, { { { 7, 3 }, 0, { 0, 3 }, { 1, 3 } }, { 7, 3 } },
+    { { { 7, 4 }, 0, { 2, 4 }, { 2, 0 } }, "TD_E_SHAPE" } })
+end
+
+-- torch.index_select / index_add: dim takes the length of the indices (0 for [0]).
+function Z.select(P)
+  return rows(P, { { { { 3, 7 }, 1, { 0 } }, { 3, 0 } }, { { { 0, 7 }, 1, { 4 } }, { 0, 4 } },
+    { { { 2, 0, 7 }, -1, { 2 } }, { 2, 0, 2 } }, { { { 0 }, 0, { 0 } }, { 0 } }, { { { 7, 3 }, 0, { 2, 2 } }, "TD_E_SHAPE" },
+    { { { 3, 0 }, 1, { 2 } }, "TD_E_RANGE" } })
+end
+
+function Z.select_add(P)
+  return rows(P, { { { { 3, 7 }, 1, { 0 }, { 3, 0 } }, { 3, 7 } }, { { { 0, 7 }, 1, { 4 }, { 0, 4 } }, { 0, 7 } },
+    { { { 2, 0, 7 }, -1, { 2 }, { 2, 0, 2 } }, { 2, 0, 7 } }, { { { 7, 3 }, 0, { 0 }, { 1, 3 } }, "TD_E_SHAPE" } })
+end
+
+-- F.one_hot of an empty index tensor with num_classes given; num_classes 0 is an error
+-- (PyTorch: it cannot infer the count from an empty tensor).
+function Z.one_hot(P)
+  return rows(P, { { { { 0 }, 7 }, { 0, 7 } }, { { { 2, 0 }, 9 }, { 2, 0, 9 } }, { { { 0, 3 }, 1 }, { 0, 3, 1 } },
+    { { { 0 }, 0 }, "TD_E_INVALID" } })
+end
+
+function Z.flip(P)
+  return rows(P, { { { { 0 }, { 0 } }, { 0 } }, { { { 2, 0, 3 }, { 0, 1, 2 } }, { 2, 0, 3 } }, { { { 0, 1 }, { -1 } }, { 0, 1 } },
+    { { { 3, 0 }, {} }, { 3, 0 } }, { { { 0 }, { 1 } }, "TD_E_RANGE" } })
+end
+
+-- times 0 empties the dim; negative times is an error.
+function Z.repeat_dim(P)
+  return rows(P, { { { { 2, 0, 3 }, 1, 2 }, { 2, 0, 3 } }, { { { 2, 3 }, 0, 0 }, { 0, 3 } }, { { { 0 }, 0, 3 }, { 0 } },
+    { { { 2, 0, 3 }, -1, 2 }, { 2, 0, 6 } }, { { { 0 }, 0, -1 }, "TD_E_INVALID" } })
+end
+
+function Z.transpose(P)
+  return rows(P, { { { { 2, 0, 3 } }, { 2, 3, 0 } }, { { { 0, 1 } }, { 1, 0 } }, { { { 3, 0 } }, { 0, 3 } },
+    { { { 0 } }, "TD_E_SHAPE" } })
+end
+
+-- torch.narrow: length 0 anywhere in [0, size], start may equal the size.
+function Z.narrow(P)
+  return rows(P, { { { { 3, 4 }, 0, 1, 0 }, { 0, 4 } }, { { { 2, 0, 3 }, 1, 0, 0 }, { 2, 0, 3 } }, { { { 0 }, 0, 0, 0 }, { 0 } },
+    { { { 3, 4 }, 1, 4, 0 }, { 3, 0 } }, { { { 2, 0, 3 }, 2, -1, 1 }, { 2, 0, 1 } }, { { { 0 }, 0, 0, 1 }, "TD_E_RANGE" } })
+end
+
+function Z.stack(P)
+  return rows(P, { { { { { 0 }, { 0 } }, 0 }, { 2, 0 } }, { { { { 0 }, { 0 } }, 1 }, { 0, 2 } },
+    { { { { 2, 0, 3 }, { 2, 0, 3 }, { 2, 0, 3 } }, -1 }, { 2, 0, 3, 3 } }, { { { { 0, 3 }, { 0, 3 } }, 1 }, { 0, 2, 3 } },
+    { { { { 0 }, { 1 } }, 0 }, "TD_E_SHAPE" } })
+end
+
+-- Tensor.unfold: windows of size 0 are allowed ((n - 0) / step + 1 of them).
+function Z.unfold(P)
+  return rows(P, { { { { 2, 0, 3 }, 1, 0, 1 }, { 2, 1, 3, 0 } }, { { { 2, 0, 3 }, 0, 2, 1 }, { 1, 0, 3, 2 } },
+    { { { 0 }, 0, 0, 2 }, { 1, 0 } }, { { { 3, 4 }, 1, 0, 2 }, { 3, 3, 0 } }, { { { 2, 0, 3 }, 1, 1, 1 }, "TD_E_RANGE" } })
+end
+
+-- Constant padding: an empty dim padded is no longer empty.
+function Z.pad(P)
+  return rows(P, { { { { 0 }, { 1, 2 } }, { 3 } }, { { { 2, 0, 3 }, { 0, 1, 2, 0 } }, { 2, 2, 4 } },
+    { { { 0, 4 }, { 1, 1 } }, { 0, 6 } }, { { { 2, 0, 3 }, {} }, { 2, 0, 3 } }, { { { 0 }, { 1 } }, "TD_E_INVALID" } })
+end
+
+function Z.tri_mask(P)
+  return rows(P, { { { { 0, 0 } }, { 0, 0 } }, { { { 2, 0, 3 } }, { 2, 0, 3 } }, { { { 3, 0 } }, { 3, 0 } },
+    { { { 0 } }, "TD_E_SHAPE" } })
+end
+
+function Z.cross(P)
+  return rows(P, { { { { 0, 3 }, { 0, 3 }, -1 }, { 0, 3 } }, { { { 2, 3, 0 }, { 2, 3, 0 }, 1 }, { 2, 3, 0 } },
+    { { { 0, 3 }, { 1, 3 }, 1 }, { 0, 3 } }, { { { 3, 0 }, { 3, 1 }, 0 }, { 3, 0 } }, { { { 0 }, { 0 }, 0 }, "TD_E_SHAPE" } })
+end
+
+-- F.linear (w as [in, out]): 0 rows, 0 out, and an empty inner dim (the bias alone).
+function Z.linear(P)
+  return rows(P, { { { { 0, 4 }, { 4, 5 }, { 5 } }, { 0, 5 } }, { { { 3, 0 }, { 0, 5 }, { 5 } }, { 3, 5 } },
+    { { { 3, 4 }, { 4, 0 }, { 0 } }, { 3, 0 } }, { { { 2, 0, 4 }, { 4, 5 }, { 5 } }, { 2, 0, 5 } },
+    { { { 3, 0 }, { 4, 5 }, { 5 } }, "TD_E_SHAPE" } })
+end
+
+-- Convolutions: a batch of 0 is fine (a weight gradient of zeros); PyTorch needs at least
+-- `groups` output channels and a kernel no larger than the padded input.
+local ONE, TWO, ZERO = { 1, 1 }, { 2, 2 }, { 0, 0 }
+function Z.conv2d(P)
+  return rows(P, { { { { 0, 3, 5, 5 }, { 4, 3, 3, 3 }, { 4 }, ONE, ZERO, ONE, 1 }, { 0, 4, 3, 3 } },
+    { { { 0, 4, 6, 6 }, { 4, 2, 3, 3 }, { 4 }, TWO, ONE, ONE, 2 }, { 0, 4, 3, 3 } },
+    { { { 2, 3, 5, 5 }, { 0, 3, 3, 3 }, { 0 }, ONE, ZERO, ONE, 1 }, "TD_E_SHAPE" },
+    { { { 2, 3, 0, 5 }, { 4, 3, 3, 3 }, { 4 }, ONE, ONE, ONE, 1 }, "TD_E_SHAPE" } })
+end
+
+function Z.conv2d_backward_input(P)
+  return rows(P, { { { { 0, 4, 3, 3 }, { 4, 3, 3, 3 }, { 0, 3, 5, 5 }, ONE, ZERO, ONE, 1 }, { 0, 3, 5, 5 } },
+    { { { 0, 4, 3, 3 }, { 4, 2, 3, 3 }, { 0, 4, 6, 6 }, TWO, ONE, ONE, 2 }, { 0, 4, 6, 6 } },
+    { { { 2, 0, 3, 3 }, { 0, 3, 3, 3 }, { 2, 3, 5, 5 }, ONE, ZERO, ONE, 1 }, "TD_E_SHAPE" } })
+end
+
+function Z.conv2d_backward_weight(P)
+  return rows(P, { { { { 0, 4, 3, 3 }, { 0, 3, 5, 5 }, { 4, 3, 3, 3 }, ONE, ZERO, ONE, 1 }, { 4, 3, 3, 3 } },
+    { { { 0, 4, 3, 3 }, { 0, 4, 6, 6 }, { 4, 2, 3, 3 }, TWO, ONE, ONE, 2 }, { 4, 2, 3, 3 } },
+    { { { 2, 0, 3, 3 }, { 2, 3, 5, 5 }, { 0, 3, 3, 3 }, ONE, ZERO, ONE, 1 }, "TD_E_SHAPE" } })
+end
+
+-- Pools: only the batch may be empty (PyTorch's "optional 0 dim batch size"); empty
+-- channels or spatial dims are errors even where padding would give a window.
+function Z.max_pool2d(P)
+  return rows(P, { { { { 0, 3, 4, 4 }, TWO, TWO, ZERO, ONE }, { 0, 3, 2, 2 } },
+    { { { 0, 1, 5, 7 }, { 3, 3 }, TWO, ONE, TWO }, { 0, 1, 2, 3 } },
+    { { { 2, 0, 4, 4 }, TWO, TWO, ZERO, ONE }, "TD_E_SHAPE" }, { { { 1, 2, 0, 4 }, TWO, ONE, ONE, ONE }, "TD_E_SHAPE" } })
+end
+
+function Z.max_pool2d_backward(P)
+  return rows(P, { { { { 0, 3, 4, 4 }, { 0, 3, 2, 2 }, TWO, TWO, ZERO, ONE }, { 0, 3, 4, 4 } },
+    { { { 0, 1, 5, 7 }, { 0, 1, 2, 3 }, { 3, 3 }, TWO, ONE, TWO }, { 0, 1, 5, 7 } },
+    { { { 2, 0, 4, 4 }, { 2, 0, 2, 2 }, TWO, TWO, ZERO, ONE }, "TD_E_SHAPE" } })
+end
+
+function Z.avg_pool2d(P)
+  return rows(P, { { { { 0, 3, 4, 4 }, TWO, TWO, ZERO, 0 }, { 0, 3, 2, 2 } }, { { { 0, 2, 5, 5 }, { 3, 3 }, TWO, ONE, 1 }, { 0, 2, 3, 3 } },
+    { { { 3, 0, 4, 4 }, TWO, TWO, ZERO, 0 }, "TD_E_SHAPE" }, { { { 1, 2, 4, 0 }, TWO, ONE, ONE, 1 }, "TD_E_SHAPE" } })
+end
+
+function Z.avg_pool2d_backward(P)
+  return rows(P, { { { { 0, 3, 4, 4 }, { 0, 3, 2, 2 }, TWO, TWO, ZERO, 0 }, { 0, 3, 4, 4 } },
+    { { { 0, 2, 5, 5 }, { 0, 2, 3, 3 }, { 3, 3 }, TWO, ONE, 1 }, { 0, 2, 5, 5 } },
+    { { { 3, 0, 4, 4 }, { 3, 0, 2, 2 }, TWO, TWO, ZERO, 0 }, "TD_E_SHAPE" } })
+end
+
 -- A rule without its own zero-size cases (Z): its first cases with a tensor of 1 dim or
 -- more, with the leading dim of the tensors of the most dims (so that broadcasts still line
 -- up) and of every list item set to 0. What the result must be is not known here: the CPU's

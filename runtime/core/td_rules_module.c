@@ -50,6 +50,10 @@ static td_status conv_geometry(const char *op, const td_shape *x, const td_shape
     if (groups < 1)
         return td_error(TD_E_INVALID, "%s: groups is %lld; it must be at least 1", op, (long long)groups);
     const int64_t c = x->dims[1], o = w->dims[0];
+    /* PyTorch: "expected weight to be at least groups at dimension 0" (no empty output channels). */
+    if (o < groups)
+        return td_error(TD_E_SHAPE, "%s: weight has %lld output channels; %lld groups need at least as many", op,
+                        (long long)o, (long long)groups);
     if (c % groups != 0 || o % groups != 0)
         return td_error(TD_E_SHAPE, "%s: %lld input and %lld output channels do not divide into %lld groups", op,
                         (long long)c, (long long)o, (long long)groups);
@@ -130,6 +134,13 @@ static td_status pool_geometry(const char *op, const td_shape *x, const int64_t 
 {
     static const int64_t one[2] = { 1, 1 };
     TD_TRY(four_dims(op, "x", x));
+    /* PyTorch pools take an empty batch only ("optional 0 dim batch size"). */
+    if (x->dims[1] == 0 || x->dims[2] == 0 || x->dims[3] == 0) {
+        char buf[128];
+        td_shape_format(x, buf, sizeof buf);
+        return td_error(TD_E_SHAPE, "%s: x %s has an empty channel or spatial dim; only the batch may be empty", op,
+                        buf);
+    }
     TD_TRY(pair(op, "kernel", kernel, kernel_len, 1));
     TD_TRY(pair(op, "stride", stride, stride_len, 1));
     TD_TRY(pair(op, "padding", padding, padding_len, 0));

@@ -1,6 +1,9 @@
 -- Module ops: the layers of neural networks (conv, pool, linear) and the backward ops their
 -- gradients run. Layout NCHW; weights [out, in / groups, kh, kw]; semantics follow PyTorch's
 -- torch.nn.functional (floor mode, no ceil_mode). Ids 700-799.
+-- Zero-size tensors as in PyTorch: a batch of 0 is fine everywhere (a conv's weight gradient
+-- is then zeros); a conv needs at least `groups` output channels, and a pool non-empty C, H
+-- and W ("optional 0 dim batch size"): both are TD_E_SHAPE.
 --
 -- Hand-computed examples use x = [[1,2,3],[4,5,6],[7,8,9]] (1x1x3x3) and a 2x2 kernel
 -- w = [[1,2],[3,4]] unless said otherwise. With stride 2 and padding 1 the four windows over
