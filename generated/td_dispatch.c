@@ -1628,10 +1628,6 @@ td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, 
 /* ---- bool_tril_mask (creation) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -1651,30 +1647,17 @@ static td_status arm_cpu_bool_tril_mask(td_device *device, const int64_t *shape,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_tril_mask", TD_OP_BOOL_TRIL_MASK, device, &td_cpu);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_tril_mask(td_cpu, shape, shape_len, offset, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_tril_mask", td_r, device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_tril_mask", device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_tril_mask(shape, shape_len, offset, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)device;
-    (void)shape;
-    (void)shape_len;
-    (void)offset;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("bool_tril_mask", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -1752,10 +1735,6 @@ td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_l
 /* ---- bool_triu_mask (creation) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -1775,30 +1754,17 @@ static td_status arm_cpu_bool_triu_mask(td_device *device, const int64_t *shape,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_triu_mask", TD_OP_BOOL_TRIU_MASK, device, &td_cpu);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_triu_mask(td_cpu, shape, shape_len, offset, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_triu_mask", td_r, device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_triu_mask", device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_triu_mask(shape, shape_len, offset, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)device;
-    (void)shape;
-    (void)shape_len;
-    (void)offset;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("bool_triu_mask", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -3930,10 +3896,6 @@ td_status td_int_sign(const td_tensor *a, td_tensor **out)
 /* ---- int_powi_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -3953,32 +3915,17 @@ static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, c
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_powi_scalar", TD_OP_INT_POWI_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_powi_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_powi_scalar(td_c_a, exponent, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_powi_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_powi_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_powi_scalar(a, exponent, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)exponent;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_powi_scalar", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -6822,10 +6769,6 @@ td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
 /* ---- int_bitwise_and_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -6845,32 +6788,17 @@ static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t valu
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_and_scalar", TD_OP_INT_BITWISE_AND_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_and_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_and_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_and_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_and_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_and_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_bitwise_and_scalar", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -6946,10 +6874,6 @@ td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor
 /* ---- int_bitwise_or_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -6969,32 +6893,17 @@ static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_or_scalar", TD_OP_INT_BITWISE_OR_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_or_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_or_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_or_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_or_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_or_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_bitwise_or_scalar", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -7070,10 +6979,6 @@ td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor 
 /* ---- int_bitwise_xor_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -7093,32 +6998,17 @@ static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t valu
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_xor_scalar", TD_OP_INT_BITWISE_XOR_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_xor_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_xor_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_xor_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_xor_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_xor_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_bitwise_xor_scalar", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -7194,10 +7084,6 @@ td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor
 /* ---- int_bitwise_left_shift_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -7217,32 +7103,17 @@ static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_left_shift_scalar", TD_OP_INT_BITWISE_LEFT_SHIFT_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_left_shift_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_left_shift_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_left_shift_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_left_shift_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_left_shift_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_bitwise_left_shift_scalar", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -7318,10 +7189,6 @@ td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td
 /* ---- int_bitwise_right_shift_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -7341,32 +7208,17 @@ static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int3
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_right_shift_scalar", TD_OP_INT_BITWISE_RIGHT_SHIFT_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_right_shift_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_right_shift_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_right_shift_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_right_shift_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_right_shift_scalar(a, value, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)value;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_bitwise_right_shift_scalar", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -20611,10 +20463,6 @@ td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_
 /* ---- float_unfold (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -20634,34 +20482,17 @@ static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t s
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_unfold", TD_OP_FLOAT_UNFOLD, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_unfold", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_unfold(td_c_a, dim, size, step, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_unfold", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_unfold", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_unfold(a, dim, size, step, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)dim;
-    (void)size;
-    (void)step;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_unfold", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -29570,10 +29401,6 @@ td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td
 /* ---- int_powi (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -29593,36 +29420,17 @@ static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const 
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_powi", TD_OP_INT_POWI, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_powi", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_powi", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_powi(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_powi", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_powi", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_powi(a, b, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_powi", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -30486,10 +30294,6 @@ td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_bitwise_and (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -30509,36 +30313,17 @@ static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_and", TD_OP_INT_BITWISE_AND, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_and", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_and", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_and(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_and", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_and", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_and(a, b, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_bitwise_and", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -30619,10 +30404,6 @@ td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor *
 /* ---- int_bitwise_or (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -30642,36 +30423,17 @@ static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, 
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_or", TD_OP_INT_BITWISE_OR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_or", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_or", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_or(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_or", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_or", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_or(a, b, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_bitwise_or", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -30752,10 +30514,6 @@ td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **
 /* ---- int_bitwise_xor (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -30775,36 +30533,17 @@ static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_xor", TD_OP_INT_BITWISE_XOR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_xor", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_xor", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_xor(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_xor", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_xor", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_xor(a, b, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_bitwise_xor", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -30885,10 +30624,6 @@ td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor *
 /* ---- int_bitwise_left_shift (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -30908,36 +30643,17 @@ static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_ten
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_left_shift", TD_OP_INT_BITWISE_LEFT_SHIFT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_left_shift", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_left_shift", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_left_shift(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_left_shift", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_left_shift", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_left_shift(a, b, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_bitwise_left_shift", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -31018,10 +30734,6 @@ td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_t
 /* ---- int_bitwise_right_shift (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -31041,36 +30753,17 @@ static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_te
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_right_shift", TD_OP_INT_BITWISE_RIGHT_SHIFT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_right_shift", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_right_shift", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_right_shift(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_right_shift", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_bitwise_right_shift", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_right_shift(a, b, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)b;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_bitwise_right_shift", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 

@@ -74,12 +74,12 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
 td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out);
 
 /* Creates burn's tril_mask: a bool tensor true where an element lies outside the lower triangle of the last two dims, i.e. where column - row > offset (the entries torch.tril(x, offset) zeroes).
- * Family creation; implemented by: cpu.
+ * Family creation; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out);
 
 /* Creates burn's triu_mask: a bool tensor true where an element lies outside the upper triangle of the last two dims, i.e. where column - row < offset (the entries torch.triu(x, offset) zeroes).
- * Family creation; implemented by: cpu.
+ * Family creation; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out);
 
@@ -181,7 +181,7 @@ td_status td_int_abs(const td_tensor *a, td_tensor **out);
 td_status td_int_sign(const td_tensor *a, td_tensor **out);
 
 /* Elementwise a raised to the int power exponent (wraps around on overflow); a negative exponent gives 1 for a = 1, +-1 for a = -1 and 0 otherwise, as int_powi.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: torch.pow on int32 (0^0 = 1); PyTorch rejects a negative scalar exponent for int tensors, here it is defined as for int_powi.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out);
@@ -317,28 +317,28 @@ td_status td_int_mean(const td_tensor *a, td_tensor **out);
 td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out);
 
 /* Elementwise bitwise a & value.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise bitwise a | value.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise bitwise a ^ value.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise a << value: bits shifted out are lost (wraps around); a shift value < 0 or value >= 32 gives 0.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: torch.bitwise_left_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise arithmetic a >> value (rounds toward -infinity); a shift value < 0 or value >= 32 gives 0 for a >= 0 and -1 for a < 0.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: torch.bitwise_right_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out);
@@ -858,7 +858,7 @@ td_status td_float_transpose(const td_tensor *a, td_tensor **out);
 td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
 
 /* Sliding windows of a float tensor along dim (torch.Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a new last dim of length size holds each window.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out);
 
@@ -1203,7 +1203,7 @@ td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **
 td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
 
 /* Elementwise a raised to the int power b, broadcasting (wraps around on overflow); for b < 0 the result is 1 for a = 1, +-1 for a = -1 (-1 when b is odd) and 0 otherwise.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * Note: torch.pow on int32 tensors (0^0 = 1; negative exponents as in its integer kernel).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out);
@@ -1244,28 +1244,28 @@ td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *
 td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise bitwise a & b, broadcasting.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise bitwise a | b, broadcasting.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise bitwise a ^ b, broadcasting.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise a << b, broadcasting: bits shifted out are lost (wraps around); a shift b < 0 or b >= 32 gives 0.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * Note: torch.bitwise_left_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise arithmetic a >> b (rounds toward -infinity), broadcasting; a shift b < 0 or b >= 32 gives 0 for a >= 0 and -1 for a < 0.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * Note: torch.bitwise_right_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out);

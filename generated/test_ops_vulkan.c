@@ -1156,6 +1156,42 @@ static void test_int_random_unsupported(void **state)
     assert_non_null(strstr(td_last_error(), "'vulkan'"));
 }
 
+static void test_bool_tril_mask_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
+    tdt_check(td_bool_tril_mask(dev, shape, 2, INT64_C(0), &out), "bool_tril_mask");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const bool want[] = { false, true, true, false, false, true, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_bool_tril_mask_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_check(td_bool_tril_mask(dev, shape, 2, INT64_C(1), &out), "bool_tril_mask");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { false, false, true, false, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_bool_tril_mask_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    tdt_check(td_bool_tril_mask(dev, shape, 3, INT64_C(-1), &out), "bool_tril_mask");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const bool want[] = { true, true, false, true, true, true, false, true };
+    tdt_expect(out, TD_BOOL, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+}
+
 static void test_bool_tril_mask_null(void **state)
 {
     (void)state;
@@ -1165,13 +1201,84 @@ static void test_bool_tril_mask_null(void **state)
     assert_null(out);
 }
 
-static void test_bool_tril_mask_unsupported(void **state)
+static td_status cmp_bool_tril_mask(const tdt_call *c)
+{
+    return td_bool_tril_mask(c->dev, c->cs->a[0], c->cs->alen[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_bool_tril_mask[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 1, 1 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 3, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 7, 33 } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 129, 7 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .alen = { 3 }, .a = { { 2, 3, 4 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 1, 7, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 3, 7, 33 } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 10, 33, 31 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 5, 129, 101 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 2, 3, 4, 5 } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .alen = { 4 }, .a = { { 1, 7, 1, 33 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 4 }, .a = { { 3, 5, 7, 97 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 3, 5, 7, 97 } }, .i = { INT64_C(-1) } },
+};
+
+static void test_bool_tril_mask_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_tril_mask",
+        .run = cmp_bool_tril_mask,
+        .out_dtype = TD_BOOL,
+        .array_names = { "shape" },
+        .int_names = { "offset" },
+        .nmse = 1e-07,
+        .seed = 4230003594u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_tril_mask, (int)(sizeof cases_bool_tril_mask / sizeof cases_bool_tril_mask[0]));
+}
+
+static void test_bool_tril_mask_empty(void **state)
+{
+    (void)state;
+    tdt_compare_skip("bool_tril_mask", "the cases of the shape rule 'tri_mask' have no tensor of 1 dim or more to empty");
+}
+
+static void test_bool_triu_mask_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
-    tdt_expect_error(td_bool_tril_mask(dev, shape, 2, INT64_C(0), &out), TD_E_UNSUPPORTED, "bool_tril_mask");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_bool_triu_mask(dev, shape, 2, INT64_C(0), &out), "bool_triu_mask");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const bool want[] = { false, false, false, true, false, false, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_bool_triu_mask_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_check(td_bool_triu_mask(dev, shape, 2, INT64_C(1), &out), "bool_triu_mask");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool want[] = { true, false, false, true, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_bool_triu_mask_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(2) };
+    tdt_check(td_bool_triu_mask(dev, shape, 2, INT64_C(-1), &out), "bool_triu_mask");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const bool want[] = { false, false, false, false, true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
 }
 
 static void test_bool_triu_mask_null(void **state)
@@ -1183,13 +1290,48 @@ static void test_bool_triu_mask_null(void **state)
     assert_null(out);
 }
 
-static void test_bool_triu_mask_unsupported(void **state)
+static td_status cmp_bool_triu_mask(const tdt_call *c)
+{
+    return td_bool_triu_mask(c->dev, c->cs->a[0], c->cs->alen[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_bool_triu_mask[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 1, 1 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 3, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 7, 33 } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 129, 7 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .alen = { 3 }, .a = { { 2, 3, 4 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 1, 7, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 3, 7, 33 } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 10, 33, 31 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 3 }, .a = { { 5, 129, 101 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 2, 3, 4, 5 } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .alen = { 4 }, .a = { { 1, 7, 1, 33 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .alen = { 4 }, .a = { { 3, 5, 7, 97 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 3, 5, 7, 97 } }, .i = { INT64_C(-1) } },
+};
+
+static void test_bool_triu_mask_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t shape[] = { INT64_C(3), INT64_C(3) };
-    tdt_expect_error(td_bool_triu_mask(dev, shape, 2, INT64_C(0), &out), TD_E_UNSUPPORTED, "bool_triu_mask");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    static const tdt_op_desc desc = {
+        .name = "bool_triu_mask",
+        .run = cmp_bool_triu_mask,
+        .out_dtype = TD_BOOL,
+        .array_names = { "shape" },
+        .int_names = { "offset" },
+        .nmse = 1e-07,
+        .seed = 2883594151u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_bool_triu_mask, (int)(sizeof cases_bool_triu_mask / sizeof cases_bool_triu_mask[0]));
+}
+
+static void test_bool_triu_mask_empty(void **state)
+{
+    (void)state;
+    tdt_compare_skip("bool_triu_mask", "the cases of the shape rule 'tri_mask' have no tensor of 1 dim or more to empty");
 }
 
 static void test_bool_mask_fill_example_1(void **state)
@@ -3968,6 +4110,74 @@ static void test_int_sign_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_int_sign, n);
 }
 
+static void test_int_powi_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 2, -3, 0, 1, -1, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_powi_scalar(a, (int32_t)3, &out), "int_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 8, -27, 0, 1, -1, 125 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_powi_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 0, -2147483648, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_powi_scalar(a, (int32_t)0, &out), "int_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 1, 1, 1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_powi_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 1, -1, 2, 0, -2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_powi_scalar(a, (int32_t)-1, &out), "int_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const int32_t want[] = { 1, -1, 0, 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_powi_scalar_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 65536, -46341, 46340 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_powi_scalar(a, (int32_t)2, &out), "int_powi_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 0, -2147479015, 2147395600 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_powi_scalar_null(void **state)
 {
     (void)state;
@@ -3990,18 +4200,81 @@ static void test_int_powi_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_int_powi_scalar_unsupported(void **state)
+static td_status cmp_int_powi_scalar(const tdt_call *c)
+{
+    return td_int_powi_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_powi_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+};
+
+static void test_int_powi_scalar_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const int32_t a_data[] = { 2, -3, 0, 1, -1, 5 };
-    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_int_powi_scalar(a, (int32_t)3, &out), TD_E_UNSUPPORTED, "int_powi_scalar");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "int_powi_scalar",
+        .run = cmp_int_powi_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 555226427u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_powi_scalar, (int)(sizeof cases_int_powi_scalar / sizeof cases_int_powi_scalar[0]));
+}
+
+static const tdt_case empty_int_powi_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(3) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_powi_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_powi_scalar",
+        .run = cmp_int_powi_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 555226427u,
+    };
+    const int n = (int)(sizeof empty_int_powi_scalar / sizeof empty_int_powi_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_powi_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_powi_scalar, n);
 }
 
 static void test_int_clamp_example_1(void **state)
@@ -6473,6 +6746,40 @@ static void test_int_bitwise_not_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_not, n);
 }
 
+static void test_int_bitwise_and_scalar_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_and_scalar(a, (int32_t)10, &out), "int_bitwise_and_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 8, 10, 0, 10 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_and_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { -1, 2147483647, -5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_and_scalar(a, (int32_t)-2147483648, &out), "int_bitwise_and_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { -2147483648, 0, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_bitwise_and_scalar_null(void **state)
 {
     (void)state;
@@ -6495,7 +6802,84 @@ static void test_int_bitwise_and_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_int_bitwise_and_scalar_unsupported(void **state)
+static td_status cmp_int_bitwise_and_scalar(const tdt_call *c)
+{
+    return td_int_bitwise_and_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_bitwise_and_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2147483648) } },
+};
+
+static void test_int_bitwise_and_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_and_scalar",
+        .run = cmp_int_bitwise_and_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3386379201u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_bitwise_and_scalar, (int)(sizeof cases_int_bitwise_and_scalar / sizeof cases_int_bitwise_and_scalar[0]));
+}
+
+static const tdt_case empty_int_bitwise_and_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_and_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_and_scalar",
+        .run = cmp_int_bitwise_and_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3386379201u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_and_scalar / sizeof empty_int_bitwise_and_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_bitwise_and_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_and_scalar, n);
+}
+
+static void test_int_bitwise_or_scalar_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
@@ -6504,8 +6888,28 @@ static void test_int_bitwise_and_scalar_unsupported(void **state)
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_int_bitwise_and_scalar(a, (int32_t)10, &out), TD_E_UNSUPPORTED, "int_bitwise_and_scalar");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_int_bitwise_or_scalar(a, (int32_t)10, &out), "int_bitwise_or_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 14, -1, 10, -6 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_or_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 0, 2147483647, 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_or_scalar(a, (int32_t)-2147483648, &out), "int_bitwise_or_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { -2147483648, -1, -2147483643 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -6531,7 +6935,84 @@ static void test_int_bitwise_or_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_int_bitwise_or_scalar_unsupported(void **state)
+static td_status cmp_int_bitwise_or_scalar(const tdt_call *c)
+{
+    return td_int_bitwise_or_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_bitwise_or_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2147483648) } },
+};
+
+static void test_int_bitwise_or_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_or_scalar",
+        .run = cmp_int_bitwise_or_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3400620347u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_bitwise_or_scalar, (int)(sizeof cases_int_bitwise_or_scalar / sizeof cases_int_bitwise_or_scalar[0]));
+}
+
+static const tdt_case empty_int_bitwise_or_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_or_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_or_scalar",
+        .run = cmp_int_bitwise_or_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3400620347u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_or_scalar / sizeof empty_int_bitwise_or_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_bitwise_or_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_or_scalar, n);
+}
+
+static void test_int_bitwise_xor_scalar_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
@@ -6540,8 +7021,28 @@ static void test_int_bitwise_or_scalar_unsupported(void **state)
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_int_bitwise_or_scalar(a, (int32_t)10, &out), TD_E_UNSUPPORTED, "int_bitwise_or_scalar");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_int_bitwise_xor_scalar(a, (int32_t)10, &out), "int_bitwise_xor_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 6, -11, 10, -16 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_xor_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_xor_scalar(a, (int32_t)-1, &out), "int_bitwise_xor_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -1, 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -6567,17 +7068,148 @@ static void test_int_bitwise_xor_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_int_bitwise_xor_scalar_unsupported(void **state)
+static td_status cmp_int_bitwise_xor_scalar(const tdt_call *c)
+{
+    return td_int_bitwise_xor_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_bitwise_xor_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_int_bitwise_xor_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_xor_scalar",
+        .run = cmp_int_bitwise_xor_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2523990557u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_bitwise_xor_scalar, (int)(sizeof cases_int_bitwise_xor_scalar / sizeof cases_int_bitwise_xor_scalar[0]));
+}
+
+static const tdt_case empty_int_bitwise_xor_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_xor_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_xor_scalar",
+        .run = cmp_int_bitwise_xor_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2523990557u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_xor_scalar / sizeof empty_int_bitwise_xor_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_bitwise_xor_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_xor_scalar, n);
+}
+
+static void test_int_bitwise_left_shift_scalar_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(4) };
-    static const int32_t a_data[] = { 12, -1, 0, -6 };
+    static const int32_t a_data[] = { 1, -3, 1073741824, 5 };
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_int_bitwise_xor_scalar(a, (int32_t)10, &out), TD_E_UNSUPPORTED, "int_bitwise_xor_scalar");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_int_bitwise_left_shift_scalar(a, (int32_t)2, &out), "int_bitwise_left_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 4, -12, 0, 20 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_left_shift_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 1, 3, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_left_shift_scalar(a, (int32_t)31, &out), "int_bitwise_left_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { -2147483648, -2147483648, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_left_shift_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_left_shift_scalar(a, (int32_t)33, &out), "int_bitwise_left_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_left_shift_scalar_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_left_shift_scalar(a, (int32_t)-1, &out), "int_bitwise_left_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -6603,17 +7235,131 @@ static void test_int_bitwise_left_shift_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_int_bitwise_left_shift_scalar_unsupported(void **state)
+static td_status cmp_int_bitwise_left_shift_scalar(const tdt_call *c)
+{
+    return td_int_bitwise_left_shift_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_bitwise_left_shift_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(31) } },
+};
+
+static void test_int_bitwise_left_shift_scalar_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_left_shift_scalar",
+        .run = cmp_int_bitwise_left_shift_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3713646294u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_bitwise_left_shift_scalar, (int)(sizeof cases_int_bitwise_left_shift_scalar / sizeof cases_int_bitwise_left_shift_scalar[0]));
+}
+
+static const tdt_case empty_int_bitwise_left_shift_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(31) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(33) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_left_shift_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_left_shift_scalar",
+        .run = cmp_int_bitwise_left_shift_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3713646294u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_left_shift_scalar / sizeof empty_int_bitwise_left_shift_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_bitwise_left_shift_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_left_shift_scalar, n);
+}
+
+static void test_int_bitwise_right_shift_scalar_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(4) };
-    static const int32_t a_data[] = { 1, -3, 1073741824, 5 };
+    static const int32_t a_data[] = { -8, 8, -7, 2147483647 };
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
-    tdt_expect_error(td_int_bitwise_left_shift_scalar(a, (int32_t)2, &out), TD_E_UNSUPPORTED, "int_bitwise_left_shift_scalar");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_int_bitwise_right_shift_scalar(a, (int32_t)2, &out), "int_bitwise_right_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { -2, 2, -2, 536870911 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_right_shift_scalar_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 5, -5, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_right_shift_scalar(a, (int32_t)32, &out), "int_bitwise_right_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 0, -1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_bitwise_right_shift_scalar_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 5, -5, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_bitwise_right_shift_scalar(a, (int32_t)-1, &out), "int_bitwise_right_shift_scalar");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 0, -1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
 }
 
@@ -6639,18 +7385,81 @@ static void test_int_bitwise_right_shift_scalar_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_int_bitwise_right_shift_scalar_unsupported(void **state)
+static td_status cmp_int_bitwise_right_shift_scalar(const tdt_call *c)
+{
+    return td_int_bitwise_right_shift_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_int_bitwise_right_shift_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(32) } },
+};
+
+static void test_int_bitwise_right_shift_scalar_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(4) };
-    static const int32_t a_data[] = { -8, 8, -7, 2147483647 };
-    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_int_bitwise_right_shift_scalar(a, (int32_t)2, &out), TD_E_UNSUPPORTED, "int_bitwise_right_shift_scalar");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_right_shift_scalar",
+        .run = cmp_int_bitwise_right_shift_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 678878041u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_bitwise_right_shift_scalar, (int)(sizeof cases_int_bitwise_right_shift_scalar / sizeof cases_int_bitwise_right_shift_scalar[0]));
+}
+
+static const tdt_case empty_int_bitwise_right_shift_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(32) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_bitwise_right_shift_scalar_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_right_shift_scalar",
+        .run = cmp_int_bitwise_right_shift_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 678878041u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_right_shift_scalar / sizeof empty_int_bitwise_right_shift_scalar[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_bitwise_right_shift_scalar, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_right_shift_scalar, n);
 }
 
 static void test_int_reshape_example_1(void **state)
@@ -19642,6 +20451,74 @@ static void test_float_narrow_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_float_narrow, n);
 }
 
+static void test_float_unfold_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(4), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 1.0f, 1.5f, 1.5f, 2.0f, 2.0f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(2), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, 1.0f, 1.5f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3), INT64_C(2) };
+    static const float want[] = { 0.0f, 1.5f, 0.5f, 2.0f, 1.0f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(-1), INT64_C(2), INT64_C(1), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.0f, 0.5f, 0.5f, 1.0f, 1.5f, 2.0f, 2.0f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_unfold_null(void **state)
 {
     (void)state;
@@ -19664,18 +20541,88 @@ static void test_float_unfold_wrong_kind(void **state)
     td_tensor_release(a);
 }
 
-static void test_float_unfold_unsupported(void **state)
+static td_status cmp_float_unfold(const tdt_call *c)
+{
+    return td_float_unfold(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->out);
+}
+
+static const tdt_case cases_float_unfold[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1), INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(-1), INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1), INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(3), INT64_C(2) } },
+};
+
+static void test_float_unfold_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(5) };
-    static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
-    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    tdt_expect_error(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_UNSUPPORTED, "float_unfold");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
+    static const tdt_op_desc desc = {
+        .name = "float_unfold",
+        .run = cmp_float_unfold,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "size", "step" },
+        .nmse = 1e-07,
+        .seed = 1284355682u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_unfold, (int)(sizeof cases_float_unfold / sizeof cases_float_unfold[0]));
+}
+
+static const tdt_case empty_float_unfold[] = {
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1), INT64_C(2) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) }, .as_reference = true },
+};
+
+static void test_float_unfold_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_unfold",
+        .run = cmp_float_unfold,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "size", "step" },
+        .nmse = 1e-07,
+        .seed = 1284355682u,
+    };
+    const int n = (int)(sizeof empty_float_unfold / sizeof empty_float_unfold[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_unfold, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_unfold, n);
 }
 
 static void test_float_pad_example_1(void **state)
@@ -28682,6 +29629,121 @@ static void test_bool_mask_where_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_mask_where, n);
 }
 
+static void test_int_powi_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 2, -3, 0, 5, 1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_powi(a, b, &out), "int_powi");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const int32_t want[] = { 1024, -27, 1, 1, 1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 2, -1, 0, 3, -2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(5) };
+    static const int32_t b_data[] = { -1, -2, -3, 2, 31 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_powi(a, b, &out), "int_powi");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const int32_t want[] = { 0, 1, 0, 9, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 2, 3 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 0, 1, 2 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_powi(a, b, &out), "int_powi");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 1, 2, 4, 1, 3, 9 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const int32_t a_data[] = { 2, 3, 2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 32, 21, 31 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_powi(a, b, &out), "int_powi");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 0, 1870418611, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_powi_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { -1, -1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const int32_t b_data[] = { -2147483648, 2147483647 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_powi(a, b, &out), "int_powi");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_int_powi_null(void **state)
 {
     (void)state;
@@ -28736,24 +29798,85 @@ static void test_int_powi_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
-static void test_int_powi_unsupported(void **state)
+static td_status cmp_int_powi(const tdt_call *c)
+{
+    return td_int_powi(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_powi[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_powi_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(6) };
-    static const int32_t a_data[] = { 2, -3, 0, 5, 1, -1 };
-    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    static const int64_t b_shape[] = { INT64_C(6) };
-    static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
-    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
-    (void)b_data;
-    assert_non_null(b);
-    tdt_expect_error(td_int_powi(a, b, &out), TD_E_UNSUPPORTED, "int_powi");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
-    td_tensor_release(b);
+    static const tdt_op_desc desc = {
+        .name = "int_powi",
+        .run = cmp_int_powi,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 165319986u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_powi, (int)(sizeof cases_int_powi / sizeof cases_int_powi[0]));
+}
+
+static const tdt_case empty_int_powi[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_powi_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_powi",
+        .run = cmp_int_powi,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 165319986u,
+    };
+    const int n = (int)(sizeof empty_int_powi / sizeof empty_int_powi[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_powi, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_powi, n);
 }
 
 static void test_int_maximum_example_1(void **state)
@@ -29689,6 +30812,52 @@ static void test_int_matmul_unsupported(void **state)
     td_tensor_release(b);
 }
 
+static void test_int_bitwise_and_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(4) };
+    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_and(a, b, &out), "int_bitwise_and");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 8, 2147483647, 0, -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_and_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 6, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 3, 5, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_and(a, b, &out), "int_bitwise_and");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 2, 4, 6, 2, 0, -6 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_int_bitwise_and_null(void **state)
 {
     (void)state;
@@ -29743,7 +30912,88 @@ static void test_int_bitwise_and_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
-static void test_int_bitwise_and_unsupported(void **state)
+static td_status cmp_int_bitwise_and(const tdt_call *c)
+{
+    return td_int_bitwise_and(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_bitwise_and[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_bitwise_and_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_and",
+        .run = cmp_int_bitwise_and,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2224850628u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_bitwise_and, (int)(sizeof cases_int_bitwise_and / sizeof cases_int_bitwise_and[0]));
+}
+
+static const tdt_case empty_int_bitwise_and[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_bitwise_and_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_and",
+        .run = cmp_int_bitwise_and,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2224850628u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_and / sizeof empty_int_bitwise_and[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_bitwise_and, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_and, n);
+}
+
+static void test_int_bitwise_or_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
@@ -29757,8 +31007,34 @@ static void test_int_bitwise_and_unsupported(void **state)
     td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
     (void)b_data;
     assert_non_null(b);
-    tdt_expect_error(td_int_bitwise_and(a, b, &out), TD_E_UNSUPPORTED, "int_bitwise_and");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_int_bitwise_or(a, b, &out), "int_bitwise_or");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 14, -1, -1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_or_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 6, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 3, 5, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_or(a, b, &out), "int_bitwise_or");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 7, 7, -1, -5, -1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(b);
 }
@@ -29817,7 +31093,88 @@ static void test_int_bitwise_or_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
-static void test_int_bitwise_or_unsupported(void **state)
+static td_status cmp_int_bitwise_or(const tdt_call *c)
+{
+    return td_int_bitwise_or(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_bitwise_or[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_bitwise_or_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_or",
+        .run = cmp_int_bitwise_or,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2115707186u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_bitwise_or, (int)(sizeof cases_int_bitwise_or / sizeof cases_int_bitwise_or[0]));
+}
+
+static const tdt_case empty_int_bitwise_or[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_bitwise_or_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_or",
+        .run = cmp_int_bitwise_or,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2115707186u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_or / sizeof empty_int_bitwise_or[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_bitwise_or, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_or, n);
+}
+
+static void test_int_bitwise_xor_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
@@ -29831,8 +31188,34 @@ static void test_int_bitwise_or_unsupported(void **state)
     td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
     (void)b_data;
     assert_non_null(b);
-    tdt_expect_error(td_int_bitwise_or(a, b, &out), TD_E_UNSUPPORTED, "int_bitwise_or");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_int_bitwise_xor(a, b, &out), "int_bitwise_xor");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const int32_t want[] = { 6, -2147483648, -1, 2147483647 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_xor_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { 6, -6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const int32_t b_data[] = { 3, 5, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_xor(a, b, &out), "int_bitwise_xor");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 5, 3, -7, -7, -1, 5 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(b);
 }
@@ -29891,22 +31274,129 @@ static void test_int_bitwise_xor_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
-static void test_int_bitwise_xor_unsupported(void **state)
+static td_status cmp_int_bitwise_xor(const tdt_call *c)
+{
+    return td_int_bitwise_xor(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_bitwise_xor[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_bitwise_xor_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_xor",
+        .run = cmp_int_bitwise_xor,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2557027416u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_bitwise_xor, (int)(sizeof cases_int_bitwise_xor / sizeof cases_int_bitwise_xor[0]));
+}
+
+static const tdt_case empty_int_bitwise_xor[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_bitwise_xor_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_xor",
+        .run = cmp_int_bitwise_xor,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2557027416u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_xor / sizeof empty_int_bitwise_xor[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_bitwise_xor, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_xor, n);
+}
+
+static void test_int_bitwise_left_shift_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(4) };
-    static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const int32_t a_data[] = { 1, 1, 3, -1, 5, 7 };
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
-    static const int64_t b_shape[] = { INT64_C(4) };
-    static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
+    static const int64_t b_shape[] = { INT64_C(6) };
+    static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
     td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
     (void)b_data;
     assert_non_null(b);
-    tdt_expect_error(td_int_bitwise_xor(a, b, &out), TD_E_UNSUPPORTED, "int_bitwise_xor");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_int_bitwise_left_shift(a, b, &out), "int_bitwise_left_shift");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const int32_t want[] = { 1, -2147483648, 48, -2, 0, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_left_shift_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1073741824, -1073741825 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { 0 };
+    static const int32_t b_data[] = { 1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 0);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_left_shift(a, b, &out), "int_bitwise_left_shift");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -2147483648, 2147483646 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(b);
 }
@@ -29965,22 +31455,129 @@ static void test_int_bitwise_left_shift_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
-static void test_int_bitwise_left_shift_unsupported(void **state)
+static td_status cmp_int_bitwise_left_shift(const tdt_call *c)
+{
+    return td_int_bitwise_left_shift(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_bitwise_left_shift[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_bitwise_left_shift_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_left_shift",
+        .run = cmp_int_bitwise_left_shift,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2240791973u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_bitwise_left_shift, (int)(sizeof cases_int_bitwise_left_shift / sizeof cases_int_bitwise_left_shift[0]));
+}
+
+static const tdt_case empty_int_bitwise_left_shift[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_bitwise_left_shift_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_left_shift",
+        .run = cmp_int_bitwise_left_shift,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2240791973u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_left_shift / sizeof empty_int_bitwise_left_shift[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_bitwise_left_shift, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_left_shift, n);
+}
+
+static void test_int_bitwise_right_shift_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
-    static const int32_t a_data[] = { 1, 1, 3, -1, 5, 7 };
+    static const int32_t a_data[] = { -8, 8, -1, -2147483648, 5, -5 };
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(6) };
-    static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
+    static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
     td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
     (void)b_data;
     assert_non_null(b);
-    tdt_expect_error(td_int_bitwise_left_shift(a, b, &out), TD_E_UNSUPPORTED, "int_bitwise_left_shift");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_int_bitwise_right_shift(a, b, &out), "int_bitwise_right_shift");
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const int32_t want[] = { -4, 2, -1, -1, 0, -1 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_bitwise_right_shift_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t a_data[] = { -7, 7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const int32_t b_data[] = { 1, 0 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_bitwise_right_shift(a, b, &out), "int_bitwise_right_shift");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { -4, -7, 3, 7 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(b);
 }
@@ -30039,24 +31636,85 @@ static void test_int_bitwise_right_shift_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
-static void test_int_bitwise_right_shift_unsupported(void **state)
+static td_status cmp_int_bitwise_right_shift(const tdt_call *c)
+{
+    return td_int_bitwise_right_shift(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_bitwise_right_shift[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_bitwise_right_shift_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(6) };
-    static const int32_t a_data[] = { -8, 8, -1, -2147483648, 5, -5 };
-    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
-    (void)a_data;
-    assert_non_null(a);
-    static const int64_t b_shape[] = { INT64_C(6) };
-    static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
-    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
-    (void)b_data;
-    assert_non_null(b);
-    tdt_expect_error(td_int_bitwise_right_shift(a, b, &out), TD_E_UNSUPPORTED, "int_bitwise_right_shift");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
-    td_tensor_release(b);
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_right_shift",
+        .run = cmp_int_bitwise_right_shift,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1825789548u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_bitwise_right_shift, (int)(sizeof cases_int_bitwise_right_shift / sizeof cases_int_bitwise_right_shift[0]));
+}
+
+static const tdt_case empty_int_bitwise_right_shift[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_bitwise_right_shift_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_right_shift",
+        .run = cmp_int_bitwise_right_shift,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1825789548u,
+    };
+    const int n = (int)(sizeof empty_int_bitwise_right_shift / sizeof empty_int_bitwise_right_shift[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_bitwise_right_shift, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_right_shift, n);
 }
 
 static void test_int_slice_assign_example_1(void **state)
@@ -37367,10 +39025,18 @@ int main(void)
         TDT_TEST(test_int_arange_empty),
         TDT_TEST(test_int_random_null),
         TDT_TEST(test_int_random_unsupported),
+        TDT_TEST(test_bool_tril_mask_example_1),
+        TDT_TEST(test_bool_tril_mask_example_2),
+        TDT_TEST(test_bool_tril_mask_example_3),
         TDT_TEST(test_bool_tril_mask_null),
-        TDT_TEST(test_bool_tril_mask_unsupported),
+        TDT_TEST(test_bool_tril_mask_vs_cpu),
+        TDT_TEST(test_bool_tril_mask_empty),
+        TDT_TEST(test_bool_triu_mask_example_1),
+        TDT_TEST(test_bool_triu_mask_example_2),
+        TDT_TEST(test_bool_triu_mask_example_3),
         TDT_TEST(test_bool_triu_mask_null),
-        TDT_TEST(test_bool_triu_mask_unsupported),
+        TDT_TEST(test_bool_triu_mask_vs_cpu),
+        TDT_TEST(test_bool_triu_mask_empty),
         TDT_TEST(test_bool_mask_fill_example_1),
         TDT_TEST(test_bool_mask_fill_example_2),
         TDT_TEST(test_bool_mask_fill_example_3),
@@ -37484,9 +39150,14 @@ int main(void)
         TDT_TEST(test_int_sign_wrong_kind),
         TDT_TEST(test_int_sign_vs_cpu),
         TDT_TEST(test_int_sign_empty),
+        TDT_TEST(test_int_powi_scalar_example_1),
+        TDT_TEST(test_int_powi_scalar_example_2),
+        TDT_TEST(test_int_powi_scalar_example_3),
+        TDT_TEST(test_int_powi_scalar_example_4),
         TDT_TEST(test_int_powi_scalar_null),
         TDT_TEST(test_int_powi_scalar_wrong_kind),
-        TDT_TEST(test_int_powi_scalar_unsupported),
+        TDT_TEST(test_int_powi_scalar_vs_cpu),
+        TDT_TEST(test_int_powi_scalar_empty),
         TDT_TEST(test_int_clamp_example_1),
         TDT_TEST(test_int_clamp_example_2),
         TDT_TEST(test_int_clamp_null),
@@ -37601,21 +39272,39 @@ int main(void)
         TDT_TEST(test_int_bitwise_not_wrong_kind),
         TDT_TEST(test_int_bitwise_not_vs_cpu),
         TDT_TEST(test_int_bitwise_not_empty),
+        TDT_TEST(test_int_bitwise_and_scalar_example_1),
+        TDT_TEST(test_int_bitwise_and_scalar_example_2),
         TDT_TEST(test_int_bitwise_and_scalar_null),
         TDT_TEST(test_int_bitwise_and_scalar_wrong_kind),
-        TDT_TEST(test_int_bitwise_and_scalar_unsupported),
+        TDT_TEST(test_int_bitwise_and_scalar_vs_cpu),
+        TDT_TEST(test_int_bitwise_and_scalar_empty),
+        TDT_TEST(test_int_bitwise_or_scalar_example_1),
+        TDT_TEST(test_int_bitwise_or_scalar_example_2),
         TDT_TEST(test_int_bitwise_or_scalar_null),
         TDT_TEST(test_int_bitwise_or_scalar_wrong_kind),
-        TDT_TEST(test_int_bitwise_or_scalar_unsupported),
+        TDT_TEST(test_int_bitwise_or_scalar_vs_cpu),
+        TDT_TEST(test_int_bitwise_or_scalar_empty),
+        TDT_TEST(test_int_bitwise_xor_scalar_example_1),
+        TDT_TEST(test_int_bitwise_xor_scalar_example_2),
         TDT_TEST(test_int_bitwise_xor_scalar_null),
         TDT_TEST(test_int_bitwise_xor_scalar_wrong_kind),
-        TDT_TEST(test_int_bitwise_xor_scalar_unsupported),
+        TDT_TEST(test_int_bitwise_xor_scalar_vs_cpu),
+        TDT_TEST(test_int_bitwise_xor_scalar_empty),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_example_1),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_example_2),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_example_3),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_example_4),
         TDT_TEST(test_int_bitwise_left_shift_scalar_null),
         TDT_TEST(test_int_bitwise_left_shift_scalar_wrong_kind),
-        TDT_TEST(test_int_bitwise_left_shift_scalar_unsupported),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_vs_cpu),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_empty),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_example_1),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_example_2),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_example_3),
         TDT_TEST(test_int_bitwise_right_shift_scalar_null),
         TDT_TEST(test_int_bitwise_right_shift_scalar_wrong_kind),
-        TDT_TEST(test_int_bitwise_right_shift_scalar_unsupported),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_vs_cpu),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_empty),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
@@ -38164,9 +39853,14 @@ int main(void)
         TDT_TEST(test_float_narrow_wrong_kind),
         TDT_TEST(test_float_narrow_vs_cpu),
         TDT_TEST(test_float_narrow_empty),
+        TDT_TEST(test_float_unfold_example_1),
+        TDT_TEST(test_float_unfold_example_2),
+        TDT_TEST(test_float_unfold_example_3),
+        TDT_TEST(test_float_unfold_example_4),
         TDT_TEST(test_float_unfold_null),
         TDT_TEST(test_float_unfold_wrong_kind),
-        TDT_TEST(test_float_unfold_unsupported),
+        TDT_TEST(test_float_unfold_vs_cpu),
+        TDT_TEST(test_float_unfold_empty),
         TDT_TEST(test_float_pad_example_1),
         TDT_TEST(test_float_pad_example_2),
         TDT_TEST(test_float_pad_example_3),
@@ -38556,10 +40250,16 @@ int main(void)
         TDT_TEST(test_bool_mask_where_backend_mismatch),
         TDT_TEST(test_bool_mask_where_vs_cpu),
         TDT_TEST(test_bool_mask_where_empty),
+        TDT_TEST(test_int_powi_example_1),
+        TDT_TEST(test_int_powi_example_2),
+        TDT_TEST(test_int_powi_example_3),
+        TDT_TEST(test_int_powi_example_4),
+        TDT_TEST(test_int_powi_example_5),
         TDT_TEST(test_int_powi_null),
         TDT_TEST(test_int_powi_wrong_kind),
         TDT_TEST(test_int_powi_backend_mismatch),
-        TDT_TEST(test_int_powi_unsupported),
+        TDT_TEST(test_int_powi_vs_cpu),
+        TDT_TEST(test_int_powi_empty),
         TDT_TEST(test_int_maximum_example_1),
         TDT_TEST(test_int_maximum_null),
         TDT_TEST(test_int_maximum_wrong_kind),
@@ -38597,26 +40297,41 @@ int main(void)
         TDT_TEST(test_int_matmul_wrong_kind),
         TDT_TEST(test_int_matmul_backend_mismatch),
         TDT_TEST(test_int_matmul_unsupported),
+        TDT_TEST(test_int_bitwise_and_example_1),
+        TDT_TEST(test_int_bitwise_and_example_2),
         TDT_TEST(test_int_bitwise_and_null),
         TDT_TEST(test_int_bitwise_and_wrong_kind),
         TDT_TEST(test_int_bitwise_and_backend_mismatch),
-        TDT_TEST(test_int_bitwise_and_unsupported),
+        TDT_TEST(test_int_bitwise_and_vs_cpu),
+        TDT_TEST(test_int_bitwise_and_empty),
+        TDT_TEST(test_int_bitwise_or_example_1),
+        TDT_TEST(test_int_bitwise_or_example_2),
         TDT_TEST(test_int_bitwise_or_null),
         TDT_TEST(test_int_bitwise_or_wrong_kind),
         TDT_TEST(test_int_bitwise_or_backend_mismatch),
-        TDT_TEST(test_int_bitwise_or_unsupported),
+        TDT_TEST(test_int_bitwise_or_vs_cpu),
+        TDT_TEST(test_int_bitwise_or_empty),
+        TDT_TEST(test_int_bitwise_xor_example_1),
+        TDT_TEST(test_int_bitwise_xor_example_2),
         TDT_TEST(test_int_bitwise_xor_null),
         TDT_TEST(test_int_bitwise_xor_wrong_kind),
         TDT_TEST(test_int_bitwise_xor_backend_mismatch),
-        TDT_TEST(test_int_bitwise_xor_unsupported),
+        TDT_TEST(test_int_bitwise_xor_vs_cpu),
+        TDT_TEST(test_int_bitwise_xor_empty),
+        TDT_TEST(test_int_bitwise_left_shift_example_1),
+        TDT_TEST(test_int_bitwise_left_shift_example_2),
         TDT_TEST(test_int_bitwise_left_shift_null),
         TDT_TEST(test_int_bitwise_left_shift_wrong_kind),
         TDT_TEST(test_int_bitwise_left_shift_backend_mismatch),
-        TDT_TEST(test_int_bitwise_left_shift_unsupported),
+        TDT_TEST(test_int_bitwise_left_shift_vs_cpu),
+        TDT_TEST(test_int_bitwise_left_shift_empty),
+        TDT_TEST(test_int_bitwise_right_shift_example_1),
+        TDT_TEST(test_int_bitwise_right_shift_example_2),
         TDT_TEST(test_int_bitwise_right_shift_null),
         TDT_TEST(test_int_bitwise_right_shift_wrong_kind),
         TDT_TEST(test_int_bitwise_right_shift_backend_mismatch),
-        TDT_TEST(test_int_bitwise_right_shift_unsupported),
+        TDT_TEST(test_int_bitwise_right_shift_vs_cpu),
+        TDT_TEST(test_int_bitwise_right_shift_empty),
         TDT_TEST(test_int_slice_assign_example_1),
         TDT_TEST(test_int_slice_assign_example_2),
         TDT_TEST(test_int_slice_assign_example_3),

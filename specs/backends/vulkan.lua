@@ -60,6 +60,12 @@ backend {
     "float_gather", "int_gather", "bool_gather", "float_select", "int_select", "bool_select",
     "float_scatter_add", "int_scatter_add", "float_scatter_assign", "int_scatter_assign",
     "float_select_add", "int_select_add", "int_one_hot",
+    -- int bitwise / shifts / powi, triangular masks (shaders/iops.comp), unfold (copy.comp):
+    -- runtime/vulkan/vk_kernels_int.c
+    "int_bitwise_and", "int_bitwise_or", "int_bitwise_xor", "int_bitwise_and_scalar",
+    "int_bitwise_or_scalar", "int_bitwise_xor_scalar", "int_bitwise_left_shift",
+    "int_bitwise_right_shift", "int_bitwise_left_shift_scalar", "int_bitwise_right_shift_scalar",
+    "int_powi", "int_powi_scalar", "bool_tril_mask", "bool_triu_mask", "float_unfold",
     -- device
     "sync",
   },
