@@ -241,25 +241,25 @@ td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out);
 td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Sum along dim (wraps around on overflow); the reduced dim is kept with size 1; an empty dim sums to 0.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); the int32 result wraps (PyTorch sums int32 into int64).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Mean along dim, truncated toward zero (the exact sum divided by the dim's size, so it never overflows); the reduced dim is kept with size 1; an empty dim is an error.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: PyTorch has no int mean; burn divides its int sum by the size (truncating), which agrees unless that sum overflows.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Product of all elements as a 0-dim tensor (wraps around on overflow); an empty tensor gives 1.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: the int32 result wraps (PyTorch multiplies int32 into int64).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_prod(const td_tensor *a, td_tensor **out);
 
 /* Product along dim (wraps around on overflow); the reduced dim is kept with size 1; an empty dim gives 1.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); the int32 result wraps.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -305,7 +305,7 @@ td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Mean of all elements as a 0-dim tensor, truncated toward zero (the exact sum divided by numel, so it never overflows); an empty tensor is an error.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: PyTorch has no int mean; burn divides its int sum by numel (truncating), which agrees unless that sum overflows.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_mean(const td_tensor *a, td_tensor **out);

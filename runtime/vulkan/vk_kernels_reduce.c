@@ -71,7 +71,46 @@ static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, v
  * 0, or NaN for a mean (0 / 0), as PyTorch gives. */
 static td_status reduce_empty(const char *op, uint32_t code, td_tensor *out)
 {
-    return vk_fill(op, out, code == VK_R_MEAN ? vk_f2u(NAN) : 0u);
+    return vk_fill(op, out, code == VK_R_MEAN ? vk_f2u(NAN) : code == VK_R_IPROD ? 1u : 0u);
+}
+
+/* The exact int mean of a as [outer, size, inner] (size >= 1: the rules reject an empty one):
+ * int64 partial sums as word pairs while size > a chunk, then one pass that sums and divides
+ * by the original size, truncated toward zero (as cpu_int.c). */
+static td_status int_mean(vk_dev *d, const char *op, vk_buf *src, vk_buf *dst, int64_t outer, int64_t size,
+                          int64_t inner)
+{
+    const uint32_t n = (uint32_t)size;
+    vk_buf *vals = src;
+    bool pairs = false;
+    td_status st = TD_OK;
+    while (st == TD_OK && size > VK_REDUCE_CHUNK) {
+        int64_t chunk = (size + 1023) / 1024;
+        chunk = chunk < 64 ? 64 : chunk > VK_REDUCE_CHUNK ? VK_REDUCE_CHUNK : chunk;
+        const int64_t parts = (size + chunk - 1) / chunk;
+        vk_buf *nv = NULL;
+        st = vk_buf_get(d, op, (VkDeviceSize)(outer * parts * inner) * 8u, &nv);
+        if (st == TD_OK) {
+            const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner,
+                                    pairs ? VK_R_ISUM64_PAIRS : VK_R_ISUM64, (uint32_t)chunk, (uint32_t)parts, n };
+            vk_buf *const bufs[4] = { vals, NULL, NULL, nv };
+            st = vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, outer * parts * inner);
+        }
+        if (vals != src)
+            vk_buf_put(d, vals);
+        vals = nv;
+        pairs = true;
+        size = parts;
+    }
+    if (st == TD_OK) {
+        const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner,
+                                pairs ? VK_R_IMEAN_PAIRS : VK_R_IMEAN, (uint32_t)size, 1u, n };
+        vk_buf *const bufs[4] = { vals, NULL, NULL, dst };
+        st = vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, outer * inner);
+    }
+    if (vals != src && vals != NULL)
+        vk_buf_put(d, vals);
+    return st;
 }
 
 static td_status sum_all(const char *op, uint32_t code, const td_tensor *a, td_tensor *out)
@@ -91,12 +130,24 @@ td_status td_vulkan_int_sum(const td_tensor *a, td_tensor *out)
     return sum_all("int_sum", VK_R_ISUM, a, out);
 }
 
+td_status td_vulkan_int_prod(const td_tensor *a, td_tensor *out)
+{
+    return sum_all("int_prod", VK_R_IPROD, a, out);
+}
+
+td_status td_vulkan_int_mean(const td_tensor *a, td_tensor *out)
+{
+    return int_mean(vk_of(a->device), "int_mean", vk_buf_of(a), vk_buf_of(out), 1, a->shape.numel, 1);
+}
+
 static td_status reduce_dim(const char *op, uint32_t code, const td_tensor *a, int64_t dim, td_tensor *out)
 {
     int64_t outer, size, inner;
     td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
     if (size == 0)
         return reduce_empty(op, code, out);
+    if (code == VK_R_IMEAN)
+        return int_mean(vk_of(a->device), op, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
     return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
 }
 
@@ -108,6 +159,21 @@ td_status td_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *ou
 td_status td_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
     return reduce_dim("float_mean_dim", VK_R_MEAN, a, dim, out);
+}
+
+td_status td_vulkan_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return reduce_dim("int_sum_dim", VK_R_ISUM, a, dim, out);
+}
+
+td_status td_vulkan_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return reduce_dim("int_prod_dim", VK_R_IPROD, a, dim, out);
+}
+
+td_status td_vulkan_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return reduce_dim("int_mean_dim", VK_R_IMEAN, a, dim, out);
 }
 
 td_status td_vulkan_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out)

@@ -66,6 +66,9 @@ backend {
     "int_bitwise_or_scalar", "int_bitwise_xor_scalar", "int_bitwise_left_shift",
     "int_bitwise_right_shift", "int_bitwise_left_shift_scalar", "int_bitwise_right_shift_scalar",
     "int_powi", "int_powi_scalar", "bool_tril_mask", "bool_triu_mask", "float_unfold",
+    -- int reductions (reduce.comp: wrapping sums and products; the exact mean with int64 partial
+    -- sums as word pairs)
+    "int_sum_dim", "int_prod", "int_prod_dim", "int_mean", "int_mean_dim",
     -- device
     "sync",
   },

@@ -352,6 +352,47 @@ static void test_large_reductions(void **state)
     td_tensor_release(av);
 }
 
+/* Int reductions over dims longer than a reduce chunk (4096), in passes: wrapping sums and
+ * products, and the exact mean (int64 partial sums as word pairs) of extreme values. */
+static void test_large_int_reductions(void **state)
+{
+    (void)state;
+    static const int64_t s[] = { 70001, 3 };
+    const int64_t n = s[0] * s[1];
+    int32_t *data = malloc(sizeof(int32_t) * (size_t)n);
+    assert_non_null(data);
+    uint32_t x = 12345u;
+    for (int64_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        /* column 0: INT32_MAX mostly (a sum far beyond int32), 1: INT32_MIN mostly, 2: odd noise */
+        const int c = (int)(i % 3);
+        data[i] = c == 0 ? ((x >> 28) ? INT32_MAX : -5) : c == 1 ? ((x >> 28) ? INT32_MIN : 7) : (int32_t)(x | 1u);
+    }
+    td_tensor *ac = NULL, *av = NULL, *oc = NULL, *ov = NULL;
+    tdt_check(td_int_from_data(cpu, data, s, 2, &ac), "from_data");
+    tdt_check(td_int_to_device(ac, vk, &av), "to vulkan");
+    free(data);
+    tdt_check(td_int_mean(ac, &oc), "int_mean cpu");
+    tdt_check(td_int_mean(av, &ov), "int_mean vk");
+    expect_same_as_cpu(oc, ov, 0.0f);
+    tdt_check(td_int_prod(ac, &oc), "int_prod cpu");
+    tdt_check(td_int_prod(av, &ov), "int_prod vk");
+    expect_same_as_cpu(oc, ov, 0.0f);
+    for (int64_t dim = 0; dim < 2; dim++) {
+        tdt_check(td_int_mean_dim(ac, dim, &oc), "int_mean_dim cpu");
+        tdt_check(td_int_mean_dim(av, dim, &ov), "int_mean_dim vk");
+        expect_same_as_cpu(oc, ov, 0.0f);
+        tdt_check(td_int_sum_dim(ac, dim, &oc), "int_sum_dim cpu");
+        tdt_check(td_int_sum_dim(av, dim, &ov), "int_sum_dim vk");
+        expect_same_as_cpu(oc, ov, 0.0f);
+        tdt_check(td_int_prod_dim(ac, dim, &oc), "int_prod_dim cpu");
+        tdt_check(td_int_prod_dim(av, dim, &ov), "int_prod_dim vk");
+        expect_same_as_cpu(oc, ov, 0.0f);
+    }
+    td_tensor_release(ac);
+    td_tensor_release(av);
+}
+
 /* More than 65535 workgroups of 256: the 2-D grid, with broadcasting and a layout op. */
 static void test_large_elementwise(void **state)
 {
@@ -409,6 +450,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_random_matches_cpu),
         cmocka_unit_test(test_large_matmul),
         cmocka_unit_test(test_large_reductions),
+        cmocka_unit_test(test_large_int_reductions),
         cmocka_unit_test(test_large_elementwise),
         cmocka_unit_test(test_int_div_by_zero),
     };
