@@ -151,6 +151,7 @@ td_status td_vulkan_int_mask_where(const td_tensor *a, const td_tensor *mask, co
 td_status td_vulkan_bool_and(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical and, broadcasting. */
 td_status td_vulkan_bool_or(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical or, broadcasting. */
 td_status td_vulkan_int_powi(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the int power b, broadcasting (wraps around on overflow); for b < 0 the result is 1 for a = 1, +-1 for a = -1 (-1 when b is odd) and 0 otherwise. */
+td_status td_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow). */
 td_status td_vulkan_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise bitwise a & b, broadcasting. */
 td_status td_vulkan_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise bitwise a | b, broadcasting. */
 td_status td_vulkan_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise bitwise a ^ b, broadcasting. */

@@ -133,6 +133,7 @@ static void (*const kernels[TD_OP_COUNT])(void) = {
     [TD_OP_BOOL_AND] = (void (*)(void))td_vulkan_bool_and,
     [TD_OP_BOOL_OR] = (void (*)(void))td_vulkan_bool_or,
     [TD_OP_INT_POWI] = (void (*)(void))td_vulkan_int_powi,
+    [TD_OP_INT_MATMUL] = (void (*)(void))td_vulkan_int_matmul,
     [TD_OP_INT_BITWISE_AND] = (void (*)(void))td_vulkan_int_bitwise_and,
     [TD_OP_INT_BITWISE_OR] = (void (*)(void))td_vulkan_int_bitwise_or,
     [TD_OP_INT_BITWISE_XOR] = (void (*)(void))td_vulkan_int_bitwise_xor,

@@ -1239,7 +1239,7 @@ td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor
 td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow).
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
 

@@ -4303,6 +4303,30 @@ static void test_int_lower_equal_merge_disabled_enabled(void **state)
     td_tensor_release(b);
 }
 
+static void test_int_matmul_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
+    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_int_bitwise_and_merge_disabled_enabled(void **state)
 {
     (void)state;
@@ -6532,6 +6556,7 @@ int main(void)
         TDT_TEST(test_int_not_equal_merge_disabled_enabled),
         TDT_TEST(test_int_greater_equal_merge_disabled_enabled),
         TDT_TEST(test_int_lower_equal_merge_disabled_enabled),
+        TDT_TEST(test_int_matmul_merge_disabled_enabled),
         TDT_TEST(test_int_bitwise_and_merge_disabled_enabled),
         TDT_TEST(test_int_bitwise_or_merge_disabled_enabled),
         TDT_TEST(test_int_bitwise_xor_merge_disabled_enabled),

@@ -31425,6 +31425,75 @@ static void test_int_lower_equal_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_int_lower_equal, n);
 }
 
+static void test_int_matmul_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 58, 64, 139, 154 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t b_data[] = { 1, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const int32_t want[] = { -1, -1 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(1), INT64_C(2) };
+    static const int32_t a_data[] = { 65536, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t b_data[] = { 65536, -1 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1) };
+    static const int32_t want[] = { -1 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_int_matmul_null(void **state)
 {
     (void)state;
@@ -31479,24 +31548,80 @@ static void test_int_matmul_backend_mismatch(void **state)
     td_tensor_release(b);
 }
 
-static void test_int_matmul_unsupported(void **state)
+static td_status cmp_int_matmul(const tdt_call *c)
+{
+    return td_int_matmul(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_int_matmul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 64 } }, { 2, { 64, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 129 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 2, { 1, 64 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 7 } }, { 2, { 7, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 129 } }, { 2, { 129, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 1 } }, { 2, { 1, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 7, 7 } }, { 2, { 7, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 64 } }, { 2, { 64, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 64, 1 } }, { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 64, 7 } }, { 2, { 7, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 64, 64 } }, { 2, { 64, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 64, 129 } }, { 2, { 129, 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 64 } }, { 2, { 64, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 129 } }, { 2, { 129, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 7, 64 } }, { 3, { 2, 64, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 3, 129, 7 } }, { 3, { 3, 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 1, 7, 64 } }, { 3, { 3, 64, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 64, 129 } }, { 3, { 4, 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 7, 1 } }, { 2, { 1, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 3, 1, 7 } }, { 4, { 2, 1, 7, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 257 } }, { 2, { 257, 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 1, 1048600 } }, { 2, { 1048600, 1 } } } },
+};
+
+static void test_int_matmul_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
-    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
-    (void)a_data;
-    assert_non_null(a);
-    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
-    static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
-    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
-    (void)b_data;
-    assert_non_null(b);
-    tdt_expect_error(td_int_matmul(a, b, &out), TD_E_UNSUPPORTED, "int_matmul");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(a);
-    td_tensor_release(b);
+    static const tdt_op_desc desc = {
+        .name = "int_matmul",
+        .run = cmp_int_matmul,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2058548543u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_matmul, (int)(sizeof cases_int_matmul / sizeof cases_int_matmul[0]));
+}
+
+static const tdt_case empty_int_matmul[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 4, 5 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 4, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 3, 0 } }, { 2, { 0, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 0, 2, 3 } }, { 2, { 3, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 3, 4 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_matmul_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_matmul",
+        .run = cmp_int_matmul,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2058548543u,
+    };
+    const int n = (int)(sizeof empty_int_matmul / sizeof empty_int_matmul[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_matmul, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_matmul, n);
 }
 
 static void test_int_bitwise_and_example_1(void **state)
@@ -41002,10 +41127,14 @@ int main(void)
         TDT_TEST(test_int_lower_equal_backend_mismatch),
         TDT_TEST(test_int_lower_equal_vs_cpu),
         TDT_TEST(test_int_lower_equal_empty),
+        TDT_TEST(test_int_matmul_example_1),
+        TDT_TEST(test_int_matmul_example_2),
+        TDT_TEST(test_int_matmul_example_3),
         TDT_TEST(test_int_matmul_null),
         TDT_TEST(test_int_matmul_wrong_kind),
         TDT_TEST(test_int_matmul_backend_mismatch),
-        TDT_TEST(test_int_matmul_unsupported),
+        TDT_TEST(test_int_matmul_vs_cpu),
+        TDT_TEST(test_int_matmul_empty),
         TDT_TEST(test_int_bitwise_and_example_1),
         TDT_TEST(test_int_bitwise_and_example_2),
         TDT_TEST(test_int_bitwise_and_null),

@@ -202,7 +202,7 @@ td_status td_vulkan_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out
 
 /* matmul.comp parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset,
  * k begin, k end, accumulate. */
-td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
+static td_status matmul(const char *op, vk_shader sh, const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     td_matmul_geometry g;
     td_matmul_geometry_of(&a->shape, &b->shape, &out->shape, &g);
@@ -218,12 +218,12 @@ td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tens
     }
     vk_dev *dev = vk_of(out->device);
     if (k == 0) /* an empty inner dim: a sum of nothing, as in PyTorch */
-        return vk_fill("float_matmul", out, 0u);
+        return vk_fill(op, out, 0u);
     vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };
     const int64_t gx = (n + 15) / 16, gy = (m + 15) / 16;
     if (gx > dev->max_groups[0] || gy > dev->max_groups[1])
-        return td_error(TD_E_INVALID, "float_matmul: vulkan: a %lld x %lld result needs more workgroups than the "
-                        "device allows", (long long)m, (long long)n);
+        return td_error(TD_E_INVALID, "%s: vulkan: a %lld x %lld result needs more workgroups than the "
+                        "device allows", op, (long long)m, (long long)n);
     for (int64_t b0 = 0; b0 < ob.numel; b0 += dev->max_groups[2]) {
         const int64_t left = ob.numel - b0;
         const uint32_t gz = left < dev->max_groups[2] ? (uint32_t)left : dev->max_groups[2];
@@ -232,8 +232,19 @@ td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tens
             p[29] = (uint32_t)k0;
             p[30] = (uint32_t)(k - k0 < VK_MATMUL_KCHUNK ? k : k0 + VK_MATMUL_KCHUNK);
             p[31] = k0 > 0;
-            TD_TRY(vk_dispatch(dev, "float_matmul", VK_SH_MATMUL, p, 32, bufs, (uint32_t)gx, (uint32_t)gy, gz));
+            TD_TRY(vk_dispatch(dev, op, sh, p, 32, bufs, (uint32_t)gx, (uint32_t)gy, gz));
         }
     }
     return TD_OK;
+}
+
+td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    return matmul("float_matmul", VK_SH_MATMUL, a, b, out);
+}
+
+/* Wrapping, as cpu_int.c (imatmul.comp: matmul.comp on uint words). */
+td_status td_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    return matmul("int_matmul", VK_SH_IMATMUL, a, b, out);
 }

@@ -69,6 +69,8 @@ backend {
     -- int reductions (reduce.comp: wrapping sums and products; the exact mean with int64 partial
     -- sums as word pairs)
     "int_sum_dim", "int_prod", "int_prod_dim", "int_mean", "int_mean_dim",
+    -- int_matmul: shaders/imatmul.comp (wrapping)
+    "int_matmul",
     -- device
     "sync",
   },

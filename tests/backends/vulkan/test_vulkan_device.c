@@ -353,7 +353,8 @@ static void test_large_reductions(void **state)
 }
 
 /* Int reductions over dims longer than a reduce chunk (4096), in passes: wrapping sums and
- * products, and the exact mean (int64 partial sums as word pairs) of extreme values. */
+ * products, and the exact mean (int64 partial sums as word pairs) of extreme values; and a
+ * wrapping int_matmul over a K longer than one dispatch's k range. */
 static void test_large_int_reductions(void **state)
 {
     (void)state;
@@ -389,6 +390,15 @@ static void test_large_int_reductions(void **state)
         tdt_check(td_int_prod_dim(av, dim, &ov), "int_prod_dim vk");
         expect_same_as_cpu(oc, ov, 0.0f);
     }
+    /* a^T a: K = 70001 (more than one k chunk), products and sums wrapping */
+    td_tensor *tc = NULL, *tv = NULL;
+    tdt_check(td_int_swap_dims(ac, 0, 1, &tc), "swap cpu");
+    tdt_check(td_int_swap_dims(av, 0, 1, &tv), "swap vk");
+    tdt_check(td_int_matmul(tc, ac, &oc), "int_matmul cpu");
+    tdt_check(td_int_matmul(tv, av, &ov), "int_matmul vk");
+    expect_same_as_cpu(oc, ov, 0.0f);
+    td_tensor_release(tc);
+    td_tensor_release(tv);
     td_tensor_release(ac);
     td_tensor_release(av);
 }
