@@ -74,6 +74,9 @@ td_status td_vulkan_int_narrow(const td_tensor *a, int64_t dim, int64_t start, i
 td_status td_vulkan_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor *out); /* Returns entries start .. start + length - 1 of a bool tensor along dim (torch.narrow). */
 td_status td_vulkan_int_cumsum(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative sum along dim (wraps around on int32 overflow). */
 td_status td_vulkan_int_cumprod(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative product along dim (wraps around on int32 overflow). */
+td_status td_vulkan_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Sorts along dim, ascending, or descending where descending is nonzero. */
+td_status td_vulkan_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable. */
+td_status td_vulkan_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out); /* The count largest values along dim, in descending order. */
 td_status td_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_vulkan_int_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements as a 0-dim tensor (wraps around on overflow). */
 td_status td_vulkan_int_into_float(const td_tensor *a, td_tensor *out); /* Converts to float. */
@@ -114,6 +117,10 @@ td_status td_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_
 td_status td_vulkan_float_cumsum(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative sum along dim: out[..., i, ...] = a[..., 0, ...] + ... + a[..., i, ...]. */
 td_status td_vulkan_float_cummax(const td_tensor *a, int64_t dim, td_tensor *out); /* Running maximum along dim: out[..., i, ...] = max(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */
 td_status td_vulkan_float_cummin(const td_tensor *a, int64_t dim, td_tensor *out); /* Running minimum along dim: out[..., i, ...] = min(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */
+td_status td_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Sorts along dim, ascending, or descending where descending is nonzero; stable, NaN sorts as the largest value. */
+td_status td_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable, NaN sorts as the largest value. */
+td_status td_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out); /* The count largest values along dim, in descending order (NaN counts as the largest value). */
+td_status td_vulkan_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out); /* Indices of the count largest values along dim, in descending order of value (NaN counts as the largest value). */
 td_status td_vulkan_float_neg(const td_tensor *a, td_tensor *out); /* Elementwise -a. */
 td_status td_vulkan_float_abs(const td_tensor *a, td_tensor *out); /* Elementwise |a|. */
 td_status td_vulkan_float_exp(const td_tensor *a, td_tensor *out); /* Elementwise e^a. */

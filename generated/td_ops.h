@@ -450,18 +450,18 @@ td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Sorts along dim, ascending, or descending where descending is nonzero.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
 
 /* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: torch.argsort(a, dim, descending, stable=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
 
 /* The count largest values along dim, in descending order.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: torch.topk(a, count, dim, largest=True, sorted=True) values.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
@@ -964,25 +964,25 @@ td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Sorts along dim, ascending, or descending where descending is nonzero; stable, NaN sorts as the largest value.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: torch.sort(a, dim, descending, stable=True) values; -0 and +0 are equal (their order is kept).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
 
 /* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable, NaN sorts as the largest value.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: torch.argsort(a, dim, descending, stable=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
 
 /* The count largest values along dim, in descending order (NaN counts as the largest value).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: torch.topk(a, count, dim, largest=True, sorted=True) values; of equal values the first ones are taken.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
 
 /* Indices of the count largest values along dim, in descending order of value (NaN counts as the largest value).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: torch.topk(a, count, dim).indices; of equal values the first ones (lowest indices) come first.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);

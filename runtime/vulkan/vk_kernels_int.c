@@ -1,5 +1,6 @@
 /* Vulkan backend: int bitwise ops, shifts and powi (tensor and scalar forms), the triangular
- * bool masks (shaders/iops.comp), and float_unfold (a strided copy on copy.comp). */
+ * bool masks (shaders/iops.comp), float_unfold (a strided copy on copy.comp), and stable
+ * sort / argsort / topk of floats and ints (shaders/sort.comp). */
 #include "vk_internal.h"
 
 /* Op codes of iops.comp: the scalar forms, then the same ops on a tensor b, then the masks. */
@@ -94,4 +95,79 @@ td_status td_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, 
     st[a->shape.ndim] = s;
     td_shape_strides(&out->shape, dst_st);
     return vk_copy_strided(a, out, "float_unfold", out->shape.ndim, out->shape.dims, st, 0, dst_st, 0);
+}
+
+/* ---- sort, argsort, topk: shaders/sort.comp (ranks, then a scatter) ---- */
+
+#define VK_SORT_RANGE 4096 /* j range of one rank dispatch */
+
+static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, bool is_float, bool descending,
+                            int64_t keep, bool indices, td_tensor *out)
+{
+    int64_t outer, size, inner;
+    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    if (indices && size > INT32_MAX)
+        return td_error(TD_E_INVALID, "%s: dim of size %lld: indices past int32 range", op, (long long)size);
+    const int64_t n = a->shape.numel;
+    if (n == 0 || keep == 0)
+        return TD_OK;
+    vk_dev *d = vk_of(a->device);
+    vk_buf *ranks = NULL;
+    TD_TRY(vk_buf_get(d, op, (VkDeviceSize)n * 4u, &ranks));
+    uint32_t p[8] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner,
+                      (is_float ? 1u : 0u) | (descending ? 2u : 0u), 0, 0, (uint32_t)keep, 0 };
+    td_status st = TD_OK;
+    for (int64_t j0 = 0; st == TD_OK && j0 < size; j0 += VK_SORT_RANGE) {
+        p[4] = (uint32_t)j0;
+        p[5] = (uint32_t)(size - j0 < VK_SORT_RANGE ? size : j0 + VK_SORT_RANGE);
+        vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, ranks };
+        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 8, bufs, n);
+    }
+    if (st == TD_OK) {
+        p[7] = indices ? 2u : 1u;
+        vk_buf *const bufs[4] = { vk_buf_of(a), ranks, NULL, vk_buf_of(out) };
+        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 8, bufs, n);
+    }
+    vk_buf_put(d, ranks); /* deferred until the batch is submitted */
+    return st;
+}
+
+static int64_t dim_size(const td_tensor *a, int64_t dim)
+{
+    return a->shape.ndim > 0 ? a->shape.dims[dim] : 1;
+}
+
+td_status td_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out)
+{
+    return sort_lines("float_sort", a, dim, true, descending != 0, dim_size(a, dim), false, out);
+}
+
+td_status td_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out)
+{
+    return sort_lines("float_argsort", a, dim, true, descending != 0, dim_size(a, dim), true, out);
+}
+
+td_status td_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out)
+{
+    return sort_lines("float_topk", a, dim, true, true, count, false, out);
+}
+
+td_status td_vulkan_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out)
+{
+    return sort_lines("float_argtopk", a, dim, true, true, count, true, out);
+}
+
+td_status td_vulkan_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out)
+{
+    return sort_lines("int_sort", a, dim, false, descending != 0, dim_size(a, dim), false, out);
+}
+
+td_status td_vulkan_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out)
+{
+    return sort_lines("int_argsort", a, dim, false, descending != 0, dim_size(a, dim), true, out);
+}
+
+td_status td_vulkan_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out)
+{
+    return sort_lines("int_topk", a, dim, false, true, count, false, out);
 }
