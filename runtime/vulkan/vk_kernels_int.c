@@ -97,9 +97,9 @@ td_status td_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, 
     return vk_copy_strided(a, out, "float_unfold", out->shape.ndim, out->shape.dims, st, 0, dst_st, 0);
 }
 
-/* ---- sort, argsort, topk: shaders/sort.comp (ranks, then a scatter) ---- */
+/* ---- sort, argsort, topk: shaders/sort.comp (a merge sort in passes) ---- */
 
-#define VK_SORT_RANGE 4096 /* j range of one rank dispatch */
+#define VK_SORT_BLOCK 256 /* as sort.comp's BLOCK */
 
 static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, bool is_float, bool descending,
                             int64_t keep, bool indices, td_tensor *out)
@@ -111,24 +111,35 @@ static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, boo
     const int64_t n = a->shape.numel;
     if (n == 0 || keep == 0)
         return TD_OK;
+    TD_TRY(vk_check_size(op, 2 * n));
     vk_dev *d = vk_of(a->device);
-    vk_buf *ranks = NULL;
-    TD_TRY(vk_buf_get(d, op, (VkDeviceSize)n * 4u, &ranks));
-    uint32_t p[8] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner,
-                      (is_float ? 1u : 0u) | (descending ? 2u : 0u), 0, 0, (uint32_t)keep, 0 };
-    td_status st = TD_OK;
-    for (int64_t j0 = 0; st == TD_OK && j0 < size; j0 += VK_SORT_RANGE) {
-        p[4] = (uint32_t)j0;
-        p[5] = (uint32_t)(size - j0 < VK_SORT_RANGE ? size : j0 + VK_SORT_RANGE);
-        vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, ranks };
-        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 8, bufs, n);
+    vk_buf *cur = NULL, *next = NULL; /* (key, index) pairs, line-major */
+    TD_TRY(vk_buf_get(d, op, (VkDeviceSize)n * 8u, &cur));
+    td_status st = vk_buf_get(d, op, (VkDeviceSize)n * 8u, &next);
+    uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner,
+                      (is_float ? 1u : 0u) | (descending ? 2u : 0u) | (indices ? 4u : 0u), 0, 0, (uint32_t)keep };
+    if (st == TD_OK) {
+        vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, cur };
+        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 7, bufs, n);
+    }
+    for (int64_t w = VK_SORT_BLOCK; st == TD_OK && w < size; w *= 2) {
+        p[4] = (uint32_t)w;
+        p[5] = 1;
+        vk_buf *const bufs[4] = { NULL, cur, NULL, next };
+        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 7, bufs, n);
+        vk_buf *const tmp = cur;
+        cur = next;
+        next = tmp;
     }
     if (st == TD_OK) {
-        p[7] = indices ? 2u : 1u;
-        vk_buf *const bufs[4] = { vk_buf_of(a), ranks, NULL, vk_buf_of(out) };
-        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 8, bufs, n);
+        p[5] = 2;
+        vk_buf *const bufs[4] = { NULL, cur, NULL, vk_buf_of(out) };
+        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 7, bufs, outer * inner * keep);
     }
-    vk_buf_put(d, ranks); /* deferred until the batch is submitted */
+    if (cur != NULL)
+        vk_buf_put(d, cur); /* deferred until the batch is submitted */
+    if (next != NULL)
+        vk_buf_put(d, next);
     return st;
 }
 

@@ -71,7 +71,7 @@ backend {
     "int_sum_dim", "int_prod", "int_prod_dim", "int_mean", "int_mean_dim",
     -- int_matmul: shaders/imatmul.comp (wrapping)
     "int_matmul",
-    -- stable sort / argsort / topk by ranks (shaders/sort.comp, runtime/vulkan/vk_kernels_int.c)
+    -- stable sort / argsort / topk: a merge sort in passes (shaders/sort.comp, runtime/vulkan/vk_kernels_int.c)
     "float_sort", "float_argsort", "float_topk", "float_argtopk", "int_sort", "int_argsort", "int_topk",
     -- device
     "sync",
