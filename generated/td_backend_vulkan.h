@@ -114,6 +114,8 @@ td_status td_vulkan_float_transpose(const td_tensor *a, td_tensor *out); /* Exch
 td_status td_vulkan_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor *out); /* Returns entries start .. start + length - 1 of a float tensor along dim (torch.narrow; a negative start counts from the end). */
 td_status td_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor *out); /* Sliding windows of a float tensor along dim (torch.Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a new last dim of length size holds each window. */
 td_status td_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor *out); /* Pads a float tensor with value: pads holds (before, after) pairs from the last dim backwards, as torch.nn.functional.pad in constant mode; pads are >= 0 (no cropping). */
+td_status td_vulkan_float_prod(const td_tensor *a, td_tensor *out); /* Product of all elements, as a 0-dim tensor (1 for an empty tensor). */
+td_status td_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Product along dim; the reduced dim is kept with size 1. */
 td_status td_vulkan_float_cumsum(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative sum along dim: out[..., i, ...] = a[..., 0, ...] + ... + a[..., i, ...]. */
 td_status td_vulkan_float_cummax(const td_tensor *a, int64_t dim, td_tensor *out); /* Running maximum along dim: out[..., i, ...] = max(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */
 td_status td_vulkan_float_cummin(const td_tensor *a, int64_t dim, td_tensor *out); /* Running minimum along dim: out[..., i, ...] = min(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */

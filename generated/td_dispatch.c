@@ -20800,10 +20800,6 @@ td_status td_float_mean(const td_tensor *a, td_tensor **out)
 /* ---- float_prod (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -20823,31 +20819,17 @@ static td_status arm_cpu_float_prod(const td_tensor *a, const td_shape *td_shape
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_prod", TD_OP_FLOAT_PROD, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_prod", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_prod(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_prod", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_prod", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_prod(a, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_prod", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -20971,10 +20953,6 @@ td_status td_float_prod(const td_tensor *a, td_tensor **out)
 /* ---- float_prod_dim (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -20994,32 +20972,17 @@ static td_status arm_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const t
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_prod_dim", TD_OP_FLOAT_PROD_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_prod_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_prod_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_prod_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_prod_dim", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_prod_dim(a, dim, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_prod_dim", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 

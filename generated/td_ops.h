@@ -874,13 +874,13 @@ td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, fl
 td_status td_float_mean(const td_tensor *a, td_tensor **out);
 
 /* Product of all elements, as a 0-dim tensor (1 for an empty tensor).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: accumulates in double precision, then rounds to float once.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_prod(const td_tensor *a, td_tensor **out);
 
 /* Product along dim; the reduced dim is kept with size 1.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); accumulates in double precision.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out);

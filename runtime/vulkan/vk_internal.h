@@ -30,7 +30,8 @@ enum {
 };
 enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_ISUM,
        VK_R_ARGMAX_GATHER, VK_R_ARGMIN_GATHER, /* the gathers: later passes of argmax/argmin */
-       VK_R_IPROD, VK_R_ISUM64, VK_R_ISUM64_PAIRS, VK_R_IMEAN_PAIRS, VK_R_IMEAN };
+       VK_R_IPROD, VK_R_ISUM64, VK_R_ISUM64_PAIRS, VK_R_IMEAN_PAIRS, VK_R_IMEAN,
+       VK_R_FPROD_PAIRS_OF, VK_R_FPROD_PAIRS, VK_R_FPROD_OF_PAIRS, VK_R_FPROD }; /* 14 .. 17 */
 
 #define VK_MAX_PARAMS 64u        /* 32-bit words of parameters per dispatch (256 bytes) */
 #define VK_BATCH_MAX 256u        /* dispatches per command buffer before it is submitted */

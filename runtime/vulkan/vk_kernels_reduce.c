@@ -71,14 +71,17 @@ static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, v
  * 0, or NaN for a mean (0 / 0), as PyTorch gives. */
 static td_status reduce_empty(const char *op, uint32_t code, td_tensor *out)
 {
-    return vk_fill(op, out, code == VK_R_MEAN ? vk_f2u(NAN) : code == VK_R_IPROD ? 1u : 0u);
+    return vk_fill(op, out, code == VK_R_MEAN ? vk_f2u(NAN) : code == VK_R_IPROD ? 1u
+                                                            : code == VK_R_FPROD ? vk_f2u(1.0f) : 0u);
 }
 
-/* The exact int mean of a as [outer, size, inner] (size >= 1: the rules reject an empty one):
- * int64 partial sums as word pairs while size > a chunk, then one pass that sums and divides
- * by the original size, truncated toward zero (as cpu_int.c). */
-static td_status int_mean(vk_dev *d, const char *op, vk_buf *src, vk_buf *dst, int64_t outer, int64_t size,
-                          int64_t inner)
+/* Reductions whose partial results are word pairs (codes[0]: values -> pairs, [1]: pairs ->
+ * pairs, [2]: pairs -> result, [3]: values -> result): the exact int mean (int64 partial sums;
+ * p[6] is the original size, which the sum is divided by, truncated toward zero, as
+ * cpu_int.c) and the float product (m * 2^e partials with a double's range, as the CPU's
+ * double product). Pairs while size > a chunk, then one pass into dst. */
+static td_status paired_reduce(vk_dev *d, const char *op, const uint32_t codes[4], vk_buf *src, vk_buf *dst,
+                               int64_t outer, int64_t size, int64_t inner)
 {
     const uint32_t n = (uint32_t)size;
     vk_buf *vals = src;
@@ -91,8 +94,8 @@ static td_status int_mean(vk_dev *d, const char *op, vk_buf *src, vk_buf *dst, i
         vk_buf *nv = NULL;
         st = vk_buf_get(d, op, (VkDeviceSize)(outer * parts * inner) * 8u, &nv);
         if (st == TD_OK) {
-            const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner,
-                                    pairs ? VK_R_ISUM64_PAIRS : VK_R_ISUM64, (uint32_t)chunk, (uint32_t)parts, n };
+            const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, pairs ? codes[1] : codes[0],
+                                    (uint32_t)chunk, (uint32_t)parts, n };
             vk_buf *const bufs[4] = { vals, NULL, NULL, nv };
             st = vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, outer * parts * inner);
         }
@@ -103,8 +106,8 @@ static td_status int_mean(vk_dev *d, const char *op, vk_buf *src, vk_buf *dst, i
         size = parts;
     }
     if (st == TD_OK) {
-        const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner,
-                                pairs ? VK_R_IMEAN_PAIRS : VK_R_IMEAN, (uint32_t)size, 1u, n };
+        const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, pairs ? codes[2] : codes[3],
+                                (uint32_t)size, 1u, n };
         vk_buf *const bufs[4] = { vals, NULL, NULL, dst };
         st = vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, outer * inner);
     }
@@ -112,6 +115,9 @@ static td_status int_mean(vk_dev *d, const char *op, vk_buf *src, vk_buf *dst, i
         vk_buf_put(d, vals);
     return st;
 }
+
+static const uint32_t imean_codes[4] = { VK_R_ISUM64, VK_R_ISUM64_PAIRS, VK_R_IMEAN_PAIRS, VK_R_IMEAN };
+static const uint32_t fprod_codes[4] = { VK_R_FPROD_PAIRS_OF, VK_R_FPROD_PAIRS, VK_R_FPROD_OF_PAIRS, VK_R_FPROD };
 
 static td_status sum_all(const char *op, uint32_t code, const td_tensor *a, td_tensor *out)
 {
@@ -137,7 +143,16 @@ td_status td_vulkan_int_prod(const td_tensor *a, td_tensor *out)
 
 td_status td_vulkan_int_mean(const td_tensor *a, td_tensor *out)
 {
-    return int_mean(vk_of(a->device), "int_mean", vk_buf_of(a), vk_buf_of(out), 1, a->shape.numel, 1);
+    return paired_reduce(vk_of(a->device), "int_mean", imean_codes, vk_buf_of(a), vk_buf_of(out), 1, a->shape.numel,
+                         1);
+}
+
+td_status td_vulkan_float_prod(const td_tensor *a, td_tensor *out)
+{
+    if (a->shape.numel == 0)
+        return vk_fill("float_prod", out, vk_f2u(1.0f));
+    return paired_reduce(vk_of(a->device), "float_prod", fprod_codes, vk_buf_of(a), vk_buf_of(out), 1,
+                         a->shape.numel, 1);
 }
 
 static td_status reduce_dim(const char *op, uint32_t code, const td_tensor *a, int64_t dim, td_tensor *out)
@@ -147,7 +162,9 @@ static td_status reduce_dim(const char *op, uint32_t code, const td_tensor *a, i
     if (size == 0)
         return reduce_empty(op, code, out);
     if (code == VK_R_IMEAN)
-        return int_mean(vk_of(a->device), op, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
+        return paired_reduce(vk_of(a->device), op, imean_codes, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
+    if (code == VK_R_FPROD)
+        return paired_reduce(vk_of(a->device), op, fprod_codes, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
     return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
 }
 
@@ -174,6 +191,11 @@ td_status td_vulkan_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out
 td_status td_vulkan_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
     return reduce_dim("int_mean_dim", VK_R_IMEAN, a, dim, out);
+}
+
+td_status td_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return reduce_dim("float_prod_dim", VK_R_FPROD, a, dim, out);
 }
 
 td_status td_vulkan_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out)

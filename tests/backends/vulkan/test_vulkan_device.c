@@ -403,6 +403,41 @@ static void test_large_int_reductions(void **state)
     td_tensor_release(av);
 }
 
+/* float_prod multiplies with a double's range, as the CPU: column 0 passes 2^900 and comes
+ * back (a float product would stay inf), column 1 passes 2^1100 (inf for good, as a double),
+ * column 2 goes down to 2^-1000 and back; along a dim longer than a reduce chunk (partial
+ * products in passes) and over the whole tensor. */
+static void test_float_prod_range(void **state)
+{
+    (void)state;
+    static const int64_t s[] = { 6001, 3 };
+    float *data = malloc(sizeof(float) * 6001 * 3);
+    assert_non_null(data);
+    for (int k = 0; k < 6001; k++) {
+        data[3 * k] = k < 900 ? 2.0f : k < 1800 ? 0.5f : k == 1800 ? 1.5f : 1.0f;
+        data[3 * k + 1] = k < 1100 ? 2.0f : k < 2200 ? 0.5f : 1.0f;
+        data[3 * k + 2] = k < 1000 ? 0.5f : k < 2000 ? 2.0f : k == 2000 ? -3.0f : 1.0f;
+    }
+    td_tensor *ac = NULL, *av = NULL, *oc = NULL, *ov = NULL;
+    tdt_check(td_float_from_data(cpu, data, s, 2, &ac), "from_data");
+    tdt_check(td_float_to_device(ac, vk, &av), "to vulkan");
+    free(data);
+    tdt_check(td_float_prod_dim(ac, 0, &oc), "prod_dim cpu");
+    tdt_check(td_float_prod_dim(av, 0, &ov), "prod_dim vk");
+    float got[3];
+    td_tensor *back = NULL;
+    tdt_check(td_float_to_device(ov, cpu, &back), "to cpu");
+    tdt_check(td_float_into_data(back, got, 3), "into_data");
+    td_tensor_release(back);
+    assert_true(got[0] == 1.5f && isinf(got[1]) && got[1] > 0 && got[2] == -3.0f);
+    expect_same_as_cpu(oc, ov, 0.0f);
+    tdt_check(td_float_prod(ac, &oc), "prod cpu");
+    tdt_check(td_float_prod(av, &ov), "prod vk");
+    expect_same_as_cpu(oc, ov, 0.0f);
+    td_tensor_release(ac);
+    td_tensor_release(av);
+}
+
 /* More than 65535 workgroups of 256: the 2-D grid, with broadcasting and a layout op. */
 static void test_large_elementwise(void **state)
 {
@@ -461,6 +496,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_large_matmul),
         cmocka_unit_test(test_large_reductions),
         cmocka_unit_test(test_large_int_reductions),
+        cmocka_unit_test(test_float_prod_range),
         cmocka_unit_test(test_large_elementwise),
         cmocka_unit_test(test_int_div_by_zero),
     };
