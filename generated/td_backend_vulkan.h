@@ -117,6 +117,7 @@ td_status td_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_
 td_status td_vulkan_float_prod(const td_tensor *a, td_tensor *out); /* Product of all elements, as a 0-dim tensor (1 for an empty tensor). */
 td_status td_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Product along dim; the reduced dim is kept with size 1. */
 td_status td_vulkan_float_cumsum(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative sum along dim: out[..., i, ...] = a[..., 0, ...] + ... + a[..., i, ...]. */
+td_status td_vulkan_float_cumprod(const td_tensor *a, int64_t dim, td_tensor *out); /* Cumulative product along dim: out[..., i, ...] = a[..., 0, ...] * ... * a[..., i, ...]. */
 td_status td_vulkan_float_cummax(const td_tensor *a, int64_t dim, td_tensor *out); /* Running maximum along dim: out[..., i, ...] = max(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */
 td_status td_vulkan_float_cummin(const td_tensor *a, int64_t dim, td_tensor *out); /* Running minimum along dim: out[..., i, ...] = min(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates. */
 td_status td_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out); /* Sorts along dim, ascending, or descending where descending is nonzero; stable, NaN sorts as the largest value. */

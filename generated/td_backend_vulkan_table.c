@@ -99,6 +99,7 @@ static void (*const kernels[TD_OP_COUNT])(void) = {
     [TD_OP_FLOAT_PROD] = (void (*)(void))td_vulkan_float_prod,
     [TD_OP_FLOAT_PROD_DIM] = (void (*)(void))td_vulkan_float_prod_dim,
     [TD_OP_FLOAT_CUMSUM] = (void (*)(void))td_vulkan_float_cumsum,
+    [TD_OP_FLOAT_CUMPROD] = (void (*)(void))td_vulkan_float_cumprod,
     [TD_OP_FLOAT_CUMMAX] = (void (*)(void))td_vulkan_float_cummax,
     [TD_OP_FLOAT_CUMMIN] = (void (*)(void))td_vulkan_float_cummin,
     [TD_OP_FLOAT_SORT] = (void (*)(void))td_vulkan_float_sort,

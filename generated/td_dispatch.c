@@ -22571,10 +22571,6 @@ td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- float_cumprod (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -22594,32 +22590,17 @@ static td_status arm_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_cumprod", TD_OP_FLOAT_CUMPROD, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cumprod", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_cumprod(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cumprod", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_cumprod", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cumprod(a, dim, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)a;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_cumprod", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 

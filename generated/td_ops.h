@@ -946,7 +946,7 @@ td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Cumulative product along dim: out[..., i, ...] = a[..., 0, ...] * ... * a[..., i, ...].
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: accumulates in double precision; a 0-d tensor takes dim 0 or -1.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);

@@ -70,7 +70,7 @@ backend {
     -- sums as word pairs)
     "int_sum_dim", "int_prod", "int_prod_dim", "int_mean", "int_mean_dim",
     -- float products with a double's range (m * 2^e partials in reduce.comp), as the CPU's double
-    "float_prod", "float_prod_dim",
+    "float_prod", "float_prod_dim", "float_cumprod",
     -- int_matmul: shaders/imatmul.comp (wrapping)
     "int_matmul",
     -- stable sort / argsort / topk: a merge sort in passes (shaders/sort.comp, runtime/vulkan/vk_kernels_int.c)

@@ -406,7 +406,8 @@ static void test_large_int_reductions(void **state)
 /* float_prod multiplies with a double's range, as the CPU: column 0 passes 2^900 and comes
  * back (a float product would stay inf), column 1 passes 2^1100 (inf for good, as a double),
  * column 2 goes down to 2^-1000 and back; along a dim longer than a reduce chunk (partial
- * products in passes) and over the whole tensor. */
+ * products in passes), over the whole tensor, and running (cumprod, its (m, e) carried from
+ * one range of rows to the next). */
 static void test_float_prod_range(void **state)
 {
     (void)state;
@@ -433,6 +434,9 @@ static void test_float_prod_range(void **state)
     expect_same_as_cpu(oc, ov, 0.0f);
     tdt_check(td_float_prod(ac, &oc), "prod cpu");
     tdt_check(td_float_prod(av, &ov), "prod vk");
+    expect_same_as_cpu(oc, ov, 0.0f);
+    tdt_check(td_float_cumprod(ac, 0, &oc), "cumprod cpu");
+    tdt_check(td_float_cumprod(av, 0, &ov), "cumprod vk");
     expect_same_as_cpu(oc, ov, 0.0f);
     td_tensor_release(ac);
     td_tensor_release(av);
