@@ -35538,10 +35538,6 @@ td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor
 /* ---- float_max_pool2d (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -35561,39 +35557,17 @@ static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *ker
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(x->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_max_pool2d", TD_OP_FLOAT_MAX_POOL2D, x->device, &td_cpu);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d", x, td_cpu, &td_c_x);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_max_pool2d(td_c_x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d", td_r, x->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_max_pool2d", x->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_x);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)x;
-    (void)kernel;
-    (void)kernel_len;
-    (void)stride;
-    (void)stride_len;
-    (void)padding;
-    (void)padding_len;
-    (void)dilation;
-    (void)dilation_len;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_max_pool2d", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -35744,10 +35718,6 @@ td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int ker
 /* ---- float_max_pool2d_backward (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -35767,44 +35737,17 @@ static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(x->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_max_pool2d_backward", TD_OP_FLOAT_MAX_POOL2D_BACKWARD, x->device, &td_cpu);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d_backward", x, td_cpu, &td_c_x);
-        td_tensor *td_c_grad = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d_backward", grad, td_cpu, &td_c_grad);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_max_pool2d_backward(td_c_x, td_c_grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d_backward", td_r, x->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_max_pool2d_backward", x->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_x);
-        td_tensor_release(td_c_grad);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)x;
-    (void)grad;
-    (void)kernel;
-    (void)kernel_len;
-    (void)stride;
-    (void)stride_len;
-    (void)padding;
-    (void)padding_len;
-    (void)dilation;
-    (void)dilation_len;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_max_pool2d_backward", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -35903,10 +35846,6 @@ td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad
 /* ---- float_avg_pool2d (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -35926,38 +35865,17 @@ static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *ker
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(x->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_avg_pool2d", TD_OP_FLOAT_AVG_POOL2D, x->device, &td_cpu);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_avg_pool2d", x, td_cpu, &td_c_x);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_avg_pool2d(td_c_x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_avg_pool2d", td_r, x->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_avg_pool2d", x->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_x);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)x;
-    (void)kernel;
-    (void)kernel_len;
-    (void)stride;
-    (void)stride_len;
-    (void)padding;
-    (void)padding_len;
-    (void)count_include_pad;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_avg_pool2d", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -36102,10 +36020,6 @@ td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int ker
 /* ---- float_avg_pool2d_backward (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -36125,43 +36039,17 @@ static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(x->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_avg_pool2d_backward", TD_OP_FLOAT_AVG_POOL2D_BACKWARD, x->device, &td_cpu);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_avg_pool2d_backward", x, td_cpu, &td_c_x);
-        td_tensor *td_c_grad = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_avg_pool2d_backward", grad, td_cpu, &td_c_grad);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_avg_pool2d_backward(td_c_x, td_c_grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_avg_pool2d_backward", td_r, x->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_avg_pool2d_backward", x->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_x);
-        td_tensor_release(td_c_grad);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)x;
-    (void)grad;
-    (void)kernel;
-    (void)kernel_len;
-    (void)stride;
-    (void)stride_len;
-    (void)padding;
-    (void)padding_len;
-    (void)count_include_pad;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_avg_pool2d_backward", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 

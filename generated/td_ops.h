@@ -1429,23 +1429,23 @@ td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor 
 td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 
 /* 2-D max pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride, padding (at most half the kernel) and dilation; padding never wins.
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * Note: a window holding NaN gives NaN (as PyTorch).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
 
 /* The gradient of float_max_pool2d: each element of grad goes to the first maximum of its window in x (summed where windows overlap).
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
 
 /* 2-D average pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride and padding (at most half the kernel); count_include_pad (0 or 1) says whether padded places count in the divisor.
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
 
 /* The gradient of float_avg_pool2d: each element of grad is spread evenly over its window, into the shape of x (whose values are not read).
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
 

@@ -39153,6 +39153,90 @@ static void test_float_conv2d_backward_weight_unsupported(void **state)
     td_tensor_release(weight);
 }
 
+static void test_float_max_pool2d_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 5.0f, 6.0f, 9.0f, 8.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 5.0f, 9.0f, 8.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f, -1.0f, -5.0f, -3.0f, -4.0f, -2.0f, -6.0f, -9.0f, -8.0f, -7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const float want[] = { 9.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, NAN, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float want[] = { NAN };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
 static void test_float_max_pool2d_null(void **state)
 {
     (void)state;
@@ -39183,7 +39267,65 @@ static void test_float_max_pool2d_wrong_kind(void **state)
     td_tensor_release(x);
 }
 
-static void test_float_max_pool2d_unsupported(void **state)
+static td_status cmp_float_max_pool2d(const tdt_call *c)
+{
+    return td_float_max_pool2d(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->out);
+}
+
+static const tdt_case cases_float_max_pool2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 3, 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 8, 8 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 2, 7, 9 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 2, 10, 7 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 2 }, { 1, 2 }, { 1, 1 }, { 2, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 1, 1, 1, 1 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 4, 6, 6 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 3, 3 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 64, 8, 28, 28 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } } },
+};
+
+static void test_float_max_pool2d_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d",
+        .run = cmp_float_max_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 1477014925u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_max_pool2d, (int)(sizeof cases_float_max_pool2d / sizeof cases_float_max_pool2d[0]));
+}
+
+static const tdt_case empty_float_max_pool2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 0, 3, 8, 8 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 0, 2, 7, 9 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } }, .as_reference = true },
+};
+
+static void test_float_max_pool2d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d",
+        .run = cmp_float_max_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 1477014925u,
+    };
+    const int n = (int)(sizeof empty_float_max_pool2d / sizeof empty_float_max_pool2d[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_max_pool2d, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_max_pool2d, n);
+}
+
+static void test_float_max_pool2d_backward_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
@@ -39192,13 +39334,103 @@ static void test_float_max_pool2d_unsupported(void **state)
     td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
     (void)x_data;
     assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
     static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
     static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
-    tdt_expect_error(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_UNSUPPORTED, "float_max_pool2d");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 2.0f, 3.0f, 4.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_max_pool2d_backward_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 9.0f, 5.0f, 6.0f, 7.0f, 8.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 0.0f, 0.0f, 10.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_max_pool2d_backward_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(3) };
+    static const float x_data[] = { 2.0f, 2.0f, 2.0f, 2.0f, 2.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 10.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 10.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_max_pool2d_backward_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, NAN, NAN, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float grad_data[] = { 5.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.0f, 0.0f, 5.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
 }
 
 static void test_float_max_pool2d_backward_null(void **state)
@@ -39267,28 +39499,122 @@ static void test_float_max_pool2d_backward_backend_mismatch(void **state)
     td_tensor_release(grad);
 }
 
-static void test_float_max_pool2d_backward_unsupported(void **state)
+static td_status cmp_float_max_pool2d_backward(const tdt_call *c)
+{
+    return td_float_max_pool2d_backward(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->out);
+}
+
+static const tdt_case cases_float_max_pool2d_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 1, 3, 3 } }, { 4, { 1, 1, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 3, 8, 8 } }, { 4, { 2, 3, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 2, 7, 9 } }, { 4, { 1, 2, 4, 5 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 2, 10, 7 } }, { 4, { 2, 2, 8, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 2 }, { 1, 2 }, { 1, 1 }, { 2, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 9, 11 } }, { 4, { 3, 5, 4, 6 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 4, 6, 6 } }, { 4, { 2, 4, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 3, 3 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 64, 8, 28, 28 } }, { 4, { 64, 8, 14, 14 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } } },
+};
+
+static void test_float_max_pool2d_backward_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d_backward",
+        .run = cmp_float_max_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 533303347u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_max_pool2d_backward, (int)(sizeof cases_float_max_pool2d_backward / sizeof cases_float_max_pool2d_backward[0]));
+}
+
+static const tdt_case empty_float_max_pool2d_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 0, 3, 8, 8 } }, { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 0, 2, 7, 9 } }, { 4, { 0, 2, 4, 5 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } }, .as_reference = true },
+};
+
+static void test_float_max_pool2d_backward_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d_backward",
+        .run = cmp_float_max_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 533303347u,
+    };
+    const int n = (int)(sizeof empty_float_max_pool2d_backward / sizeof empty_float_max_pool2d_backward[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_max_pool2d_backward, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_max_pool2d_backward, n);
+}
+
+static void test_float_avg_pool2d_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
-    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
     td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
     (void)x_data;
     assert_non_null(x);
-    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
-    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
-    (void)grad_data;
-    assert_non_null(grad);
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
     static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
-    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
-    tdt_expect_error(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_UNSUPPORTED, "float_max_pool2d_backward");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_avg_pool2d(x, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), "float_avg_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 3.0f, 4.0f, 6.0f, 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(x);
-    td_tensor_release(grad);
+}
+
+static void test_float_avg_pool2d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_avg_pool2d(x, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), "float_avg_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.25f, 1.25f, 2.75f, 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_avg_pool2d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_avg_pool2d(x, kernel, 2, stride, 2, padding, 2, INT64_C(0), &out), "float_avg_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.5f, 5.5f, 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
 }
 
 static void test_float_avg_pool2d_null(void **state)
@@ -39319,21 +39645,116 @@ static void test_float_avg_pool2d_wrong_kind(void **state)
     td_tensor_release(x);
 }
 
-static void test_float_avg_pool2d_unsupported(void **state)
+static td_status cmp_float_avg_pool2d(const tdt_call *c)
+{
+    return td_float_avg_pool2d(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_avg_pool2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 8, 8 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 2, 7, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 2, 10, 7 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 2 }, { 1, 2 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 1, 1, 1, 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 4, 6, 6 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 3, 3 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 64, 8, 28, 28 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_avg_pool2d_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d",
+        .run = cmp_float_avg_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 3127141931u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_avg_pool2d, (int)(sizeof cases_float_avg_pool2d / sizeof cases_float_avg_pool2d[0]));
+}
+
+static const tdt_case empty_float_avg_pool2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 0, 3, 8, 8 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 0, 2, 7, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_avg_pool2d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d",
+        .run = cmp_float_avg_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 3127141931u,
+    };
+    const int n = (int)(sizeof empty_float_avg_pool2d / sizeof empty_float_avg_pool2d[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_avg_pool2d, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_avg_pool2d, n);
+}
+
+static void test_float_avg_pool2d_backward_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
-    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
     td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
     (void)x_data;
     assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
     static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
-    tdt_expect_error(td_float_avg_pool2d(x, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_avg_pool2d");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_avg_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), "float_avg_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 0.25f, 0.75f, 0.5f, 1.0f, 2.5f, 1.5f, 0.75f, 1.75f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(x);
+    td_tensor_release(grad);
+}
+
+static void test_float_avg_pool2d_backward_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_avg_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, INT64_C(0), &out), "float_avg_pool2d_backward");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 1.0f, 0.5f, 0.5f, 0.5f, 0.25f, 0.25f, 0.5f, 0.25f, 0.25f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(grad);
 }
 
 static void test_float_avg_pool2d_backward_null(void **state)
@@ -39399,27 +39820,64 @@ static void test_float_avg_pool2d_backward_backend_mismatch(void **state)
     td_tensor_release(grad);
 }
 
-static void test_float_avg_pool2d_backward_unsupported(void **state)
+static td_status cmp_float_avg_pool2d_backward(const tdt_call *c)
+{
+    return td_float_avg_pool2d_backward(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_avg_pool2d_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 1, 3, 3 } }, { 4, { 1, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 3, 8, 8 } }, { 4, { 2, 3, 4, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 2, 7, 9 } }, { 4, { 1, 2, 4, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 2, 10, 7 } }, { 4, { 2, 2, 10, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 2 }, { 1, 2 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 9, 11 } }, { 4, { 3, 5, 4, 6 } } }, .alen = { 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 4, 6, 6 } }, { 4, { 2, 4, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 3, 3 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 64, 8, 28, 28 } }, { 4, { 64, 8, 14, 14 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_avg_pool2d_backward_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
-    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
-    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
-    (void)x_data;
-    assert_non_null(x);
-    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
-    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
-    (void)grad_data;
-    assert_non_null(grad);
-    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
-    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
-    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
-    tdt_expect_error(td_float_avg_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_avg_pool2d_backward");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(x);
-    td_tensor_release(grad);
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d_backward",
+        .run = cmp_float_avg_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 835579349u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_avg_pool2d_backward, (int)(sizeof cases_float_avg_pool2d_backward / sizeof cases_float_avg_pool2d_backward[0]));
+}
+
+static const tdt_case empty_float_avg_pool2d_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 0, 3, 8, 8 } }, { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 0, 2, 7, 9 } }, { 4, { 0, 2, 4, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) }, .as_reference = true },
+};
+
+static void test_float_avg_pool2d_backward_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d_backward",
+        .run = cmp_float_avg_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 835579349u,
+    };
+    const int n = (int)(sizeof empty_float_avg_pool2d_backward / sizeof empty_float_avg_pool2d_backward[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_avg_pool2d_backward, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_avg_pool2d_backward, n);
 }
 
 static void test_float_linear_example_1(void **state)
@@ -42813,20 +43271,37 @@ int main(void)
         TDT_TEST(test_float_conv2d_backward_weight_wrong_kind),
         TDT_TEST(test_float_conv2d_backward_weight_backend_mismatch),
         TDT_TEST(test_float_conv2d_backward_weight_unsupported),
+        TDT_TEST(test_float_max_pool2d_example_1),
+        TDT_TEST(test_float_max_pool2d_example_2),
+        TDT_TEST(test_float_max_pool2d_example_3),
+        TDT_TEST(test_float_max_pool2d_example_4),
         TDT_TEST(test_float_max_pool2d_null),
         TDT_TEST(test_float_max_pool2d_wrong_kind),
-        TDT_TEST(test_float_max_pool2d_unsupported),
+        TDT_TEST(test_float_max_pool2d_vs_cpu),
+        TDT_TEST(test_float_max_pool2d_empty),
+        TDT_TEST(test_float_max_pool2d_backward_example_1),
+        TDT_TEST(test_float_max_pool2d_backward_example_2),
+        TDT_TEST(test_float_max_pool2d_backward_example_3),
+        TDT_TEST(test_float_max_pool2d_backward_example_4),
         TDT_TEST(test_float_max_pool2d_backward_null),
         TDT_TEST(test_float_max_pool2d_backward_wrong_kind),
         TDT_TEST(test_float_max_pool2d_backward_backend_mismatch),
-        TDT_TEST(test_float_max_pool2d_backward_unsupported),
+        TDT_TEST(test_float_max_pool2d_backward_vs_cpu),
+        TDT_TEST(test_float_max_pool2d_backward_empty),
+        TDT_TEST(test_float_avg_pool2d_example_1),
+        TDT_TEST(test_float_avg_pool2d_example_2),
+        TDT_TEST(test_float_avg_pool2d_example_3),
         TDT_TEST(test_float_avg_pool2d_null),
         TDT_TEST(test_float_avg_pool2d_wrong_kind),
-        TDT_TEST(test_float_avg_pool2d_unsupported),
+        TDT_TEST(test_float_avg_pool2d_vs_cpu),
+        TDT_TEST(test_float_avg_pool2d_empty),
+        TDT_TEST(test_float_avg_pool2d_backward_example_1),
+        TDT_TEST(test_float_avg_pool2d_backward_example_2),
         TDT_TEST(test_float_avg_pool2d_backward_null),
         TDT_TEST(test_float_avg_pool2d_backward_wrong_kind),
         TDT_TEST(test_float_avg_pool2d_backward_backend_mismatch),
-        TDT_TEST(test_float_avg_pool2d_backward_unsupported),
+        TDT_TEST(test_float_avg_pool2d_backward_vs_cpu),
+        TDT_TEST(test_float_avg_pool2d_backward_empty),
         TDT_TEST(test_float_linear_example_1),
         TDT_TEST(test_float_linear_example_2),
         TDT_TEST(test_float_linear_null),

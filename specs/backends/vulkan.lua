@@ -75,6 +75,8 @@ backend {
     "int_matmul",
     -- stable sort / argsort / topk: a merge sort in passes (shaders/sort.comp, runtime/vulkan/vk_kernels_int.c)
     "float_sort", "float_argsort", "float_topk", "float_argtopk", "int_sort", "int_argsort", "int_topk",
+    -- pooling (shaders/pool.comp, runtime/vulkan/vk_kernels_module.c)
+    "float_max_pool2d", "float_max_pool2d_backward", "float_avg_pool2d", "float_avg_pool2d_backward",
     -- device
     "sync",
   },

@@ -1,0 +1,87 @@
+/* Vulkan backend: 2-D max and average pooling and their backward ops (shaders/pool.comp),
+ * matching runtime/cpu/cpu_module.c bit for bit (same first-maximum / NaN rule, same order of
+ * additions). The max pool backward runs in two dispatches: each window's argmax into a
+ * scratch buffer, then one thread per element of x gathers the grads of the windows it won.
+ * A window (or, backward, the set of windows one element lies in) past 32768 places is
+ * refused (lavapipe ends a shader's loops after 65535 iterations in all). */
+#include "vk_internal.h"
+
+enum { PL_MAX, PL_ARGMAX, PL_MAX_BWD, PL_AVG, PL_AVG_BWD };
+
+#define VK_POOL_MAX_LOOP 32768
+
+static td_status pool(const char *op, int code, const td_tensor *a, vk_buf *c, const td_shape *xs, const td_shape *ys,
+                      const int64_t *kernel, const int64_t *stride, const int64_t *padding, const int64_t *dilation,
+                      int64_t include_pad, vk_buf *dst)
+{
+    const int64_t dh = dilation ? dilation[0] : 1, dw = dilation ? dilation[1] : 1;
+    const int64_t ext_h = code == PL_AVG_BWD ? kernel[0] - 1 : (kernel[0] - 1) * dh;
+    const int64_t ext_w = code == PL_AVG_BWD ? kernel[1] - 1 : (kernel[1] - 1) * dw;
+    const int64_t loops = code == PL_MAX_BWD || code == PL_AVG_BWD
+                              ? (ext_h / stride[0] + 1) * (ext_w / stride[1] + 1)
+                              : kernel[0] * (kernel[1] + 1);
+    if (loops > VK_POOL_MAX_LOOP)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: a %lld x %lld window (stride %lld x %lld) is more than its "
+                        "shader loops over", op, (long long)kernel[0], (long long)kernel[1], (long long)stride[0],
+                        (long long)stride[1]);
+    const bool bwd = code == PL_MAX_BWD || code == PL_AVG_BWD;
+    const int64_t n = bwd ? xs->numel : ys->numel;
+    TD_TRY(vk_check_size(op, xs->numel));
+    TD_TRY(vk_check_size(op, ys->numel));
+    const uint32_t p[15] = { (uint32_t)(xs->dims[0] * xs->dims[1]), (uint32_t)xs->dims[2], (uint32_t)xs->dims[3],
+                             (uint32_t)ys->dims[2], (uint32_t)ys->dims[3], (uint32_t)kernel[0], (uint32_t)kernel[1],
+                             (uint32_t)stride[0], (uint32_t)stride[1], (uint32_t)padding[0], (uint32_t)padding[1],
+                             (uint32_t)dh, (uint32_t)dw, (uint32_t)code, include_pad != 0 };
+    vk_buf *const bufs[4] = { vk_buf_of(a), NULL, c, dst };
+    return vk_dispatch_n(vk_of(a->device), op, VK_SH_POOL, p, 15, bufs, n);
+}
+
+td_status td_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride,
+                                     int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation,
+                                     int dilation_len, td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
+    return pool("float_max_pool2d", PL_MAX, x, NULL, &x->shape, &out->shape, kernel, stride, padding, dilation, 0,
+                vk_buf_of(out));
+}
+
+td_status td_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel,
+                                              int kernel_len, const int64_t *stride, int stride_len,
+                                              const int64_t *padding, int padding_len, const int64_t *dilation,
+                                              int dilation_len, td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
+    const char *op = "float_max_pool2d_backward";
+    if (grad->shape.numel == 0)
+        return vk_fill(op, out, 0u);
+    vk_dev *d = vk_of(x->device);
+    vk_buf *idx = NULL;
+    TD_TRY(vk_buf_get(d, op, (VkDeviceSize)grad->shape.numel * 4u, &idx));
+    td_status st = pool(op, PL_ARGMAX, x, NULL, &x->shape, &grad->shape, kernel, stride, padding, dilation, 0, idx);
+    if (st == TD_OK)
+        st = pool(op, PL_MAX_BWD, grad, idx, &x->shape, &grad->shape, kernel, stride, padding, dilation, 0,
+                  vk_buf_of(out));
+    vk_buf_put(d, idx); /* deferred until the batch is submitted */
+    return st;
+}
+
+td_status td_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride,
+                                     int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad,
+                                     td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len;
+    return pool("float_avg_pool2d", PL_AVG, x, NULL, &x->shape, &out->shape, kernel, stride, padding, NULL,
+                count_include_pad, vk_buf_of(out));
+}
+
+td_status td_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel,
+                                              int kernel_len, const int64_t *stride, int stride_len,
+                                              const int64_t *padding, int padding_len, int64_t count_include_pad,
+                                              td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len;
+    if (grad->shape.numel == 0)
+        return vk_fill("float_avg_pool2d_backward", out, 0u);
+    return pool("float_avg_pool2d_backward", PL_AVG_BWD, grad, NULL, &x->shape, &grad->shape, kernel, stride, padding,
+                NULL, count_include_pad, vk_buf_of(out));
+}
