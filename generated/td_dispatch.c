@@ -34946,10 +34946,6 @@ td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td
 /* ---- float_conv2d (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -34969,48 +34965,17 @@ static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weigh
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(x->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_conv2d", TD_OP_FLOAT_CONV2D, x->device, &td_cpu);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d", x, td_cpu, &td_c_x);
-        td_tensor *td_c_weight = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d", weight, td_cpu, &td_c_weight);
-        td_tensor *td_c_bias = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d", bias, td_cpu, &td_c_bias);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_conv2d(td_c_x, td_c_weight, td_c_bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d", td_r, x->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_conv2d", x->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_x);
-        td_tensor_release(td_c_weight);
-        td_tensor_release(td_c_bias);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)x;
-    (void)weight;
-    (void)bias;
-    (void)stride;
-    (void)stride_len;
-    (void)padding;
-    (void)padding_len;
-    (void)dilation;
-    (void)dilation_len;
-    (void)groups;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_conv2d", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -35208,10 +35173,6 @@ td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_
 /* ---- float_conv2d_backward_input (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -35231,48 +35192,17 @@ static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, cons
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(grad->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_conv2d_backward_input", TD_OP_FLOAT_CONV2D_BACKWARD_INPUT, grad->device, &td_cpu);
-        td_tensor *td_c_grad = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_input", grad, td_cpu, &td_c_grad);
-        td_tensor *td_c_weight = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_input", weight, td_cpu, &td_c_weight);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_input", x, td_cpu, &td_c_x);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_conv2d_backward_input(td_c_grad, td_c_weight, td_c_x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_input", td_r, grad->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_conv2d_backward_input", grad->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_grad);
-        td_tensor_release(td_c_weight);
-        td_tensor_release(td_c_x);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)grad;
-    (void)weight;
-    (void)x;
-    (void)stride;
-    (void)stride_len;
-    (void)padding;
-    (void)padding_len;
-    (void)dilation;
-    (void)dilation_len;
-    (void)groups;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_conv2d_backward_input", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -35373,10 +35303,6 @@ td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor 
 /* ---- float_conv2d_backward_weight (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -35396,48 +35322,17 @@ static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, con
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(grad->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_conv2d_backward_weight", TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT, grad->device, &td_cpu);
-        td_tensor *td_c_grad = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_weight", grad, td_cpu, &td_c_grad);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_weight", x, td_cpu, &td_c_x);
-        td_tensor *td_c_weight = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_weight", weight, td_cpu, &td_c_weight);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_conv2d_backward_weight(td_c_grad, td_c_x, td_c_weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_weight", td_r, grad->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_conv2d_backward_weight", grad->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_tensor_release(td_c_grad);
-        td_tensor_release(td_c_x);
-        td_tensor_release(td_c_weight);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)grad;
-    (void)x;
-    (void)weight;
-    (void)stride;
-    (void)stride_len;
-    (void)padding;
-    (void)padding_len;
-    (void)dilation;
-    (void)dilation_len;
-    (void)groups;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("float_conv2d_backward_weight", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 

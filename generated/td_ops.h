@@ -1413,18 +1413,18 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
 td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out);
 
 /* 2-D convolution (cross-correlation, as torch.nn.functional.conv2d) of x [N, C, H, W] with weight [O, C / groups, kh, kw] plus bias [O]; stride, padding and dilation are {h, w} pairs.
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * Note: the bias is required: pass zeros for a convolution without one; zero padding only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 
 /* The gradient of float_conv2d with respect to its input: grad [N, O, OH, OW] through weight into the shape of x (whose values are not read).
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 
 /* The gradient of float_conv2d with respect to its weight: grad [N, O, OH, OW] correlated with x, in the shape of weight (whose values are not read).
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 

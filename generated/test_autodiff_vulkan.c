@@ -6293,6 +6293,212 @@ static void test_float_cross_merge_none_balanced(void **state)
     td_tensor_release(b);
 }
 
+static td_status fwd_float_conv2d(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    td_status st = td_float_conv2d(ins[0], ins[1], ins[2], stride, 2, padding, 2, dilation, 2, INT64_C(2), out);
+    return st;
+}
+
+static void test_float_conv2d_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const int64_t s3[] = { INT64_C(2) };
+    const tdt_input ins[] = { { s1, 4, false, false }, { s2, 4, false, false }, { s3, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv2d, ins, 3, 2872610549u);
+}
+
+static void test_float_conv2d_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 1.0f, 0.0f, 2.0f, 0.0f, 0.0f, 0.0f, 3.0f, 0.0f, 4.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv2d_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 1.0f, 0.0f, 2.0f, 0.0f, 0.0f, 0.0f, 3.0f, 0.0f, 4.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    assert_int_equal(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv2d_backward_input_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_tensor_set_autodiff_context(grad, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(grad);
+    td_tensor_release(weight);
+    td_tensor_release(x);
+}
+
+static void test_float_conv2d_backward_input_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    assert_int_equal(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(grad);
+    td_tensor_release(weight);
+    td_tensor_release(x);
+}
+
+static void test_float_conv2d_backward_weight_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_tensor_set_autodiff_context(grad, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(grad);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+}
+
+static void test_float_conv2d_backward_weight_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(ad_bal, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    assert_int_equal(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(grad);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+}
+
 static td_status fwd_float_max_pool2d(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -7051,6 +7257,13 @@ int main(void)
         TDT_TEST(test_float_cross_gradcheck),
         TDT_TEST(test_float_cross_guard),
         TDT_TEST(test_float_cross_merge_none_balanced),
+        TDT_TEST(test_float_conv2d_gradcheck),
+        TDT_TEST(test_float_conv2d_guard),
+        TDT_TEST(test_float_conv2d_merge_none_balanced),
+        TDT_TEST(test_float_conv2d_backward_input_guard),
+        TDT_TEST(test_float_conv2d_backward_input_merge_none_balanced),
+        TDT_TEST(test_float_conv2d_backward_weight_guard),
+        TDT_TEST(test_float_conv2d_backward_weight_merge_none_balanced),
         TDT_TEST(test_float_max_pool2d_gradcheck),
         TDT_TEST(test_float_max_pool2d_guard),
         TDT_TEST(test_float_max_pool2d_backward_guard),

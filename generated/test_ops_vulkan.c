@@ -38823,6 +38823,102 @@ static void test_float_cross_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_float_cross, n);
 }
 
+static void test_float_conv2d_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 1.0f, 0.0f, 2.0f, 0.0f, 0.0f, 0.0f, 3.0f, 0.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), "float_conv2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 4.5f, 18.5f, 36.5f, 77.5f, 0.0f, 1.0f, 2.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv2d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 37.5f, 47.5f, 67.5f, 77.5f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv2d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 1.0f, 0.0f, 2.0f, 0.0f, 0.0f, 0.0f, 3.0f, 0.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 0.0f, 0.0f, 1.0f, 2.0f, 0.0f, 0.0f, 2.0f, 0.0f, -1.0f, 0.0f, 0.0f, 0.0f, 0.0f, -1.0f, 0.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 1.0f, 0.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const float want[] = { 21.0f, -6.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
 static void test_float_conv2d_null(void **state)
 {
     (void)state;
@@ -38904,33 +39000,161 @@ static void test_float_conv2d_backend_mismatch(void **state)
     td_tensor_release(bias);
 }
 
-static void test_float_conv2d_unsupported(void **state)
+static td_status cmp_float_conv2d(const tdt_call *c)
+{
+    return td_float_conv2d(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_conv2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 1, 3, 3 } }, { 4, { 1, 1, 2, 2 } }, { 1, { 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 3, 7, 5 } }, { 4, { 4, 3, 1, 1 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 2, 9, 9 } }, { 4, { 3, 2, 3, 3 } }, { 1, { 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 4, 11, 8 } }, { 4, { 6, 2, 3, 2 } }, { 1, { 6 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 6, 10, 10 } }, { 4, { 6, 1, 3, 3 } }, { 1, { 6 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 1 }, { 2, 2 } }, .i = { INT64_C(6) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 1, 5, 5 } }, { 4, { 2, 1, 5, 5 } }, { 1, { 2 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 4, 3, 16, 16 } }, { 4, { 8, 3, 3, 3 } }, { 1, { 8 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 8, 8, 28, 28 } }, { 4, { 16, 8, 3, 3 } }, { 1, { 16 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 16, 1, 28, 28 } }, { 4, { 8, 1, 3, 3 } }, { 1, { 8 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_conv2d_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d",
+        .run = cmp_float_conv2d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-06,
+        .seed = 1436481466u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_conv2d, (int)(sizeof cases_float_conv2d / sizeof cases_float_conv2d[0]));
+}
+
+static const tdt_case empty_float_conv2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } }, { 1, { 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 3, 7, 5 } }, { 4, { 0, 3, 1, 1 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 2, 9, 9 } }, { 4, { 0, 2, 3, 3 } }, { 1, { 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+};
+
+static void test_float_conv2d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d",
+        .run = cmp_float_conv2d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-06,
+        .seed = 1436481466u,
+    };
+    const int n = (int)(sizeof empty_float_conv2d / sizeof empty_float_conv2d[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_conv2d, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_conv2d, n);
+}
+
+static void test_float_conv2d_backward_input_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
-    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
-    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 1.0f, 0.0f, 2.0f, 0.0f, 0.0f, 0.0f, 3.0f, 0.0f, 4.0f };
-    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
-    (void)x_data;
-    assert_non_null(x);
-    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
-    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
     td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
     (void)weight_data;
     assert_non_null(weight);
-    static const int64_t bias_shape[] = { INT64_C(2) };
-    static const float bias_data[] = { 0.5f, -1.0f };
-    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
-    (void)bias_data;
-    assert_non_null(bias);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d_backward_input");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 1.0f, 4.0f, 4.0f, 6.0f, 20.0f, 16.0f, 9.0f, 24.0f, 16.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(grad);
+    td_tensor_release(weight);
+    td_tensor_release(x);
+}
+
+static void test_float_conv2d_backward_input_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
     static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
     static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
     static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
-    tdt_expect_error(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), TD_E_UNSUPPORTED, "float_conv2d");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(x);
+    tdt_check(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d_backward_input");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 4.0f, 3.0f, 4.0f, 2.0f, 1.0f, 2.0f, 4.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(grad);
     td_tensor_release(weight);
-    td_tensor_release(bias);
+    td_tensor_release(x);
+}
+
+static void test_float_conv2d_backward_input_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float weight_data[] = { 2.0f, -1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), "float_conv2d_backward_input");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float want[] = { 2.0f, 4.0f, -3.0f, -4.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(grad);
+    td_tensor_release(weight);
+    td_tensor_release(x);
 }
 
 static void test_float_conv2d_backward_input_null(void **state)
@@ -39014,7 +39238,68 @@ static void test_float_conv2d_backward_input_backend_mismatch(void **state)
     td_tensor_release(x);
 }
 
-static void test_float_conv2d_backward_input_unsupported(void **state)
+static td_status cmp_float_conv2d_backward_input(const tdt_call *c)
+{
+    return td_float_conv2d_backward_input(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_conv2d_backward_input[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 1, 2, 2 } }, { 4, { 1, 1, 2, 2 } }, { 4, { 1, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 4, 7, 5 } }, { 4, { 4, 3, 1, 1 } }, { 4, { 2, 3, 7, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 3, 9, 9 } }, { 4, { 3, 2, 3, 3 } }, { 4, { 1, 2, 9, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 6, 6, 6 } }, { 4, { 6, 2, 3, 2 } }, { 4, { 3, 4, 11, 8 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 6, 5, 4 } }, { 4, { 6, 1, 3, 3 } }, { 4, { 2, 6, 10, 10 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 1 }, { 2, 2 } }, .i = { INT64_C(6) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 2, 1, 1 } }, { 4, { 2, 1, 5, 5 } }, { 4, { 1, 1, 5, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 4, 8, 6, 6 } }, { 4, { 8, 3, 3, 3 } }, { 4, { 4, 3, 16, 16 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 8, 16, 28, 28 } }, { 4, { 16, 8, 3, 3 } }, { 4, { 8, 8, 28, 28 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 16, 8, 28, 28 } }, { 4, { 8, 1, 3, 3 } }, { 4, { 16, 1, 28, 28 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_conv2d_backward_input_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_input",
+        .run = cmp_float_conv2d_backward_input,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "weight", "x" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 3161120037u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_conv2d_backward_input, (int)(sizeof cases_float_conv2d_backward_input / sizeof cases_float_conv2d_backward_input[0]));
+}
+
+static const tdt_case empty_float_conv2d_backward_input[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 4, 7, 5 } }, { 4, { 0, 3, 1, 1 } }, { 4, { 0, 3, 7, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 3, 9, 9 } }, { 4, { 0, 2, 3, 3 } }, { 4, { 0, 2, 9, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+};
+
+static void test_float_conv2d_backward_input_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_input",
+        .run = cmp_float_conv2d_backward_input,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "weight", "x" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 3161120037u,
+    };
+    const int n = (int)(sizeof empty_float_conv2d_backward_input / sizeof empty_float_conv2d_backward_input[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_conv2d_backward_input, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_conv2d_backward_input, n);
+}
+
+static void test_float_conv2d_backward_weight_example_1(void **state)
 {
     (void)state;
     td_tensor *out = NULL;
@@ -39023,24 +39308,91 @@ static void test_float_conv2d_backward_input_unsupported(void **state)
     td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
     (void)grad_data;
     assert_non_null(grad);
-    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
-    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
-    (void)weight_data;
-    assert_non_null(weight);
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
-    static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
     td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
     (void)x_data;
     assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
     static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
     static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
-    tdt_expect_error(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_conv2d_backward_input");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    tdt_check(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d_backward_weight");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 37.0f, 47.0f, 67.0f, 77.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
     td_tensor_release(grad);
-    td_tensor_release(weight);
     td_tensor_release(x);
+    td_tensor_release(weight);
+}
+
+static void test_float_conv2d_backward_weight_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), "float_conv2d_backward_weight");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 5.0f, 10.0f, 10.0f, 20.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(grad);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+}
+
+static void test_float_conv2d_backward_weight_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f };
+    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, -1.0f, 0.0f, 1.0f, 1.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float weight_data[] = { 0.0f, 0.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), "float_conv2d_backward_weight");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float want[] = { 0.0f, 40.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(grad);
+    td_tensor_release(x);
+    td_tensor_release(weight);
 }
 
 static void test_float_conv2d_backward_weight_null(void **state)
@@ -39124,33 +39476,65 @@ static void test_float_conv2d_backward_weight_backend_mismatch(void **state)
     td_tensor_release(weight);
 }
 
-static void test_float_conv2d_backward_weight_unsupported(void **state)
+static td_status cmp_float_conv2d_backward_weight(const tdt_call *c)
+{
+    return td_float_conv2d_backward_weight(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_conv2d_backward_weight[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 1, 2, 2 } }, { 4, { 1, 1, 3, 3 } }, { 4, { 1, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 4, 7, 5 } }, { 4, { 2, 3, 7, 5 } }, { 4, { 4, 3, 1, 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 3, 9, 9 } }, { 4, { 1, 2, 9, 9 } }, { 4, { 3, 2, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 6, 6, 6 } }, { 4, { 3, 4, 11, 8 } }, { 4, { 6, 2, 3, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 6, 5, 4 } }, { 4, { 2, 6, 10, 10 } }, { 4, { 6, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 1 }, { 2, 2 } }, .i = { INT64_C(6) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 2, 1, 1 } }, { 4, { 1, 1, 5, 5 } }, { 4, { 2, 1, 5, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 4, 8, 6, 6 } }, { 4, { 4, 3, 16, 16 } }, { 4, { 8, 3, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 8, 16, 28, 28 } }, { 4, { 8, 8, 28, 28 } }, { 4, { 16, 8, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 16, 8, 28, 28 } }, { 4, { 16, 1, 28, 28 } }, { 4, { 8, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_conv2d_backward_weight_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
-    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *grad = tdt_make(dev, TD_F32, grad_data, grad_shape, 4);
-    (void)grad_data;
-    assert_non_null(grad);
-    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
-    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
-    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
-    (void)x_data;
-    assert_non_null(x);
-    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
-    static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
-    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
-    (void)weight_data;
-    assert_non_null(weight);
-    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
-    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
-    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
-    tdt_expect_error(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_UNSUPPORTED, "float_conv2d_backward_weight");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
-    td_tensor_release(grad);
-    td_tensor_release(x);
-    td_tensor_release(weight);
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_weight",
+        .run = cmp_float_conv2d_backward_weight,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 356700995u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_conv2d_backward_weight, (int)(sizeof cases_float_conv2d_backward_weight / sizeof cases_float_conv2d_backward_weight[0]));
+}
+
+static const tdt_case empty_float_conv2d_backward_weight[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 4, 7, 5 } }, { 4, { 0, 3, 7, 5 } }, { 4, { 0, 3, 1, 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 3, 9, 9 } }, { 4, { 0, 2, 9, 9 } }, { 4, { 0, 2, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+};
+
+static void test_float_conv2d_backward_weight_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_weight",
+        .run = cmp_float_conv2d_backward_weight,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 356700995u,
+    };
+    const int n = (int)(sizeof empty_float_conv2d_backward_weight / sizeof empty_float_conv2d_backward_weight[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_conv2d_backward_weight, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_conv2d_backward_weight, n);
 }
 
 static void test_float_max_pool2d_example_1(void **state)
@@ -43259,18 +43643,30 @@ int main(void)
         TDT_TEST(test_float_cross_backend_mismatch),
         TDT_TEST(test_float_cross_vs_cpu),
         TDT_TEST(test_float_cross_empty),
+        TDT_TEST(test_float_conv2d_example_1),
+        TDT_TEST(test_float_conv2d_example_2),
+        TDT_TEST(test_float_conv2d_example_3),
         TDT_TEST(test_float_conv2d_null),
         TDT_TEST(test_float_conv2d_wrong_kind),
         TDT_TEST(test_float_conv2d_backend_mismatch),
-        TDT_TEST(test_float_conv2d_unsupported),
+        TDT_TEST(test_float_conv2d_vs_cpu),
+        TDT_TEST(test_float_conv2d_empty),
+        TDT_TEST(test_float_conv2d_backward_input_example_1),
+        TDT_TEST(test_float_conv2d_backward_input_example_2),
+        TDT_TEST(test_float_conv2d_backward_input_example_3),
         TDT_TEST(test_float_conv2d_backward_input_null),
         TDT_TEST(test_float_conv2d_backward_input_wrong_kind),
         TDT_TEST(test_float_conv2d_backward_input_backend_mismatch),
-        TDT_TEST(test_float_conv2d_backward_input_unsupported),
+        TDT_TEST(test_float_conv2d_backward_input_vs_cpu),
+        TDT_TEST(test_float_conv2d_backward_input_empty),
+        TDT_TEST(test_float_conv2d_backward_weight_example_1),
+        TDT_TEST(test_float_conv2d_backward_weight_example_2),
+        TDT_TEST(test_float_conv2d_backward_weight_example_3),
         TDT_TEST(test_float_conv2d_backward_weight_null),
         TDT_TEST(test_float_conv2d_backward_weight_wrong_kind),
         TDT_TEST(test_float_conv2d_backward_weight_backend_mismatch),
-        TDT_TEST(test_float_conv2d_backward_weight_unsupported),
+        TDT_TEST(test_float_conv2d_backward_weight_vs_cpu),
+        TDT_TEST(test_float_conv2d_backward_weight_empty),
         TDT_TEST(test_float_max_pool2d_example_1),
         TDT_TEST(test_float_max_pool2d_example_2),
         TDT_TEST(test_float_max_pool2d_example_3),

@@ -16,6 +16,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_IMATMUL, /* int_matmul (wrapping) */
                          VK_SH_SORT,  /* sort, argsort, topk (a merge sort in passes) */
                          VK_SH_POOL,  /* max / avg pool2d and their backward ops */
+                         VK_SH_CONV,  /* conv2d and its backward ops */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */

@@ -85,3 +85,69 @@ td_status td_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tenso
     return pool("float_avg_pool2d_backward", PL_AVG_BWD, grad, NULL, &x->shape, &grad->shape, kernel, stride, padding,
                 NULL, count_include_pad, vk_buf_of(out));
 }
+
+/* ---- conv2d and its backward ops: shaders/conv.comp ---- */
+
+enum { CV_FWD, CV_BWD_INPUT, CV_BWD_WEIGHT };
+
+#define VK_CONV_RANGE 4096 /* reduction indices of one dispatch */
+
+/* xs, ws, ys: the shapes of x, weight and the conv's output; a, b, c as conv.comp binds them. */
+static td_status conv(const char *op, int code, const td_tensor *a, const td_tensor *b, const td_tensor *c,
+                      const td_shape *xs, const td_shape *ws, const td_shape *ys, const int64_t *stride,
+                      const int64_t *padding, const int64_t *dilation, int64_t groups, td_tensor *out)
+{
+    const int64_t N = xs->dims[0], C = xs->dims[1], O = ws->dims[0], kh = ws->dims[2], kw = ws->dims[3];
+    const int64_t OH = ys->dims[2], OW = ys->dims[3];
+    const int64_t R = code == CV_FWD ? (C / groups) * kh * kw
+                    : code == CV_BWD_INPUT ? (O / groups) * kh * kw
+                                           : N * OH * OW;
+    TD_TRY(vk_check_size(op, xs->numel));
+    TD_TRY(vk_check_size(op, ys->numel));
+    TD_TRY(vk_check_size(op, ws->numel));
+    TD_TRY(vk_check_size(op, R));
+    uint32_t p[19] = { (uint32_t)N, (uint32_t)C, (uint32_t)xs->dims[2], (uint32_t)xs->dims[3], (uint32_t)O,
+                       (uint32_t)OH, (uint32_t)OW, (uint32_t)kh, (uint32_t)kw, (uint32_t)stride[0],
+                       (uint32_t)stride[1], (uint32_t)padding[0], (uint32_t)padding[1], (uint32_t)dilation[0],
+                       (uint32_t)dilation[1], (uint32_t)groups, (uint32_t)code, 0, 0 };
+    vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), c ? vk_buf_of(c) : NULL, vk_buf_of(out) };
+    vk_dev *d = vk_of(out->device);
+    int64_t r0 = 0;
+    do { /* one dispatch at least: an empty reduction still writes the bias, or zeros */
+        const int64_t r1 = R - r0 < VK_CONV_RANGE ? R : r0 + VK_CONV_RANGE;
+        p[17] = (uint32_t)r0;
+        p[18] = (uint32_t)r1;
+        TD_TRY(vk_dispatch_n(d, op, VK_SH_CONV, p, 19, bufs, out->shape.numel));
+        r0 = r1;
+    } while (r0 < R);
+    return TD_OK;
+}
+
+td_status td_vulkan_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias,
+                                 const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                                 const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out)
+{
+    (void)stride_len, (void)padding_len, (void)dilation_len;
+    return conv("float_conv2d", CV_FWD, x, weight, bias, &x->shape, &weight->shape, &out->shape, stride, padding,
+                dilation, groups, out);
+}
+
+td_status td_vulkan_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x,
+                                                const int64_t *stride, int stride_len, const int64_t *padding,
+                                                int padding_len, const int64_t *dilation, int dilation_len,
+                                                int64_t groups, td_tensor *out)
+{
+    (void)stride_len, (void)padding_len, (void)dilation_len;
+    return conv("float_conv2d_backward_input", CV_BWD_INPUT, grad, weight, NULL, &x->shape, &weight->shape,
+                &grad->shape, stride, padding, dilation, groups, out);
+}
+
+td_status td_vulkan_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight,
+                                                 const int64_t *stride, int stride_len, const int64_t *padding,
+                                                 int padding_len, const int64_t *dilation, int dilation_len,
+                                                 int64_t groups, td_tensor *out)
+{
+    (void)stride_len, (void)padding_len, (void)dilation_len;
+    return conv("float_conv2d_backward_weight", CV_BWD_WEIGHT, grad, x, NULL, &x->shape, &weight->shape,
+                &grad->shape, stride, padding, dilation, groups, out);
+}

@@ -75,8 +75,9 @@ backend {
     "int_matmul",
     -- stable sort / argsort / topk: a merge sort in passes (shaders/sort.comp, runtime/vulkan/vk_kernels_int.c)
     "float_sort", "float_argsort", "float_topk", "float_argtopk", "int_sort", "int_argsort", "int_topk",
-    -- pooling (shaders/pool.comp, runtime/vulkan/vk_kernels_module.c)
+    -- pooling and convolution (shaders/pool.comp, conv.comp; runtime/vulkan/vk_kernels_module.c)
     "float_max_pool2d", "float_max_pool2d_backward", "float_avg_pool2d", "float_avg_pool2d_backward",
+    "float_conv2d", "float_conv2d_backward_input", "float_conv2d_backward_weight",
     -- device
     "sync",
   },
