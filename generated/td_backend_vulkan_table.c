@@ -15,6 +15,7 @@ static void (*const kernels[TD_OP_COUNT])(void) = {
     [TD_OP_INT_FULL] = (void (*)(void))td_vulkan_int_full,
     [TD_OP_FLOAT_RANDOM] = (void (*)(void))td_vulkan_float_random,
     [TD_OP_INT_ARANGE] = (void (*)(void))td_vulkan_int_arange,
+    [TD_OP_INT_RANDOM] = (void (*)(void))td_vulkan_int_random,
     [TD_OP_BOOL_TRIL_MASK] = (void (*)(void))td_vulkan_bool_tril_mask,
     [TD_OP_BOOL_TRIU_MASK] = (void (*)(void))td_vulkan_bool_triu_mask,
     [TD_OP_INT_GATHER] = (void (*)(void))td_vulkan_int_gather,

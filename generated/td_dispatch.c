@@ -1502,10 +1502,6 @@ td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t s
 /* ---- int_random (creation) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-#endif
-
-#if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
@@ -1525,32 +1521,17 @@ static td_status arm_cpu_int_random(td_device *device, const int64_t *shape, int
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_random", TD_OP_INT_RANDOM, device, &td_cpu);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_random(td_cpu, shape, shape_len, low, high, seed, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_random", td_r, device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_random", device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_random(shape, shape_len, low, high, seed, td_r);
+    if (td_st != TD_OK) {
         td_tensor_release(td_r);
-        td_device_release(td_cpu);
         return td_st;
     }
-#endif
-    (void)device;
-    (void)shape;
-    (void)shape_len;
-    (void)low;
-    (void)high;
-    (void)seed;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_err_unsupported("int_random", TD_BACKEND_VULKAN, "cpu");
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 

@@ -68,7 +68,7 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
 td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out);
 
 /* Creates an int tensor of values uniform in [low, high); the same seed gives the same values on every backend. low < high, else TD_E_INVALID.
- * Family creation; implemented by: cpu.
+ * Family creation; implemented by: cpu, vulkan.
  * Note: counter-based generator (float_random's splitmix64 of seed and element index): element i is low + ((h >> 32) * (high - low)) >> 32 with h = mix(seed ^ mix(2 i)), so results do not depend on threading.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out);

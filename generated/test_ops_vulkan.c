@@ -1138,6 +1138,29 @@ static void test_int_arange_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_int_arange, n);
 }
 
+static void test_int_random_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_check(td_int_random(dev, shape, 2, (int32_t)7, (int32_t)8, UINT64_C(42), &out), "int_random");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t want[] = { 7, 7, 7, 7, 7, 7 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+}
+
+static void test_int_random_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_check(td_int_random(dev, NULL, 0, (int32_t)-2147483648, (int32_t)-2147483647, UINT64_C(0), &out), "int_random");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -2147483648 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+}
+
 static void test_int_random_null(void **state)
 {
     (void)state;
@@ -1147,13 +1170,41 @@ static void test_int_random_null(void **state)
     assert_null(out);
 }
 
-static void test_int_random_unsupported(void **state)
+static td_status cmp_int_random(const tdt_call *c)
+{
+    return td_int_random(c->dev, c->cs->a[0], c->cs->alen[0], (int32_t)c->cs->i[0], (int32_t)c->cs->i[1], (uint64_t)c->cs->i[2], c->out);
+}
+
+static const tdt_case cases_int_random[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 0 }, .a = { { 0 } }, .i = { INT64_C(0), INT64_C(10), INT64_C(42) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 7 } }, .i = { INT64_C(-5), INT64_C(5), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 129 } }, .i = { INT64_C(-2147483648), INT64_C(2147483647), INT64_C(42) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 1000 } }, .i = { INT64_C(7), INT64_C(8), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 10007 } }, .i = { INT64_C(0), INT64_C(10), INT64_C(42) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 100, 101 } }, .i = { INT64_C(-5), INT64_C(5), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 3, 5, 7, 97 } }, .i = { INT64_C(-2147483648), INT64_C(2147483647), INT64_C(42) } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 4 }, .a = { { 1, 7, 1, 33 } }, .i = { INT64_C(7), INT64_C(8), INT64_C(0) } },
+};
+
+static void test_int_random_vs_cpu(void **state)
 {
     (void)state;
-    td_tensor *out = NULL;
-    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
-    tdt_expect_error(td_int_random(dev, shape, 2, (int32_t)7, (int32_t)8, UINT64_C(42), &out), TD_E_UNSUPPORTED, "int_random");
-    assert_non_null(strstr(td_last_error(), "'vulkan'"));
+    static const tdt_op_desc desc = {
+        .name = "int_random",
+        .run = cmp_int_random,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .int_names = { "low", "high", "seed" },
+        .nmse = 1e-07,
+        .seed = 707406708u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_random, (int)(sizeof cases_int_random / sizeof cases_int_random[0]));
+}
+
+static void test_int_random_empty(void **state)
+{
+    (void)state;
+    tdt_compare_skip("int_random", "the cases of the shape rule 'random_int' have no tensor of 1 dim or more to empty");
 }
 
 static void test_bool_tril_mask_example_1(void **state)
@@ -42077,8 +42128,11 @@ int main(void)
         TDT_TEST(test_int_arange_null),
         TDT_TEST(test_int_arange_vs_cpu),
         TDT_TEST(test_int_arange_empty),
+        TDT_TEST(test_int_random_example_1),
+        TDT_TEST(test_int_random_example_2),
         TDT_TEST(test_int_random_null),
-        TDT_TEST(test_int_random_unsupported),
+        TDT_TEST(test_int_random_vs_cpu),
+        TDT_TEST(test_int_random_empty),
         TDT_TEST(test_bool_tril_mask_example_1),
         TDT_TEST(test_bool_tril_mask_example_2),
         TDT_TEST(test_bool_tril_mask_example_3),

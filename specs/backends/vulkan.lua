@@ -12,7 +12,7 @@ backend {
     -- creation
     "float_from_data", "int_from_data", "bool_from_data",
     "float_zeros", "int_zeros", "float_ones", "int_ones", "float_full", "int_full",
-    "float_random", "int_arange",
+    "float_random", "int_random", "int_arange",
     -- host
     "float_into_data", "int_into_data", "bool_into_data",
     -- layout
