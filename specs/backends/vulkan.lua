@@ -12,7 +12,7 @@ backend {
     -- creation
     "float_from_data", "int_from_data", "bool_from_data",
     "float_zeros", "int_zeros", "float_ones", "int_ones", "float_full", "int_full",
-    "float_random", "int_random", "int_arange",
+    "float_random", "int_arange",
     -- host
     "float_into_data", "int_into_data", "bool_into_data",
     -- layout
@@ -60,6 +60,9 @@ backend {
     "float_gather", "int_gather", "bool_gather", "float_select", "int_select", "bool_select",
     "float_scatter_add", "int_scatter_add", "float_scatter_assign", "int_scatter_assign",
     "float_select_add", "int_select_add", "int_one_hot",
+    -- ops of the vk2 branch, native on Vulkan (were unsupported there before):
+    -- int_random: host splitmix64 as the CPU's, uploaded (vk_kernels_create.c)
+    "int_random",
     -- int bitwise / shifts / powi, triangular masks (shaders/iops.comp), unfold (copy.comp):
     -- runtime/vulkan/vk_kernels_int.c
     "int_bitwise_and", "int_bitwise_or", "int_bitwise_xor", "int_bitwise_and_scalar",
