@@ -72,18 +72,18 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
 td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out);
 
 /* Creates an int tensor of values uniform in [low, high); the same seed gives the same values on every backend. low < high, else TD_E_INVALID.
- * Family creation; implemented by: cpu.
+ * Family creation; implemented by: cpu, vulkan.
  * Note: counter-based generator (float_random's splitmix64 of seed and element index): element i is low + ((h >> 32) * (high - low)) >> 32 with h = mix(seed ^ mix(2 i)), so results do not depend on threading.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out);
 
 /* Creates burn's tril_mask: a bool tensor true where an element lies outside the lower triangle of the last two dims, i.e. where column - row > offset (the entries torch.tril(x, offset) zeroes).
- * Family creation; implemented by: cpu.
+ * Family creation; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out);
 
 /* Creates burn's triu_mask: a bool tensor true where an element lies outside the upper triangle of the last two dims, i.e. where column - row < offset (the entries torch.triu(x, offset) zeroes).
- * Family creation; implemented by: cpu.
+ * Family creation; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out);
 
@@ -187,7 +187,7 @@ td_status td_int_abs(const td_tensor *a, td_tensor **out);
 td_status td_int_sign(const td_tensor *a, td_tensor **out);
 
 /* Elementwise a raised to the int power exponent (wraps around on overflow); a negative exponent gives 1 for a = 1, +-1 for a = -1 and 0 otherwise, as int_powi.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: torch.pow on int32 (0^0 = 1); PyTorch rejects a negative scalar exponent for int tensors, here it is defined as for int_powi.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out);
@@ -247,25 +247,25 @@ td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out);
 td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Sum along dim (wraps around on overflow); the reduced dim is kept with size 1; an empty dim sums to 0.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); the int32 result wraps (PyTorch sums int32 into int64).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Mean along dim, truncated toward zero (the exact sum divided by the dim's size, so it never overflows); the reduced dim is kept with size 1; an empty dim is an error.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: PyTorch has no int mean; burn divides its int sum by the size (truncating), which agrees unless that sum overflows.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Product of all elements as a 0-dim tensor (wraps around on overflow); an empty tensor gives 1.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: the int32 result wraps (PyTorch multiplies int32 into int64).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_prod(const td_tensor *a, td_tensor **out);
 
 /* Product along dim (wraps around on overflow); the reduced dim is kept with size 1; an empty dim gives 1.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); the int32 result wraps.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -311,7 +311,7 @@ td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Mean of all elements as a 0-dim tensor, truncated toward zero (the exact sum divided by numel, so it never overflows); an empty tensor is an error.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: PyTorch has no int mean; burn divides its int sum by numel (truncating), which agrees unless that sum overflows.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_mean(const td_tensor *a, td_tensor **out);
@@ -323,28 +323,28 @@ td_status td_int_mean(const td_tensor *a, td_tensor **out);
 td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out);
 
 /* Elementwise bitwise a & value.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise bitwise a | value.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise bitwise a ^ value.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise a << value: bits shifted out are lost (wraps around); a shift value < 0 or value >= 32 gives 0.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: torch.bitwise_left_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise arithmetic a >> value (rounds toward -infinity); a shift value < 0 or value >= 32 gives 0 for a >= 0 and -1 for a < 0.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: torch.bitwise_right_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out);
@@ -462,18 +462,18 @@ td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Sorts along dim, ascending, or descending where descending is nonzero.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
 
 /* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: torch.argsort(a, dim, descending, stable=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
 
 /* The count largest values along dim, in descending order.
- * Family unary; implemented by: cpu.
+ * Family unary; implemented by: cpu, vulkan.
  * Note: torch.topk(a, count, dim, largest=True, sorted=True) values.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
@@ -871,7 +871,7 @@ td_status td_float_transpose(const td_tensor *a, td_tensor **out);
 td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
 
 /* Sliding windows of a float tensor along dim (torch.Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a new last dim of length size holds each window.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out);
 
@@ -887,13 +887,13 @@ td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, fl
 td_status td_float_mean(const td_tensor *a, td_tensor **out);
 
 /* Product of all elements, as a 0-dim tensor (1 for an empty tensor).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: accumulates in double precision, then rounds to float once.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_prod(const td_tensor *a, td_tensor **out);
 
 /* Product along dim; the reduced dim is kept with size 1.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: keeps the reduced dim (PyTorch keepdim=True); accumulates in double precision.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -959,7 +959,7 @@ td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Cumulative product along dim: out[..., i, ...] = a[..., 0, ...] * ... * a[..., i, ...].
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: accumulates in double precision; a 0-d tensor takes dim 0 or -1.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -977,25 +977,25 @@ td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Sorts along dim, ascending, or descending where descending is nonzero; stable, NaN sorts as the largest value.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: torch.sort(a, dim, descending, stable=True) values; -0 and +0 are equal (their order is kept).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
 
 /* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable, NaN sorts as the largest value.
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: torch.argsort(a, dim, descending, stable=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
 
 /* The count largest values along dim, in descending order (NaN counts as the largest value).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: torch.topk(a, count, dim, largest=True, sorted=True) values; of equal values the first ones are taken.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
 
 /* Indices of the count largest values along dim, in descending order of value (NaN counts as the largest value).
- * Family unary_float; implemented by: cpu.
+ * Family unary_float; implemented by: cpu, vulkan.
  * Note: torch.topk(a, count, dim).indices; of equal values the first ones (lowest indices) come first.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
@@ -1224,7 +1224,7 @@ td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **
 td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
 
 /* Elementwise a raised to the int power b, broadcasting (wraps around on overflow); for b < 0 the result is 1 for a = 1, +-1 for a = -1 (-1 when b is odd) and 0 otherwise.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * Note: torch.pow on int32 tensors (0^0 = 1; negative exponents as in its integer kernel).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out);
@@ -1260,33 +1260,33 @@ td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor
 td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow).
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise bitwise a & b, broadcasting.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise bitwise a | b, broadcasting.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise bitwise a ^ b, broadcasting.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise a << b, broadcasting: bits shifted out are lost (wraps around); a shift b < 0 or b >= 32 gives 0.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * Note: torch.bitwise_left_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise arithmetic a >> b (rounds toward -infinity), broadcasting; a shift b < 0 or b >= 32 gives 0 for a >= 0 and -1 for a < 0.
- * Family binary; implemented by: cpu.
+ * Family binary; implemented by: cpu, vulkan.
  * Note: torch.bitwise_right_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out);
@@ -1436,39 +1436,39 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
 td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out);
 
 /* 2-D convolution (cross-correlation, as torch.nn.functional.conv2d) of x [N, C, H, W] with weight [O, C / groups, kh, kw] plus bias [O]; stride, padding and dilation are {h, w} pairs.
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * Note: the bias is required: pass zeros for a convolution without one; zero padding only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 
 /* The gradient of float_conv2d with respect to its input: grad [N, O, OH, OW] through weight into the shape of x (whose values are not read).
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 
 /* The gradient of float_conv2d with respect to its weight: grad [N, O, OH, OW] correlated with x, in the shape of weight (whose values are not read).
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 
 /* 2-D max pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride, padding (at most half the kernel) and dilation; padding never wins.
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * Note: a window holding NaN gives NaN (as PyTorch).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
 
 /* The gradient of float_max_pool2d: each element of grad goes to the first maximum of its window in x (summed where windows overlap).
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
 
 /* 2-D average pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride and padding (at most half the kernel); count_include_pad (0 or 1) says whether padded places count in the divisor.
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
 
 /* The gradient of float_avg_pool2d: each element of grad is spread evenly over its window, into the shape of x (whose values are not read).
- * Family module; implemented by: cpu.
+ * Family module; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
 

@@ -12,6 +12,11 @@
 typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH_SCAN, VK_SH_UNARY,
                          VK_SH_FMATH, /* float math (issue 10) */
                          VK_SH_INDEX, /* indexing and layout (issue 10) */
+                         VK_SH_IOPS,  /* int bitwise / shifts / powi, triangular masks */
+                         VK_SH_IMATMUL, /* int_matmul (wrapping) */
+                         VK_SH_SORT,  /* sort, argsort, topk (a merge sort in passes) */
+                         VK_SH_POOL,  /* max / avg pool2d and their backward ops */
+                         VK_SH_CONV,  /* conv2d and its backward ops */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -26,7 +31,9 @@ enum {
     VK_B_AND, VK_B_OR, VK_B_WHERE, VK_B_FILL
 };
 enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_ISUM,
-       VK_R_ARGMAX_GATHER, VK_R_ARGMIN_GATHER }; /* the gathers: later passes of argmax/argmin */
+       VK_R_ARGMAX_GATHER, VK_R_ARGMIN_GATHER, /* the gathers: later passes of argmax/argmin */
+       VK_R_IPROD, VK_R_ISUM64, VK_R_ISUM64_PAIRS, VK_R_IMEAN_PAIRS, VK_R_IMEAN,
+       VK_R_FPROD_PAIRS_OF, VK_R_FPROD_PAIRS, VK_R_FPROD_OF_PAIRS, VK_R_FPROD }; /* 14 .. 17 */
 
 #define VK_MAX_PARAMS 64u        /* 32-bit words of parameters per dispatch (256 bytes) */
 #define VK_BATCH_MAX 256u        /* dispatches per command buffer before it is submitted */

@@ -125,6 +125,27 @@ td_status td_vulkan_float_random(const int64_t *shape, int shape_len, td_distrib
     return st;
 }
 
+/* As td_cpu_int_random (the same splitmix64 values), computed on the host and uploaded. */
+td_status td_vulkan_int_random(const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed,
+                               td_tensor *out)
+{
+    (void)shape;
+    (void)shape_len;
+    const int64_t n = out->shape.numel;
+    int32_t *p = td_malloc((size_t)n * sizeof *p);
+    if (p == NULL)
+        return td_error(TD_E_NOMEM, "int_random: vulkan: out of memory for %lld host values", (long long)n);
+    const uint64_t range = (uint64_t)((int64_t)high - (int64_t)low); /* 1 .. 2^32 - 1 */
+    for (int64_t i = 0; i < n; i++) {
+        const uint64_t h = mix(seed ^ mix(2u * (uint64_t)i));
+        const uint64_t off = ((h >> 32) * range) >> 32;
+        p[i] = (int32_t)((int64_t)low + (int64_t)off);
+    }
+    const td_status st = td_vulkan_write(out, p);
+    td_free(p);
+    return st;
+}
+
 td_status td_vulkan_float_into_data(const td_tensor *a, float *dst)
 {
     return td_vulkan_read(a, dst);

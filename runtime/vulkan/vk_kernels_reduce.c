@@ -71,8 +71,53 @@ static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, v
  * 0, or NaN for a mean (0 / 0), as PyTorch gives. */
 static td_status reduce_empty(const char *op, uint32_t code, td_tensor *out)
 {
-    return vk_fill(op, out, code == VK_R_MEAN ? vk_f2u(NAN) : 0u);
+    return vk_fill(op, out, code == VK_R_MEAN ? vk_f2u(NAN) : code == VK_R_IPROD ? 1u
+                                                            : code == VK_R_FPROD ? vk_f2u(1.0f) : 0u);
 }
+
+/* Reductions whose partial results are word pairs (codes[0]: values -> pairs, [1]: pairs ->
+ * pairs, [2]: pairs -> result, [3]: values -> result): the exact int mean (int64 partial sums;
+ * p[6] is the original size, which the sum is divided by, truncated toward zero, as
+ * cpu_int.c) and the float product (m * 2^e partials with a double's range, as the CPU's
+ * double product). Pairs while size > a chunk, then one pass into dst. */
+static td_status paired_reduce(vk_dev *d, const char *op, const uint32_t codes[4], vk_buf *src, vk_buf *dst,
+                               int64_t outer, int64_t size, int64_t inner)
+{
+    const uint32_t n = (uint32_t)size;
+    vk_buf *vals = src;
+    bool pairs = false;
+    td_status st = TD_OK;
+    while (st == TD_OK && size > VK_REDUCE_CHUNK) {
+        int64_t chunk = (size + 1023) / 1024;
+        chunk = chunk < 64 ? 64 : chunk > VK_REDUCE_CHUNK ? VK_REDUCE_CHUNK : chunk;
+        const int64_t parts = (size + chunk - 1) / chunk;
+        vk_buf *nv = NULL;
+        st = vk_buf_get(d, op, (VkDeviceSize)(outer * parts * inner) * 8u, &nv);
+        if (st == TD_OK) {
+            const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, pairs ? codes[1] : codes[0],
+                                    (uint32_t)chunk, (uint32_t)parts, n };
+            vk_buf *const bufs[4] = { vals, NULL, NULL, nv };
+            st = vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, outer * parts * inner);
+        }
+        if (vals != src)
+            vk_buf_put(d, vals);
+        vals = nv;
+        pairs = true;
+        size = parts;
+    }
+    if (st == TD_OK) {
+        const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, pairs ? codes[2] : codes[3],
+                                (uint32_t)size, 1u, n };
+        vk_buf *const bufs[4] = { vals, NULL, NULL, dst };
+        st = vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, outer * inner);
+    }
+    if (vals != src && vals != NULL)
+        vk_buf_put(d, vals);
+    return st;
+}
+
+static const uint32_t imean_codes[4] = { VK_R_ISUM64, VK_R_ISUM64_PAIRS, VK_R_IMEAN_PAIRS, VK_R_IMEAN };
+static const uint32_t fprod_codes[4] = { VK_R_FPROD_PAIRS_OF, VK_R_FPROD_PAIRS, VK_R_FPROD_OF_PAIRS, VK_R_FPROD };
 
 static td_status sum_all(const char *op, uint32_t code, const td_tensor *a, td_tensor *out)
 {
@@ -91,12 +136,35 @@ td_status td_vulkan_int_sum(const td_tensor *a, td_tensor *out)
     return sum_all("int_sum", VK_R_ISUM, a, out);
 }
 
+td_status td_vulkan_int_prod(const td_tensor *a, td_tensor *out)
+{
+    return sum_all("int_prod", VK_R_IPROD, a, out);
+}
+
+td_status td_vulkan_int_mean(const td_tensor *a, td_tensor *out)
+{
+    return paired_reduce(vk_of(a->device), "int_mean", imean_codes, vk_buf_of(a), vk_buf_of(out), 1, a->shape.numel,
+                         1);
+}
+
+td_status td_vulkan_float_prod(const td_tensor *a, td_tensor *out)
+{
+    if (a->shape.numel == 0)
+        return vk_fill("float_prod", out, vk_f2u(1.0f));
+    return paired_reduce(vk_of(a->device), "float_prod", fprod_codes, vk_buf_of(a), vk_buf_of(out), 1,
+                         a->shape.numel, 1);
+}
+
 static td_status reduce_dim(const char *op, uint32_t code, const td_tensor *a, int64_t dim, td_tensor *out)
 {
     int64_t outer, size, inner;
     td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
     if (size == 0)
         return reduce_empty(op, code, out);
+    if (code == VK_R_IMEAN)
+        return paired_reduce(vk_of(a->device), op, imean_codes, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
+    if (code == VK_R_FPROD)
+        return paired_reduce(vk_of(a->device), op, fprod_codes, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
     return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
 }
 
@@ -108,6 +176,26 @@ td_status td_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *ou
 td_status td_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
     return reduce_dim("float_mean_dim", VK_R_MEAN, a, dim, out);
+}
+
+td_status td_vulkan_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return reduce_dim("int_sum_dim", VK_R_ISUM, a, dim, out);
+}
+
+td_status td_vulkan_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return reduce_dim("int_prod_dim", VK_R_IPROD, a, dim, out);
+}
+
+td_status td_vulkan_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return reduce_dim("int_mean_dim", VK_R_IMEAN, a, dim, out);
+}
+
+td_status td_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return reduce_dim("float_prod_dim", VK_R_FPROD, a, dim, out);
 }
 
 td_status td_vulkan_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out)
@@ -136,7 +224,7 @@ td_status td_vulkan_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out
 
 /* matmul.comp parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset,
  * k begin, k end, accumulate. */
-td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
+static td_status matmul(const char *op, vk_shader sh, const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     td_matmul_geometry g;
     td_matmul_geometry_of(&a->shape, &b->shape, &out->shape, &g);
@@ -152,12 +240,12 @@ td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tens
     }
     vk_dev *dev = vk_of(out->device);
     if (k == 0) /* an empty inner dim: a sum of nothing, as in PyTorch */
-        return vk_fill("float_matmul", out, 0u);
+        return vk_fill(op, out, 0u);
     vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };
     const int64_t gx = (n + 15) / 16, gy = (m + 15) / 16;
     if (gx > dev->max_groups[0] || gy > dev->max_groups[1])
-        return td_error(TD_E_INVALID, "float_matmul: vulkan: a %lld x %lld result needs more workgroups than the "
-                        "device allows", (long long)m, (long long)n);
+        return td_error(TD_E_INVALID, "%s: vulkan: a %lld x %lld result needs more workgroups than the "
+                        "device allows", op, (long long)m, (long long)n);
     for (int64_t b0 = 0; b0 < ob.numel; b0 += dev->max_groups[2]) {
         const int64_t left = ob.numel - b0;
         const uint32_t gz = left < dev->max_groups[2] ? (uint32_t)left : dev->max_groups[2];
@@ -166,8 +254,19 @@ td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tens
             p[29] = (uint32_t)k0;
             p[30] = (uint32_t)(k - k0 < VK_MATMUL_KCHUNK ? k : k0 + VK_MATMUL_KCHUNK);
             p[31] = k0 > 0;
-            TD_TRY(vk_dispatch(dev, "float_matmul", VK_SH_MATMUL, p, 32, bufs, (uint32_t)gx, (uint32_t)gy, gz));
+            TD_TRY(vk_dispatch(dev, op, sh, p, 32, bufs, (uint32_t)gx, (uint32_t)gy, gz));
         }
     }
     return TD_OK;
+}
+
+td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    return matmul("float_matmul", VK_SH_MATMUL, a, b, out);
+}
+
+/* Wrapping, as cpu_int.c (imatmul.comp: matmul.comp on uint words). */
+td_status td_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    return matmul("int_matmul", VK_SH_IMATMUL, a, b, out);
 }

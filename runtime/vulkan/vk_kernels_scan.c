@@ -1,13 +1,14 @@
 /* Vulkan backend: cumulative ops along a dim (scan.comp), of the reduce / cumulative / sort
- * group (specs/ops/reduce_sort.lua). float_cumprod is not here: the CPU (like PyTorch's)
- * accumulates it in double, and a float running product underflows to 0 hundreds of rows
- * before a double one, where a later inf then gives NaN instead of inf. */
+ * group (specs/ops/reduce_sort.lua). float_cumprod has a double's range, as the CPU's (like
+ * PyTorch's) double accumulation: a float running product would underflow to 0 hundreds of
+ * rows before a double one, where a later inf then gives NaN instead of inf; so its running
+ * product is m * 2^e (shaders/prod.glsl), carried between ranges in a scratch buffer. */
 #include "vk_internal.h"
 
 /* Rows of a line one dispatch covers (lavapipe ends a shader's loops after 65535 iterations). */
 #define VK_SCAN_CHUNK 4096
 
-enum { VK_S_FCUMSUM, VK_S_FCUMMAX, VK_S_FCUMMIN, VK_S_ICUMSUM, VK_S_ICUMPROD };
+enum { VK_S_FCUMSUM, VK_S_FCUMMAX, VK_S_FCUMMIN, VK_S_ICUMSUM, VK_S_ICUMPROD, VK_S_FCUMPROD };
 
 static td_status scan(const char *op, uint32_t code, const td_tensor *a, int64_t dim, td_tensor *out)
 {
@@ -17,13 +18,19 @@ static td_status scan(const char *op, uint32_t code, const td_tensor *a, int64_t
         return TD_OK;
     TD_TRY(vk_check_size(op, a->shape.numel));
     vk_dev *d = vk_of(a->device);
-    vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
-    for (int64_t k0 = 0; k0 < size; k0 += VK_SCAN_CHUNK) {
+    vk_buf *carry = NULL;
+    if (code == VK_S_FCUMPROD)
+        TD_TRY(vk_buf_get(d, op, (VkDeviceSize)(outer * inner) * 8u, &carry));
+    vk_buf *const bufs[4] = { vk_buf_of(a), NULL, carry, vk_buf_of(out) };
+    td_status st = TD_OK;
+    for (int64_t k0 = 0; st == TD_OK && k0 < size; k0 += VK_SCAN_CHUNK) {
         const int64_t k1 = size - k0 < VK_SCAN_CHUNK ? size : k0 + VK_SCAN_CHUNK;
         const uint32_t p[6] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, code, (uint32_t)k0, (uint32_t)k1 };
-        TD_TRY(vk_dispatch_n(d, op, VK_SH_SCAN, p, 6, bufs, outer * inner));
+        st = vk_dispatch_n(d, op, VK_SH_SCAN, p, 6, bufs, outer * inner);
     }
-    return TD_OK;
+    if (carry != NULL)
+        vk_buf_put(d, carry); /* deferred until the batch is submitted */
+    return st;
 }
 
 td_status td_vulkan_float_cumsum(const td_tensor *a, int64_t dim, td_tensor *out)
@@ -49,4 +56,9 @@ td_status td_vulkan_int_cumsum(const td_tensor *a, int64_t dim, td_tensor *out)
 td_status td_vulkan_int_cumprod(const td_tensor *a, int64_t dim, td_tensor *out)
 {
     return scan("int_cumprod", VK_S_ICUMPROD, a, dim, out);
+}
+
+td_status td_vulkan_float_cumprod(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    return scan("float_cumprod", VK_S_FCUMPROD, a, dim, out);
 }

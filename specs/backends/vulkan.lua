@@ -60,6 +60,27 @@ backend {
     "float_gather", "int_gather", "bool_gather", "float_select", "int_select", "bool_select",
     "float_scatter_add", "int_scatter_add", "float_scatter_assign", "int_scatter_assign",
     "float_select_add", "int_select_add", "int_one_hot",
+    -- ops of the vk2 branch, native on Vulkan (were unsupported there before):
+    -- int_random: host splitmix64 as the CPU's, uploaded (vk_kernels_create.c)
+    "int_random",
+    -- int bitwise / shifts / powi, triangular masks (shaders/iops.comp), unfold (copy.comp):
+    -- runtime/vulkan/vk_kernels_int.c
+    "int_bitwise_and", "int_bitwise_or", "int_bitwise_xor", "int_bitwise_and_scalar",
+    "int_bitwise_or_scalar", "int_bitwise_xor_scalar", "int_bitwise_left_shift",
+    "int_bitwise_right_shift", "int_bitwise_left_shift_scalar", "int_bitwise_right_shift_scalar",
+    "int_powi", "int_powi_scalar", "bool_tril_mask", "bool_triu_mask", "float_unfold",
+    -- int reductions (reduce.comp: wrapping sums and products; the exact mean with int64 partial
+    -- sums as word pairs)
+    "int_sum_dim", "int_prod", "int_prod_dim", "int_mean", "int_mean_dim",
+    -- float products with a double's range (m * 2^e partials in reduce.comp), as the CPU's double
+    "float_prod", "float_prod_dim", "float_cumprod",
+    -- int_matmul: shaders/imatmul.comp (wrapping)
+    "int_matmul",
+    -- stable sort / argsort / topk: a merge sort in passes (shaders/sort.comp, runtime/vulkan/vk_kernels_int.c)
+    "float_sort", "float_argsort", "float_topk", "float_argtopk", "int_sort", "int_argsort", "int_topk",
+    -- pooling and convolution (shaders/pool.comp, conv.comp; runtime/vulkan/vk_kernels_module.c)
+    "float_max_pool2d", "float_max_pool2d_backward", "float_avg_pool2d", "float_avg_pool2d_backward",
+    "float_conv2d", "float_conv2d_backward_input", "float_conv2d_backward_weight",
     -- device
     "sync",
   },

@@ -3,6 +3,7 @@
 // The host chains passes until one part is left, so that no thread loops more than a chunk:
 // lavapipe stops a shader's loops after 65535 iterations in all.
 #version 450
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
 layout(std430, binding = 1) readonly buffer A { uint a[]; };
@@ -11,7 +12,48 @@ layout(std430, binding = 4) writeonly buffer O { uint o[]; };
 
 // p: outer, size, inner, op, chunk, parts, divisor (float bits, mean)
 // op: 0 sum, 1 mean, 2 max, 3 min, 4 argmax, 5 argmin, 6 int sum (wrapping), 7 argmax and
-// 8 argmin of partial extremes whose indices are b's (the result gathers them)
+// 8 argmin of partial extremes whose indices are b's (the result gathers them), 9 int product
+// (wrapping), and the exact int mean: 10 int32 -> int64 partial sums, 11 int64 -> int64,
+// 12 int64 -> mean, 13 int32 -> mean (int64 values as (lo, hi) word pairs, added with carries:
+// no shaderInt64 needed; the mean divides the sum by p[6] (a uint), truncated toward zero)
+
+// (hi, lo) += (xh, xl)
+void add64(inout uint hi, inout uint lo, uint xh, uint xl)
+{
+    uint c;
+    lo = uaddCarry(lo, xl, c);
+    hi += xh + c;
+}
+
+// The int64 (hi, lo) divided by n (1 <= n <= 2^31), truncated toward zero, as an int32 word
+// (the mean of int32 values fits).
+uint div64(uint hi, uint lo, uint n)
+{
+    bool neg = (hi >> 31) != 0u;
+    if (neg) {                       // magnitude: two's complement negation
+        lo = ~lo;
+        hi = ~hi;
+        uint c;
+        lo = uaddCarry(lo, 1u, c);
+        hi += c;
+    }
+    uint rem = 0u, q = 0u;           // rem < n <= 2^31, so rem << 1 | bit fits 32 bits
+    for (int k = 63; k >= 0; k--) {
+        uint bit = k >= 32 ? (hi >> uint(k - 32)) & 1u : (lo >> uint(k)) & 1u;
+        rem = (rem << 1) | bit;
+        q <<= 1;
+        if (rem >= n) {
+            rem -= n;
+            q |= 1u;
+        }
+    }
+    return neg ? 0u - q : q;
+}
+
+#include "prod.glsl"
+
+// 14 floats -> float products as (m, e) word pairs (prod.glsl), 15 pairs -> pairs,
+// 16 pairs -> float, 17 floats -> float.
 void main()
 {
     uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
@@ -27,6 +69,58 @@ void main()
         for (uint k = 0u; k < cnt; k++)
             acc += a[base + k * inner];
         o[t] = acc;
+        return;
+    }
+    if (op == 9u) {
+        uint acc = 1u;
+        for (uint k = 0u; k < cnt; k++)
+            acc *= a[base + k * inner];
+        o[t] = acc;
+        return;
+    }
+    if (op >= 14u) {
+        float m = 1.0;
+        int e = 0;
+        pmul(m, e, 1.0, 0);
+        bool pairs = op == 15u || op == 16u;
+        for (uint k = 0u; k < cnt; k++) {
+            uint at = base + k * inner;
+            float xm;
+            int xe;
+            if (pairs) {
+                xm = uintBitsToFloat(a[2u * at]);
+                xe = int(a[2u * at + 1u]);
+            } else {
+                split(uintBitsToFloat(a[at]), xm, xe);
+            }
+            pmul(m, e, xm, xe);
+        }
+        if (op <= 15u) {
+            o[2u * t] = floatBitsToUint(m);
+            o[2u * t + 1u] = uint(e);
+        } else {
+            o[t] = floatBitsToUint(pfloat(m, e));
+        }
+        return;
+    }
+    if (op >= 10u) {
+        uint hi = 0u, lo = 0u;
+        bool pairs = op == 11u || op == 12u;
+        for (uint k = 0u; k < cnt; k++) {
+            uint at = base + k * inner;
+            if (pairs) {
+                add64(hi, lo, a[2u * at + 1u], a[2u * at]);
+            } else {
+                uint v = a[at];
+                add64(hi, lo, (v >> 31) != 0u ? 0xffffffffu : 0u, v);
+            }
+        }
+        if (op <= 11u) {
+            o[2u * t] = lo;
+            o[2u * t + 1u] = hi;
+        } else {
+            o[t] = div64(hi, lo, p[6]);
+        }
         return;
     }
     if (op <= 1u) {                                   // compensated (Kahan) float sum

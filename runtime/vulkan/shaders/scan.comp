@@ -3,14 +3,19 @@
 // The host runs ranges of at most 4096 rows (lavapipe stops a shader's loops after 65535
 // iterations in all). Reduce / cumulative / sort group (specs/ops/reduce_sort.lua).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
 layout(std430, binding = 1) readonly buffer A { uint a[]; };
+layout(std430, binding = 3) buffer C { uint cy[]; };  // float cumprod: each line's (m, e) carry
 layout(std430, binding = 4) buffer O { uint o[]; };  // read back (the carry) and written
+
+#include "prod.glsl"
 
 // p: outer, size, inner, op, k0, k1
 // op: 0 float cumsum (compensated), 1 float cummax, 2 float cummin (NaN sticks, as torch.cummax),
-//     3 int cumsum, 4 int cumprod (both wrap around)
+//     3 int cumsum, 4 int cumprod (both wrap around), 5 float cumprod with a double's range
+//     (prod.glsl; the (m, e) carry between ranges in cy, as the result's row is rounded)
 void main()
 {
     uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
@@ -18,6 +23,26 @@ void main()
     if (t >= outer * inner)
         return;
     uint base = (t / inner) * size * inner + t % inner;
+    if (op == 5u) {
+        float m = 1.0;
+        int e = 0;
+        if (k0 == 0u) {
+            pmul(m, e, 1.0, 0);
+        } else {
+            m = uintBitsToFloat(cy[2u * t]);
+            e = int(cy[2u * t + 1u]);
+        }
+        for (uint k = k0; k < k1; k++) {
+            float xm;
+            int xe;
+            split(uintBitsToFloat(a[base + k * inner]), xm, xe);
+            pmul(m, e, xm, xe);
+            o[base + k * inner] = floatBitsToUint(pfloat(m, e));
+        }
+        cy[2u * t] = floatBitsToUint(m);
+        cy[2u * t + 1u] = uint(e);
+        return;
+    }
     uint first = k0;
     uint carry = 0u;
     if (k0 == 0u) {

@@ -352,6 +352,96 @@ static void test_large_reductions(void **state)
     td_tensor_release(av);
 }
 
+/* Int reductions over dims longer than a reduce chunk (4096), in passes: wrapping sums and
+ * products, and the exact mean (int64 partial sums as word pairs) of extreme values; and a
+ * wrapping int_matmul over a K longer than one dispatch's k range. */
+static void test_large_int_reductions(void **state)
+{
+    (void)state;
+    static const int64_t s[] = { 70001, 3 };
+    const int64_t n = s[0] * s[1];
+    int32_t *data = malloc(sizeof(int32_t) * (size_t)n);
+    assert_non_null(data);
+    uint32_t x = 12345u;
+    for (int64_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        /* column 0: INT32_MAX mostly (a sum far beyond int32), 1: INT32_MIN mostly, 2: odd noise */
+        const int c = (int)(i % 3);
+        data[i] = c == 0 ? ((x >> 28) ? INT32_MAX : -5) : c == 1 ? ((x >> 28) ? INT32_MIN : 7) : (int32_t)(x | 1u);
+    }
+    td_tensor *ac = NULL, *av = NULL, *oc = NULL, *ov = NULL;
+    tdt_check(td_int_from_data(cpu, data, s, 2, &ac), "from_data");
+    tdt_check(td_int_to_device(ac, vk, &av), "to vulkan");
+    free(data);
+    tdt_check(td_int_mean(ac, &oc), "int_mean cpu");
+    tdt_check(td_int_mean(av, &ov), "int_mean vk");
+    expect_same_as_cpu(oc, ov, 0.0f);
+    tdt_check(td_int_prod(ac, &oc), "int_prod cpu");
+    tdt_check(td_int_prod(av, &ov), "int_prod vk");
+    expect_same_as_cpu(oc, ov, 0.0f);
+    for (int64_t dim = 0; dim < 2; dim++) {
+        tdt_check(td_int_mean_dim(ac, dim, &oc), "int_mean_dim cpu");
+        tdt_check(td_int_mean_dim(av, dim, &ov), "int_mean_dim vk");
+        expect_same_as_cpu(oc, ov, 0.0f);
+        tdt_check(td_int_sum_dim(ac, dim, &oc), "int_sum_dim cpu");
+        tdt_check(td_int_sum_dim(av, dim, &ov), "int_sum_dim vk");
+        expect_same_as_cpu(oc, ov, 0.0f);
+        tdt_check(td_int_prod_dim(ac, dim, &oc), "int_prod_dim cpu");
+        tdt_check(td_int_prod_dim(av, dim, &ov), "int_prod_dim vk");
+        expect_same_as_cpu(oc, ov, 0.0f);
+    }
+    /* a^T a: K = 70001 (more than one k chunk), products and sums wrapping */
+    td_tensor *tc = NULL, *tv = NULL;
+    tdt_check(td_int_swap_dims(ac, 0, 1, &tc), "swap cpu");
+    tdt_check(td_int_swap_dims(av, 0, 1, &tv), "swap vk");
+    tdt_check(td_int_matmul(tc, ac, &oc), "int_matmul cpu");
+    tdt_check(td_int_matmul(tv, av, &ov), "int_matmul vk");
+    expect_same_as_cpu(oc, ov, 0.0f);
+    td_tensor_release(tc);
+    td_tensor_release(tv);
+    td_tensor_release(ac);
+    td_tensor_release(av);
+}
+
+/* float_prod multiplies with a double's range, as the CPU: column 0 passes 2^900 and comes
+ * back (a float product would stay inf), column 1 passes 2^1100 (inf for good, as a double),
+ * column 2 goes down to 2^-1000 and back; along a dim longer than a reduce chunk (partial
+ * products in passes), over the whole tensor, and running (cumprod, its (m, e) carried from
+ * one range of rows to the next). */
+static void test_float_prod_range(void **state)
+{
+    (void)state;
+    static const int64_t s[] = { 6001, 3 };
+    float *data = malloc(sizeof(float) * 6001 * 3);
+    assert_non_null(data);
+    for (int k = 0; k < 6001; k++) {
+        data[3 * k] = k < 900 ? 2.0f : k < 1800 ? 0.5f : k == 1800 ? 1.5f : 1.0f;
+        data[3 * k + 1] = k < 1100 ? 2.0f : k < 2200 ? 0.5f : 1.0f;
+        data[3 * k + 2] = k < 1000 ? 0.5f : k < 2000 ? 2.0f : k == 2000 ? -3.0f : 1.0f;
+    }
+    td_tensor *ac = NULL, *av = NULL, *oc = NULL, *ov = NULL;
+    tdt_check(td_float_from_data(cpu, data, s, 2, &ac), "from_data");
+    tdt_check(td_float_to_device(ac, vk, &av), "to vulkan");
+    free(data);
+    tdt_check(td_float_prod_dim(ac, 0, &oc), "prod_dim cpu");
+    tdt_check(td_float_prod_dim(av, 0, &ov), "prod_dim vk");
+    float got[3];
+    td_tensor *back = NULL;
+    tdt_check(td_float_to_device(ov, cpu, &back), "to cpu");
+    tdt_check(td_float_into_data(back, got, 3), "into_data");
+    td_tensor_release(back);
+    assert_true(got[0] == 1.5f && isinf(got[1]) && got[1] > 0 && got[2] == -3.0f);
+    expect_same_as_cpu(oc, ov, 0.0f);
+    tdt_check(td_float_prod(ac, &oc), "prod cpu");
+    tdt_check(td_float_prod(av, &ov), "prod vk");
+    expect_same_as_cpu(oc, ov, 0.0f);
+    tdt_check(td_float_cumprod(ac, 0, &oc), "cumprod cpu");
+    tdt_check(td_float_cumprod(av, 0, &ov), "cumprod vk");
+    expect_same_as_cpu(oc, ov, 0.0f);
+    td_tensor_release(ac);
+    td_tensor_release(av);
+}
+
 /* More than 65535 workgroups of 256: the 2-D grid, with broadcasting and a layout op. */
 static void test_large_elementwise(void **state)
 {
@@ -409,6 +499,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_random_matches_cpu),
         cmocka_unit_test(test_large_matmul),
         cmocka_unit_test(test_large_reductions),
+        cmocka_unit_test(test_large_int_reductions),
+        cmocka_unit_test(test_float_prod_range),
         cmocka_unit_test(test_large_elementwise),
         cmocka_unit_test(test_int_div_by_zero),
     };

@@ -1,0 +1,153 @@
+/* Vulkan backend: 2-D max and average pooling and their backward ops (shaders/pool.comp),
+ * matching runtime/cpu/cpu_module.c bit for bit (same first-maximum / NaN rule, same order of
+ * additions). The max pool backward runs in two dispatches: each window's argmax into a
+ * scratch buffer, then one thread per element of x gathers the grads of the windows it won.
+ * A window (or, backward, the set of windows one element lies in) past 32768 places is
+ * refused (lavapipe ends a shader's loops after 65535 iterations in all). */
+#include "vk_internal.h"
+
+enum { PL_MAX, PL_ARGMAX, PL_MAX_BWD, PL_AVG, PL_AVG_BWD };
+
+#define VK_POOL_MAX_LOOP 32768
+
+static td_status pool(const char *op, int code, const td_tensor *a, vk_buf *c, const td_shape *xs, const td_shape *ys,
+                      const int64_t *kernel, const int64_t *stride, const int64_t *padding, const int64_t *dilation,
+                      int64_t include_pad, vk_buf *dst)
+{
+    const int64_t dh = dilation ? dilation[0] : 1, dw = dilation ? dilation[1] : 1;
+    const int64_t ext_h = code == PL_AVG_BWD ? kernel[0] - 1 : (kernel[0] - 1) * dh;
+    const int64_t ext_w = code == PL_AVG_BWD ? kernel[1] - 1 : (kernel[1] - 1) * dw;
+    const int64_t loops = code == PL_MAX_BWD || code == PL_AVG_BWD
+                              ? (ext_h / stride[0] + 1) * (ext_w / stride[1] + 1)
+                              : kernel[0] * (kernel[1] + 1);
+    if (loops > VK_POOL_MAX_LOOP)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: a %lld x %lld window (stride %lld x %lld) is more than its "
+                        "shader loops over", op, (long long)kernel[0], (long long)kernel[1], (long long)stride[0],
+                        (long long)stride[1]);
+    const bool bwd = code == PL_MAX_BWD || code == PL_AVG_BWD;
+    const int64_t n = bwd ? xs->numel : ys->numel;
+    TD_TRY(vk_check_size(op, xs->numel));
+    TD_TRY(vk_check_size(op, ys->numel));
+    const uint32_t p[15] = { (uint32_t)(xs->dims[0] * xs->dims[1]), (uint32_t)xs->dims[2], (uint32_t)xs->dims[3],
+                             (uint32_t)ys->dims[2], (uint32_t)ys->dims[3], (uint32_t)kernel[0], (uint32_t)kernel[1],
+                             (uint32_t)stride[0], (uint32_t)stride[1], (uint32_t)padding[0], (uint32_t)padding[1],
+                             (uint32_t)dh, (uint32_t)dw, (uint32_t)code, include_pad != 0 };
+    vk_buf *const bufs[4] = { vk_buf_of(a), NULL, c, dst };
+    return vk_dispatch_n(vk_of(a->device), op, VK_SH_POOL, p, 15, bufs, n);
+}
+
+td_status td_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride,
+                                     int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation,
+                                     int dilation_len, td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
+    return pool("float_max_pool2d", PL_MAX, x, NULL, &x->shape, &out->shape, kernel, stride, padding, dilation, 0,
+                vk_buf_of(out));
+}
+
+td_status td_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel,
+                                              int kernel_len, const int64_t *stride, int stride_len,
+                                              const int64_t *padding, int padding_len, const int64_t *dilation,
+                                              int dilation_len, td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
+    const char *op = "float_max_pool2d_backward";
+    if (grad->shape.numel == 0)
+        return vk_fill(op, out, 0u);
+    vk_dev *d = vk_of(x->device);
+    vk_buf *idx = NULL;
+    TD_TRY(vk_buf_get(d, op, (VkDeviceSize)grad->shape.numel * 4u, &idx));
+    td_status st = pool(op, PL_ARGMAX, x, NULL, &x->shape, &grad->shape, kernel, stride, padding, dilation, 0, idx);
+    if (st == TD_OK)
+        st = pool(op, PL_MAX_BWD, grad, idx, &x->shape, &grad->shape, kernel, stride, padding, dilation, 0,
+                  vk_buf_of(out));
+    vk_buf_put(d, idx); /* deferred until the batch is submitted */
+    return st;
+}
+
+td_status td_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride,
+                                     int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad,
+                                     td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len;
+    return pool("float_avg_pool2d", PL_AVG, x, NULL, &x->shape, &out->shape, kernel, stride, padding, NULL,
+                count_include_pad, vk_buf_of(out));
+}
+
+td_status td_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel,
+                                              int kernel_len, const int64_t *stride, int stride_len,
+                                              const int64_t *padding, int padding_len, int64_t count_include_pad,
+                                              td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len;
+    if (grad->shape.numel == 0)
+        return vk_fill("float_avg_pool2d_backward", out, 0u);
+    return pool("float_avg_pool2d_backward", PL_AVG_BWD, grad, NULL, &x->shape, &grad->shape, kernel, stride, padding,
+                NULL, count_include_pad, vk_buf_of(out));
+}
+
+/* ---- conv2d and its backward ops: shaders/conv.comp ---- */
+
+enum { CV_FWD, CV_BWD_INPUT, CV_BWD_WEIGHT };
+
+#define VK_CONV_RANGE 4096 /* reduction indices of one dispatch */
+
+/* xs, ws, ys: the shapes of x, weight and the conv's output; a, b, c as conv.comp binds them. */
+static td_status conv(const char *op, int code, const td_tensor *a, const td_tensor *b, const td_tensor *c,
+                      const td_shape *xs, const td_shape *ws, const td_shape *ys, const int64_t *stride,
+                      const int64_t *padding, const int64_t *dilation, int64_t groups, td_tensor *out)
+{
+    const int64_t N = xs->dims[0], C = xs->dims[1], O = ws->dims[0], kh = ws->dims[2], kw = ws->dims[3];
+    const int64_t OH = ys->dims[2], OW = ys->dims[3];
+    const int64_t R = code == CV_FWD ? (C / groups) * kh * kw
+                    : code == CV_BWD_INPUT ? (O / groups) * kh * kw
+                                           : N * OH * OW;
+    TD_TRY(vk_check_size(op, xs->numel));
+    TD_TRY(vk_check_size(op, ys->numel));
+    TD_TRY(vk_check_size(op, ws->numel));
+    TD_TRY(vk_check_size(op, R));
+    uint32_t p[19] = { (uint32_t)N, (uint32_t)C, (uint32_t)xs->dims[2], (uint32_t)xs->dims[3], (uint32_t)O,
+                       (uint32_t)OH, (uint32_t)OW, (uint32_t)kh, (uint32_t)kw, (uint32_t)stride[0],
+                       (uint32_t)stride[1], (uint32_t)padding[0], (uint32_t)padding[1], (uint32_t)dilation[0],
+                       (uint32_t)dilation[1], (uint32_t)groups, (uint32_t)code, 0, 0 };
+    vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), c ? vk_buf_of(c) : NULL, vk_buf_of(out) };
+    vk_dev *d = vk_of(out->device);
+    int64_t r0 = 0;
+    do { /* one dispatch at least: an empty reduction still writes the bias, or zeros */
+        const int64_t r1 = R - r0 < VK_CONV_RANGE ? R : r0 + VK_CONV_RANGE;
+        p[17] = (uint32_t)r0;
+        p[18] = (uint32_t)r1;
+        TD_TRY(vk_dispatch_n(d, op, VK_SH_CONV, p, 19, bufs, out->shape.numel));
+        r0 = r1;
+    } while (r0 < R);
+    return TD_OK;
+}
+
+td_status td_vulkan_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias,
+                                 const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                                 const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out)
+{
+    (void)stride_len, (void)padding_len, (void)dilation_len;
+    return conv("float_conv2d", CV_FWD, x, weight, bias, &x->shape, &weight->shape, &out->shape, stride, padding,
+                dilation, groups, out);
+}
+
+td_status td_vulkan_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x,
+                                                const int64_t *stride, int stride_len, const int64_t *padding,
+                                                int padding_len, const int64_t *dilation, int dilation_len,
+                                                int64_t groups, td_tensor *out)
+{
+    (void)stride_len, (void)padding_len, (void)dilation_len;
+    return conv("float_conv2d_backward_input", CV_BWD_INPUT, grad, weight, NULL, &x->shape, &weight->shape,
+                &grad->shape, stride, padding, dilation, groups, out);
+}
+
+td_status td_vulkan_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight,
+                                                 const int64_t *stride, int stride_len, const int64_t *padding,
+                                                 int padding_len, const int64_t *dilation, int dilation_len,
+                                                 int64_t groups, td_tensor *out)
+{
+    (void)stride_len, (void)padding_len, (void)dilation_len;
+    return conv("float_conv2d_backward_weight", CV_BWD_WEIGHT, grad, x, NULL, &x->shape, &weight->shape,
+                &grad->shape, stride, padding, dilation, groups, out);
+}
