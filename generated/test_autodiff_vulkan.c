@@ -2538,6 +2538,21 @@ static void test_float_unfold_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_unfold, ins, 1, 47221197u);
 }
 
+static td_status fwd_float_unfold_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_unfold(ins[0], INT64_C(1), INT64_C(0), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_unfold_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_unfold_empty, ins, 1, 1496692u);
+}
+
 static void test_float_unfold_guard(void **state)
 {
     (void)state;
@@ -3005,6 +3020,21 @@ static void test_float_cumprod_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod, ins, 1, 2395242225u);
 }
 
+static td_status fwd_float_cumprod_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_cumprod(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_cumprod_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1694667u);
+}
+
 static void test_float_cumprod_guard(void **state)
 {
     (void)state;
@@ -3128,6 +3158,21 @@ static void test_float_sort_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort, ins, 1, 2176098021u);
 }
 
+static td_status fwd_float_sort_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sort(ins[0], INT64_C(0), (int32_t)0, out);
+    return st;
+}
+
+static void test_float_sort_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1734262u);
+}
+
 static void test_float_sort_guard(void **state)
 {
     (void)state;
@@ -3173,6 +3218,21 @@ static void test_float_topk_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk, ins, 1, 1095113097u);
+}
+
+static td_status fwd_float_topk_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_topk(ins[0], INT64_C(0), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_topk_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1750100u);
 }
 
 static void test_float_topk_guard(void **state)
@@ -6625,6 +6685,26 @@ static void test_float_conv2d_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv2d, ins, 3, 2872610549u);
 }
 
+static td_status fwd_float_conv2d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    td_status st = td_float_conv2d(ins[0], ins[1], ins[2], stride, 2, padding, 2, dilation, 2, INT64_C(1), out);
+    return st;
+}
+
+static void test_float_conv2d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
+    static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3), INT64_C(3) };
+    static const int64_t s3[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv2d_empty, ins, 3, 1536287u);
+}
+
 static void test_float_conv2d_guard(void **state)
 {
     (void)state;
@@ -6830,6 +6910,25 @@ static void test_float_max_pool2d_gradcheck(void **state)
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool2d, ins, 1, 3818612410u);
 }
 
+static td_status fwd_float_max_pool2d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    td_status st = td_float_max_pool2d(ins[0], kernel, 2, stride, 2, padding, 2, dilation, 2, out);
+    return st;
+}
+
+static void test_float_max_pool2d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 4, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool2d_empty, ins, 1, 1560044u);
+}
+
 static void test_float_max_pool2d_guard(void **state)
 {
     (void)state;
@@ -6918,6 +7017,24 @@ static void test_float_avg_pool2d_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     const tdt_input ins[] = { { s1, 4, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool2d, ins, 1, 3976353352u);
+}
+
+static td_status fwd_float_avg_pool2d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    td_status st = td_float_avg_pool2d(ins[0], kernel, 2, stride, 2, padding, 2, INT64_C(0), out);
+    return st;
+}
+
+static void test_float_avg_pool2d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 4, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool2d_empty, ins, 1, 1575882u);
 }
 
 static void test_float_avg_pool2d_guard(void **state)
@@ -7401,6 +7518,7 @@ int main(void)
         TDT_TEST(test_float_narrow_gradcheck_empty),
         TDT_TEST(test_float_narrow_guard),
         TDT_TEST(test_float_unfold_gradcheck),
+        TDT_TEST(test_float_unfold_gradcheck_empty),
         TDT_TEST(test_float_unfold_guard),
         TDT_TEST(test_float_pad_gradcheck),
         TDT_TEST(test_float_pad_gradcheck_empty),
@@ -7431,6 +7549,7 @@ int main(void)
         TDT_TEST(test_float_cumsum_gradcheck_empty),
         TDT_TEST(test_float_cumsum_guard),
         TDT_TEST(test_float_cumprod_gradcheck),
+        TDT_TEST(test_float_cumprod_gradcheck_empty),
         TDT_TEST(test_float_cumprod_guard),
         TDT_TEST(test_float_cummax_gradcheck),
         TDT_TEST(test_float_cummax_gradcheck_empty),
@@ -7439,9 +7558,11 @@ int main(void)
         TDT_TEST(test_float_cummin_gradcheck_empty),
         TDT_TEST(test_float_cummin_guard),
         TDT_TEST(test_float_sort_gradcheck),
+        TDT_TEST(test_float_sort_gradcheck_empty),
         TDT_TEST(test_float_sort_guard),
         TDT_TEST(test_float_argsort_guard),
         TDT_TEST(test_float_topk_gradcheck),
+        TDT_TEST(test_float_topk_gradcheck_empty),
         TDT_TEST(test_float_topk_guard),
         TDT_TEST(test_float_argtopk_guard),
         TDT_TEST(test_float_neg_gradcheck),
@@ -7622,6 +7743,7 @@ int main(void)
         TDT_TEST(test_float_cross_guard),
         TDT_TEST(test_float_cross_merge_none_balanced),
         TDT_TEST(test_float_conv2d_gradcheck),
+        TDT_TEST(test_float_conv2d_gradcheck_empty),
         TDT_TEST(test_float_conv2d_guard),
         TDT_TEST(test_float_conv2d_merge_none_balanced),
         TDT_TEST(test_float_conv2d_backward_input_guard),
@@ -7629,10 +7751,12 @@ int main(void)
         TDT_TEST(test_float_conv2d_backward_weight_guard),
         TDT_TEST(test_float_conv2d_backward_weight_merge_none_balanced),
         TDT_TEST(test_float_max_pool2d_gradcheck),
+        TDT_TEST(test_float_max_pool2d_gradcheck_empty),
         TDT_TEST(test_float_max_pool2d_guard),
         TDT_TEST(test_float_max_pool2d_backward_guard),
         TDT_TEST(test_float_max_pool2d_backward_merge_none_balanced),
         TDT_TEST(test_float_avg_pool2d_gradcheck),
+        TDT_TEST(test_float_avg_pool2d_gradcheck_empty),
         TDT_TEST(test_float_avg_pool2d_guard),
         TDT_TEST(test_float_avg_pool2d_backward_guard),
         TDT_TEST(test_float_avg_pool2d_backward_merge_none_balanced),

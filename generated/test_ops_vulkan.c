@@ -1201,10 +1201,27 @@ static void test_int_random_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_int_random, (int)(sizeof cases_int_random / sizeof cases_int_random[0]));
 }
 
+static const tdt_case empty_int_random[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(0), INT64_C(10), INT64_C(42) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { INT64_C(-5), INT64_C(5), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(5), INT64_C(5), INT64_C(42) }, .want_status = TD_E_INVALID },
+};
+
 static void test_int_random_empty(void **state)
 {
     (void)state;
-    tdt_compare_skip("int_random", "the cases of the shape rule 'random_int' have no tensor of 1 dim or more to empty");
+    static const tdt_op_desc desc = {
+        .name = "int_random",
+        .run = cmp_int_random,
+        .out_dtype = TD_I32,
+        .array_names = { "shape" },
+        .int_names = { "low", "high", "seed" },
+        .nmse = 1e-07,
+        .seed = 707406708u,
+    };
+    const int n = (int)(sizeof empty_int_random / sizeof empty_int_random[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_random, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_random, n);
 }
 
 static void test_bool_tril_mask_example_1(void **state)
@@ -1290,10 +1307,28 @@ static void test_bool_tril_mask_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_tril_mask, (int)(sizeof cases_bool_tril_mask / sizeof cases_bool_tril_mask[0]));
 }
 
+static const tdt_case empty_bool_tril_mask[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 3, 0 } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
 static void test_bool_tril_mask_empty(void **state)
 {
     (void)state;
-    tdt_compare_skip("bool_tril_mask", "the cases of the shape rule 'tri_mask' have no tensor of 1 dim or more to empty");
+    static const tdt_op_desc desc = {
+        .name = "bool_tril_mask",
+        .run = cmp_bool_tril_mask,
+        .out_dtype = TD_BOOL,
+        .array_names = { "shape" },
+        .int_names = { "offset" },
+        .nmse = 1e-07,
+        .seed = 4230003594u,
+    };
+    const int n = (int)(sizeof empty_bool_tril_mask / sizeof empty_bool_tril_mask[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_tril_mask, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_tril_mask, n);
 }
 
 static void test_bool_triu_mask_example_1(void **state)
@@ -1379,10 +1414,28 @@ static void test_bool_triu_mask_vs_cpu(void **state)
     tdt_compare(dev, cpu_dev, &desc, cases_bool_triu_mask, (int)(sizeof cases_bool_triu_mask / sizeof cases_bool_triu_mask[0]));
 }
 
+static const tdt_case empty_bool_triu_mask[] = {
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 0, 0 } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 3 }, .a = { { 2, 0, 3 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 2 }, .a = { { 3, 0 } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .alen = { 1 }, .a = { { 0 } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
 static void test_bool_triu_mask_empty(void **state)
 {
     (void)state;
-    tdt_compare_skip("bool_triu_mask", "the cases of the shape rule 'tri_mask' have no tensor of 1 dim or more to empty");
+    static const tdt_op_desc desc = {
+        .name = "bool_triu_mask",
+        .run = cmp_bool_triu_mask,
+        .out_dtype = TD_BOOL,
+        .array_names = { "shape" },
+        .int_names = { "offset" },
+        .nmse = 1e-07,
+        .seed = 2883594151u,
+    };
+    const int n = (int)(sizeof empty_bool_triu_mask / sizeof empty_bool_triu_mask[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_bool_triu_mask, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_bool_triu_mask, n);
 }
 
 static void test_bool_mask_fill_example_1(void **state)
@@ -11630,9 +11683,11 @@ static void test_int_sort_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_sort[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_sort_empty(void **state)
@@ -11790,9 +11845,11 @@ static void test_int_argsort_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_argsort[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
 };
 
 static void test_int_argsort_empty(void **state)
@@ -11950,9 +12007,12 @@ static void test_int_topk_vs_cpu(void **state)
 }
 
 static const tdt_case empty_int_topk[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7), INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_int_topk_empty(void **state)
@@ -21791,9 +21851,11 @@ static void test_float_unfold_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_unfold[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1), INT64_C(2) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 1, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 1, 0, 3, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) }, .want_shape = true, .want_ndim = 2, .want_dims = { 1, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 3, 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1), INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_unfold_empty(void **state)
@@ -24140,9 +24202,11 @@ static void test_float_cumprod_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_cumprod[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_cumprod_empty(void **state)
@@ -24709,9 +24773,11 @@ static void test_float_sort_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_sort[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_sort_empty(void **state)
@@ -24903,9 +24969,11 @@ static void test_float_argsort_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_argsort[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-1), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
 };
 
 static void test_float_argsort_empty(void **state)
@@ -25080,9 +25148,12 @@ static void test_float_topk_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_topk[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7), INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_topk_empty(void **state)
@@ -25240,9 +25311,12 @@ static void test_float_argtopk_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_argtopk[] = {
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7), INT64_C(-1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_argtopk_empty(void **state)
@@ -39161,9 +39235,10 @@ static void test_float_conv2d_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_conv2d[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } }, { 1, { 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 3, 7, 5 } }, { 4, { 0, 3, 1, 1 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 2, 9, 9 } }, { 4, { 0, 2, 3, 3 } }, { 1, { 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 3, 5, 5 } }, { 4, { 4, 3, 3, 3 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 4, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 6, 6 } }, { 4, { 4, 2, 3, 3 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 4, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 5, 5 } }, { 4, { 0, 3, 3, 3 } }, { 1, { 0 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 0, 5 } }, { 4, { 4, 3, 3, 3 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_conv2d_empty(void **state)
@@ -39399,9 +39474,9 @@ static void test_float_conv2d_backward_input_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_conv2d_backward_input[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 4, 7, 5 } }, { 4, { 0, 3, 1, 1 } }, { 4, { 0, 3, 7, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 3, 9, 9 } }, { 4, { 0, 2, 3, 3 } }, { 4, { 0, 2, 9, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 4, 3, 3, 3 } }, { 4, { 0, 3, 5, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 5, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 4, 2, 3, 3 } }, { 4, { 0, 4, 6, 6 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 4, 6, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 0, 3, 3 } }, { 4, { 0, 3, 3, 3 } }, { 4, { 2, 3, 5, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_conv2d_backward_input_empty(void **state)
@@ -39637,9 +39712,9 @@ static void test_float_conv2d_backward_weight_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_conv2d_backward_weight[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 1, 2, 2 } }, { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 0, 4, 7, 5 } }, { 4, { 0, 3, 7, 5 } }, { 4, { 0, 3, 1, 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 0, 3, 9, 9 } }, { 4, { 0, 2, 9, 9 } }, { 4, { 0, 2, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 0, 3, 5, 5 } }, { 4, { 4, 3, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 4, 3, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 0, 4, 6, 6 } }, { 4, { 4, 2, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 4, .want_dims = { 4, 2, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 0, 3, 3 } }, { 4, { 2, 3, 5, 5 } }, { 4, { 0, 3, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_conv2d_backward_weight_empty(void **state)
@@ -39810,9 +39885,10 @@ static void test_float_max_pool2d_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_max_pool2d[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 0, 3, 8, 8 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 0, 2, 7, 9 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 2, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 5, 7 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 2, 2 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 1, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 0, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 2, 0, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_max_pool2d_empty(void **state)
@@ -40042,9 +40118,9 @@ static void test_float_max_pool2d_backward_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_max_pool2d_backward[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 0, 3, 8, 8 } }, { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 0, 2, 7, 9 } }, { 4, { 0, 2, 4, 5 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 3, 4, 4 } }, { 4, { 0, 3, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 4, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 1, 5, 7 } }, { 4, { 0, 1, 2, 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 2, 2 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 1, 5, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 0, 4, 4 } }, { 4, { 2, 0, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_max_pool2d_backward_empty(void **state)
@@ -40189,9 +40265,10 @@ static void test_float_avg_pool2d_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_avg_pool2d[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 0, 3, 8, 8 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 0, 2, 7, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 2, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 2, 5, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 2, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 0, 4, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 2, 4, 0 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_avg_pool2d_empty(void **state)
@@ -40364,9 +40441,9 @@ static void test_float_avg_pool2d_backward_vs_cpu(void **state)
 }
 
 static const tdt_case empty_float_avg_pool2d_backward[] = {
-    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 1, 3, 3 } }, { 4, { 0, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) }, .as_reference = true },
-    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 0, 3, 8, 8 } }, { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) }, .as_reference = true },
-    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 0, 2, 7, 9 } }, { 4, { 0, 2, 4, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) }, .as_reference = true },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 3, 4, 4 } }, { 4, { 0, 3, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 4, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 2, 5, 5 } }, { 4, { 0, 2, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 2, 5, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 0, 4, 4 } }, { 4, { 3, 0, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
 };
 
 static void test_float_avg_pool2d_backward_empty(void **state)
