@@ -109,6 +109,10 @@ td_status vk_dispatch(vk_dev *d, const char *op, vk_shader sh, const uint32_t *p
 /* One thread per element for n elements (256 per workgroup, 2-D grid when large). */
 td_status vk_dispatch_n(vk_dev *d, const char *op, vk_shader sh, const uint32_t *params, uint32_t nparams,
                         vk_buf *const bufs[4], int64_t n);
+/* An elementwise shader that takes an op code: the result's numel, code, ndim, a scalar and
+ * dims in params[0..11], then the broadcast strides of a and b (b may be NULL) per dim. */
+td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, const td_tensor *a, const td_tensor *b,
+                               uint32_t scalar, td_tensor *out);
 /* Submits the open command buffer and waits for it. */
 td_status vk_flush(vk_dev *d, const char *op);
 td_status vk_pipelines_create(vk_dev *d, vk_shader sh, const char *op);

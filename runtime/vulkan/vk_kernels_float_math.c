@@ -15,26 +15,7 @@ enum {
 static td_status fmath(const char *op, uint32_t code, const td_tensor *a, const td_tensor *b, uint32_t scalar,
                        td_tensor *out)
 {
-    uint32_t p[28] = { 0 };
-    const td_shape *s = &out->shape;
-    p[0] = (uint32_t)s->numel;
-    p[1] = code;
-    p[2] = (uint32_t)s->ndim;
-    p[3] = scalar;
-    for (int d = 0; d < s->ndim; d++)
-        p[4 + d] = (uint32_t)s->dims[d];
-    const td_tensor *const ins[2] = { a, b };
-    vk_buf *bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
-    for (int k = 0; k < 2; k++) {
-        if (ins[k] == NULL)
-            continue;
-        int64_t st[TD_MAX_DIMS] = { 0 };
-        td_broadcast_strides(&ins[k]->shape, s, st);
-        for (int d = 0; d < s->ndim; d++)
-            p[12 + 8 * k + d] = (uint32_t)st[d];
-        bufs[k] = vk_buf_of(ins[k]);
-    }
-    return vk_dispatch_n(vk_of(out->device), op, VK_SH_FMATH, p, 28, bufs, s->numel);
+    return vk_coded_elementwise(op, VK_SH_FMATH, code, a, b, scalar, out);
 }
 
 #define VK_FMATH_UNARY(NAME, CODE)                                      \
