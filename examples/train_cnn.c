@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "plot.h"
 #include "td_ops.h"
 #include "td_optim.h"
 
@@ -438,73 +439,20 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int on_path(const char *name)
-{
-    const char *path = getenv("PATH");
-    if (path == NULL)
-        return 0;
-    char buf[4096];
-    while (*path) {
-        const char *end = strchr(path, ':');
-        size_t len = end ? (size_t)(end - path) : strlen(path);
-        if (len > 0 && len + strlen(name) + 2 < sizeof buf) {
-            memcpy(buf, path, len);
-            buf[len] = '/';
-            strcpy(buf + len + 1, name);
-            if (access(buf, X_OK) == 0)
-                return 1;
-        }
-        path += len;
-        if (*path == ':')
-            path++;
-    }
-    return 0;
-}
-
 static void plot(const char *csv, const char *device)
 {
-    if (!on_path("gnuplot")) {
-        printf("no plot: gnuplot is not on PATH (apt-get install gnuplot-nox); the curve is in %s\n", csv);
-        return;
-    }
-    if (strchr(csv, '\'') != NULL || strchr(csv, '\n') != NULL) {
-        printf("no plot: the CSV path has a quote or newline in it\n");
-        return;
-    }
-    char png[4096];
-    size_t n = strlen(csv);
-    if (n + 5 > sizeof png) {
-        printf("no plot: the CSV path is too long\n");
-        return;
-    }
-    strcpy(png, csv);
-    if (n > 4 && strcmp(png + n - 4, ".csv") == 0)
-        png[n - 4] = '\0';
-    strcat(png, ".png");
-    FILE *gp = popen("gnuplot", "w");
-    if (gp == NULL) {
-        printf("no plot: cannot run gnuplot\n");
-        return;
-    }
-    fprintf(gp,
-            "set terminal png noenhanced size 800,500\n"
-            "set output '%s'\n"
-            "set datafile separator ','\n"
-            "set datafile missing 'NaN'\n"
-            "set title 'train_cnn: Fashion-MNIST on autodiff(%s)'\n"
-            "set xlabel 'step'\n"
-            "set ylabel 'running loss'\n"
-            "set y2label 'test accuracy'\n"
-            "set y2range [0:1]\n"
-            "set ytics nomirror\n"
-            "set y2tics\n"
-            "plot '%s' every ::1 using 1:3 with lines title 'loss', "
-            "'' every ::1 using 1:4 axes x1y2 with linespoints title 'test accuracy'\n",
-            png, device, csv);
-    if (pclose(gp) == 0)
-        printf("loss curve plot: %s\n", png);
-    else
-        printf("no plot: gnuplot failed (its message is above)\n");
+    plot_csv(csv,
+             "set datafile missing 'NaN'\n"
+             "set title 'train_cnn: Fashion-MNIST on autodiff(%s)'\n"
+             "set xlabel 'step'\n"
+             "set ylabel 'running loss'\n"
+             "set y2label 'test accuracy'\n"
+             "set y2range [0:1]\n"
+             "set ytics nomirror\n"
+             "set y2tics\n"
+             "plot '%s' every ::1 using 1:3 with lines title 'loss', "
+             "'' every ::1 using 1:4 axes x1y2 with linespoints title 'test accuracy'\n",
+             device, csv);
 }
 
 int main(int argc, char **argv)
