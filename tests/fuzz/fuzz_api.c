@@ -1506,7 +1506,8 @@ static void op_expand(void)
         }
         unsigned mb = u8();
         if (mb >= 0xE0 && g.len > 0) {
-            static const int64_t bad[4] = { 0, -1, 7, INT64_C(1) << 41 };
+            /* (not 0: a 0 is a valid size, but the model follows no empty tensors; see rd_shape) */
+            static const int64_t bad[4] = { -2, -1, 7, INT64_C(1) << 41 };
             g.d[(mb >> 2) % (unsigned)g.len] = bad[mb & 3];
         }
     } else {
