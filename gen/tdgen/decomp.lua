@@ -8,7 +8,8 @@
 --   decompose = { "m = float_max_dim(a, dim)", "e = float_exp(a - m)", "e / float_sum_dim(e, dim)" }
 -- Every entry but the last is `name = expr`; the last is the result. Calls name any op in
 -- full, with its arguments in spec order; builtins: device(x), shape(x), size(x, d),
--- ndim(x), numel(x). `+ - * /` and unary `-` work on float and int tensors and scalars.
+-- ndim(x), numel(x), array(i, ...) (int scalars as an array), at(arr, i) (an element of
+-- an array), idiv(a, b) (floor division of int scalars). `+ - * /` and unary `-` work on float and int tensors and scalars.
 local formula = require("tdgen.formula")
 local schema = require("tdgen.schema")
 
@@ -21,7 +22,9 @@ M.MAX_STATEMENTS = 32
 local ARG_KIND = { f32 = "scalar", i32 = "iscalar", i64 = "iscalar", u64 = "iscalar", dim = "iscalar",
   dims = "array", shape = "array", device = "device", distribution = "distribution" }
 
-local BUILTINS = { device = true, shape = true, size = true, ndim = true, numel = true }
+local BUILTINS = { device = true, shape = true, size = true, ndim = true, numel = true,
+  array = true, at = true, idiv = true }
+local BUILTIN_LIST = "device, shape, size, ndim, numel, array, at, idiv"
 
 local OPNAME = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["/"] = "div" }
 
@@ -227,6 +230,53 @@ function M.compile(op, model)
       end
       return { kind = "scalar", c = "((double)(" .. l.c .. ") " .. o .. " (double)(" .. r.c .. "))" }
     elseif e.k == "call" then
+      if e.f == "array" then
+        -- array(e1, ..., ek): int scalars as a shape or dims argument
+        if #e.args < 1 or #e.args > 8 then
+          return fail(string.format("array takes 1 to 8 int scalars, got %d", #e.args))
+        end
+        local cs = {}
+        for j, a in ipairs(e.args) do
+          local v = lower(a)
+          if v.kind == "bad" then return v end
+          local c = as_param(v, "i64")
+          if not c then return fail(string.format("element %d of array() must be an int scalar, got %s", j, describe(v))) end
+          cs[j] = c[1]
+        end
+        nscalar = nscalar + 1
+        local s = "td_a" .. nscalar
+        plan.decls[#plan.decls + 1] = string.format("int64_t %s[%d] = { 0 };", s, #cs)
+        for j, c in ipairs(cs) do
+          emit(string.format("if (td_st == TD_OK)\n        %s[%d] = %s;", s, j - 1, c))
+        end
+        return { kind = "array", c = s, len = tostring(#cs) }
+      elseif e.f == "at" or e.f == "idiv" then
+        if #e.args ~= 2 then return fail(string.format("%s takes 2 arguments, got %d", e.f, #e.args)) end
+        local x, i = lower(e.args[1]), nil
+        if x.kind == "bad" then return x end
+        i = lower(e.args[2])
+        if i.kind == "bad" then return i end
+        local ic = as_param(i, "i64")
+        nscalar = nscalar + 1
+        local s = "td_s" .. nscalar
+        if e.f == "at" then
+          -- at(arr, i): element i of an array (negative counts from the end), range-checked
+          if x.kind ~= "array" then return fail("at takes an array first, got " .. describe(x)) end
+          if not ic then return fail("the index of at() must be an int scalar, got " .. describe(i)) end
+          plan.decls[#plan.decls + 1] = "int64_t " .. s .. " = 0;"
+          emit(string.format("if (td_st == TD_OK)\n        td_st = td_array_at(td_opname, %s, %s, %s, &%s);",
+            x.c, x.len, ic[1], s))
+        else
+          -- idiv(a, b): floor division of int scalars; b must not be 0
+          local xc = as_param(x, "i64")
+          if not xc or not ic then
+            return fail(string.format("idiv takes two int scalars, got %s and %s", describe(x), describe(i)))
+          end
+          plan.decls[#plan.decls + 1] = "int64_t " .. s .. " = 0;"
+          emit(string.format("if (td_st == TD_OK)\n        td_st = td_idiv(td_opname, %s, %s, &%s);", xc[1], ic[1], s))
+        end
+        return { kind = "iscalar", c = s }
+      end
       if BUILTINS[e.f] then
         local want = e.f == "size" and 2 or 1
         if #e.args ~= want then return fail(string.format("%s takes %d argument%s, got %d", e.f, want,
@@ -253,8 +303,7 @@ function M.compile(op, model)
         if model.op_by_name["float_" .. e.f] or BUILTINS[e.f] then
           return fail(string.format("unknown function '%s'; call ops by their full name (float_%s)", e.f, e.f))
         end
-        return fail(string.format("unknown function '%s' (not an op, nor one of device, shape, size, ndim, numel)",
-          e.f))
+        return fail(string.format("unknown function '%s' (not an op, nor one of %s)", e.f, BUILTIN_LIST))
       end
       local vals = {}
       for j, a in ipairs(e.args) do

@@ -152,6 +152,10 @@ td_status td_composite_finish(const char *op, td_tensor *res, bool owned, const 
 /* The size of dim (negative counts from the end; a 0-d shape has one dim of size 1 at 0
  * and -1, as in PyTorch), for decompositions' size(x, d). */
 td_status td_dim_size(const char *op, const td_shape *s, int64_t dim, int64_t *out);
+/* Decomposition builtins: at(arr, i) (negative i counts from the end) and idiv(a, b)
+ * (floor division; b = 0 is TD_E_INVALID). */
+td_status td_array_at(const char *op, const int64_t *arr, int64_t len, int64_t i, int64_t *out);
+td_status td_idiv(const char *op, int64_t a, int64_t b, int64_t *out);
 
 /* The op trace (td_trace.c): whether it is on (one relaxed load in every entry), the
  * clock, and the events the entries, the autodiff engine and backends write. */

@@ -516,6 +516,32 @@ void td_slice_region(const td_shape *s, const int64_t *starts, int starts_len, c
     }
 }
 
+td_status td_array_at(const char *op, const int64_t *arr, int64_t len, int64_t i, int64_t *out)
+{
+    const int64_t j = i < 0 ? i + len : i;
+    if (arr == NULL || j < 0 || j >= len)
+        return td_error(TD_E_RANGE, "%s: element %lld of an array of %lld", op, (long long)i, (long long)len);
+    *out = arr[j];
+    return TD_OK;
+}
+
+td_status td_idiv(const char *op, int64_t a, int64_t b, int64_t *out)
+{
+    if (b == 0)
+        return td_error(TD_E_INVALID, "%s: division of %lld by 0", op, (long long)a);
+    if (b == -1) {
+        if (a == INT64_MIN)
+            return td_error(TD_E_RANGE, "%s: %lld / -1 overflows", op, (long long)a);
+        *out = -a;
+        return TD_OK;
+    }
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+        q -= 1;
+    *out = q;
+    return TD_OK;
+}
+
 td_status td_dim_size(const char *op, const td_shape *s, int64_t dim, int64_t *out)
 {
     if (s->ndim == 0 && (dim == 0 || dim == -1)) {

@@ -78,3 +78,15 @@ op {
   args = { "float a" }, returns = "float", shape = "same(a)",
   decompose = 42,
 }
+
+op {
+  name = "float_array", id = 14, family = "unary_float", doc = "Puts a float in an array.",
+  args = { "float a" }, returns = "float", shape = "same(a)",
+  decompose = { "s = array(1, 2.5)", "a" },
+}
+
+op {
+  name = "at_tensor", id = 15, family = "unary_float", doc = "Indexes a tensor with at().",
+  args = { "float a" }, returns = "float", shape = "same(a)",
+  decompose = { "s = at(a, 0)", "a" },
+}
