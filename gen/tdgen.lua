@@ -151,6 +151,7 @@ if opts.ops then
   local kept = {}
   for _, op in ipairs(model.ops) do if set[op.name] then kept[#kept + 1] = op end end
   model.all_ops, model.ops, model.selected = model.ops, kept, set
+  require("tdgen.tuple").select(model)
   io.stderr:write(string.format("tdgen: selective build: %d ops asked, %d added for gradients, the engine and the tests%s\n",
     #names, #added, #added > 0 and (": " .. table.concat(added, ", ")) or ""))
 end
@@ -175,6 +176,14 @@ if opts.list then
     local comp = #(op.composite_on or {}) > 0 and (" composite:" .. table.concat(op.composite_on, ",")) or ""
     print(string.format("%-22s %-13s %s%s%s", op.name, op.family,
       #op.backends > 0 and table.concat(op.backends, ",") or "-", comp, grad))
+  end
+  -- Tuples: "name tuple(part,part) backends-that-run-it".
+  local tuple = require("tdgen.tuple")
+  for _, t in ipairs(model.tuples or {}) do
+    local ps, on = {}, {}
+    for _, p in ipairs(t.parts) do ps[#ps + 1] = p.op.name end
+    for _, be in ipairs(model.backends) do if tuple.how(t, be) then on[#on + 1] = be.name end end
+    print(string.format("%-22s tuple(%s) %s", t.name, table.concat(ps, ","), #on > 0 and table.concat(on, ",") or "-"))
   end
   os.exit(0)
 end

@@ -38921,3 +38921,185 @@ td_status td_sync(td_device *device)
     }
     return entry_sync(device);
 }
+
+/* ---- float_max_dim_with_indices (tuple) ---- */
+
+td_status td_float_max_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "float_max_dim_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(a, dim, values);
+    if (td_st == TD_OK)
+        td_st = td_float_argmax(a, dim, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- float_min_dim_with_indices (tuple) ---- */
+
+td_status td_float_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "float_min_dim_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_float_min_dim(a, dim, values);
+    if (td_st == TD_OK)
+        td_st = td_float_argmin(a, dim, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- float_sort_with_indices (tuple) ---- */
+
+td_status td_float_sort_with_indices(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "float_sort_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_float_sort(a, dim, descending, values);
+    if (td_st == TD_OK)
+        td_st = td_float_argsort(a, dim, descending, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- float_topk_with_indices (tuple) ---- */
+
+td_status td_float_topk_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "float_topk_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_float_topk(a, count, dim, values);
+    if (td_st == TD_OK)
+        td_st = td_float_argtopk(a, count, dim, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- int_max_dim_with_indices (tuple) ---- */
+
+td_status td_int_max_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "int_max_dim_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_int_max_dim(a, dim, values);
+    if (td_st == TD_OK)
+        td_st = td_int_argmax(a, dim, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- int_min_dim_with_indices (tuple) ---- */
+
+td_status td_int_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "int_min_dim_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_int_min_dim(a, dim, values);
+    if (td_st == TD_OK)
+        td_st = td_int_argmin(a, dim, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- int_sort_with_indices (tuple) ---- */
+
+td_status td_int_sort_with_indices(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "int_sort_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_int_sort(a, dim, descending, values);
+    if (td_st == TD_OK)
+        td_st = td_int_argsort(a, dim, descending, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}

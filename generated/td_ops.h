@@ -1551,6 +1551,41 @@ td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op
  */
 td_status td_sync(td_device *device);
 
+/* The maximum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.max(a, dim, keepdim=True)).
+ * A tuple of float_max_dim (values), float_argmax (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_float_max_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices);
+
+/* The minimum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.min(a, dim, keepdim=True)).
+ * A tuple of float_min_dim (values), float_argmin (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_float_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices);
+
+/* The values sorted along dim and the indices that sort them (torch.sort(a, dim, descending, stable=True)); ascending, or descending where descending is nonzero; stable, NaN sorts as the largest value.
+ * A tuple of float_sort (values), float_argsort (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_float_sort_with_indices(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **values, td_tensor **indices);
+
+/* The count largest values along dim in descending order, and their indices (torch.topk(a, count, dim)); NaN counts as the largest value.
+ * A tuple of float_topk (values), float_argtopk (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_float_topk_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices);
+
+/* The maximum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.max(a, dim, keepdim=True)).
+ * A tuple of int_max_dim (values), int_argmax (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_int_max_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices);
+
+/* The minimum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.min(a, dim, keepdim=True)).
+ * A tuple of int_min_dim (values), int_argmin (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_int_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices);
+
+/* The values sorted along dim and the indices that sort them; ascending, or descending where descending is nonzero; stable (torch.sort(a, dim, descending, stable=True)).
+ * A tuple of int_sort (values), int_argsort (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_int_sort_with_indices(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **values, td_tensor **indices);
+
 TD_API_END
 #ifdef __cplusplus
 }

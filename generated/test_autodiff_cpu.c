@@ -7355,6 +7355,74 @@ static void test_float_to_device_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_max_dim_with_indices(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_tensor *r_indices = NULL;
+    td_status st = td_float_max_dim_with_indices(ins[0], INT64_C(1), out, &r_indices);
+    td_tensor_release(r_indices);
+    return st;
+}
+
+static void test_float_max_dim_with_indices_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_with_indices, ins, 1, 906458751u);
+}
+
+static td_status fwd_float_min_dim_with_indices(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_tensor *r_indices = NULL;
+    td_status st = td_float_min_dim_with_indices(ins[0], INT64_C(1), out, &r_indices);
+    td_tensor_release(r_indices);
+    return st;
+}
+
+static void test_float_min_dim_with_indices_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_with_indices, ins, 1, 1578850813u);
+}
+
+static td_status fwd_float_sort_with_indices(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_tensor *r_indices = NULL;
+    td_status st = td_float_sort_with_indices(ins[0], INT64_C(0), (int32_t)0, out, &r_indices);
+    td_tensor_release(r_indices);
+    return st;
+}
+
+static void test_float_sort_with_indices_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(5) };
+    const tdt_input ins[] = { { s1, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_with_indices, ins, 1, 1906365164u);
+}
+
+static td_status fwd_float_topk_with_indices(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_tensor *r_indices = NULL;
+    td_status st = td_float_topk_with_indices(ins[0], INT64_C(2), INT64_C(1), out, &r_indices);
+    td_tensor_release(r_indices);
+    return st;
+}
+
+static void test_float_topk_with_indices_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_with_indices, ins, 1, 464036448u);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -7773,6 +7841,10 @@ int main(void)
         TDT_TEST(test_float_to_device_gradcheck),
         TDT_TEST(test_float_to_device_gradcheck_empty),
         TDT_TEST(test_float_to_device_guard),
+        TDT_TEST(test_float_max_dim_with_indices_gradcheck),
+        TDT_TEST(test_float_min_dim_with_indices_gradcheck),
+        TDT_TEST(test_float_sort_with_indices_gradcheck),
+        TDT_TEST(test_float_topk_with_indices_gradcheck),
     };
     return cmocka_run_group_tests_name("autodiff_cpu", tests, group_setup, group_teardown);
 }

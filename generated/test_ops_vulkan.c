@@ -42213,6 +42213,418 @@ static void test_sync_null(void **state)
     tdt_expect_error(td_sync(NULL), TD_E_NULL, "sync");
 }
 
+static void test_float_max_dim_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 5.0f, 7.0f, -2.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim_with_indices(a, INT64_C(1), &r_values, &r_indices), "float_max_dim_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want_values[] = { 5.0f, 7.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 2, want_values, 2, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want_indices[] = { 1, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 2, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_max_dim_with_indices_example_2(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 5.0f, 7.0f, -2.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim_with_indices(a, INT64_C(0), &r_values, &r_indices), "float_max_dim_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(1), INT64_C(3) };
+    static const float want_values[] = { 7.0f, 5.0f, 5.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 2, want_values, 3, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want_indices[] = { 1, 0, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 3, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_max_dim_with_indices_example_3(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim_with_indices(a, INT64_C(1), &r_values, &r_indices), "float_max_dim_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(0), INT64_C(1) };
+    static const float want_values[] = { 0.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 2, want_values, 0, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(0), INT64_C(1) };
+    static const int32_t want_indices[] = { 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 0, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_max_dim_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 5.0f, 7.0f, -2.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_max_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_max_dim_with_indices");
+    tdt_expect_error(td_float_max_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "float_max_dim_with_indices");
+    td_tensor_release(a);
+    tdt_expect_error(td_float_max_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_max_dim_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+}
+
+static void test_float_min_dim_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 5.0f, 7.0f, -2.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_min_dim_with_indices(a, INT64_C(1), &r_values, &r_indices), "float_min_dim_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want_values[] = { 1.0f, -2.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 2, want_values, 2, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want_indices[] = { 0, 1 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 2, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_min_dim_with_indices_example_2(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 2.0f, 2.0f, 3.0f, -4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_min_dim_with_indices(a, INT64_C(-1), &r_values, &r_indices), "float_min_dim_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want_values[] = { 2.0f, -4.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 2, want_values, 2, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want_indices[] = { 0, 1 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 2, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_min_dim_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 5.0f, 7.0f, -2.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_min_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_min_dim_with_indices");
+    tdt_expect_error(td_float_min_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "float_min_dim_with_indices");
+    td_tensor_release(a);
+    tdt_expect_error(td_float_min_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_min_dim_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+}
+
+static void test_float_sort_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 3.0f, 1.0f, 2.0f, 1.0f, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sort_with_indices(a, INT64_C(0), (int32_t)0, &r_values, &r_indices), "float_sort_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(5) };
+    static const float want_values[] = { 0.5f, 1.0f, 1.0f, 2.0f, 3.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 1, want_values, 5, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(5) };
+    static const int32_t want_indices[] = { 4, 1, 3, 2, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 1, want_indices, 5, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_sort_with_indices_example_2(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 3.0f, 1.0f, 2.0f, 1.0f, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sort_with_indices(a, INT64_C(0), (int32_t)1, &r_values, &r_indices), "float_sort_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(5) };
+    static const float want_values[] = { 3.0f, 2.0f, 1.0f, 1.0f, 0.5f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 1, want_values, 5, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(5) };
+    static const int32_t want_indices[] = { 0, 2, 1, 3, 4 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 1, want_indices, 5, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_sort_with_indices_example_3(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 4.0f, -1.0f, 0.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_sort_with_indices(a, INT64_C(1), (int32_t)0, &r_values, &r_indices), "float_sort_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want_values[] = { -1.0f, 4.0f, 0.0f, 2.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 2, want_values, 4, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_indices[] = { 1, 0, 0, 1 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 4, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_sort_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 3.0f, 1.0f, 2.0f, 1.0f, 0.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_sort_with_indices(a, INT64_C(0), (int32_t)0, NULL, &r_indices), TD_E_NULL, "float_sort_with_indices");
+    tdt_expect_error(td_float_sort_with_indices(a, INT64_C(0), (int32_t)0, &r_values, NULL), TD_E_NULL, "float_sort_with_indices");
+    td_tensor_release(a);
+    tdt_expect_error(td_float_sort_with_indices(NULL, INT64_C(0), (int32_t)0, &r_values, &r_indices), TD_E_NULL, "float_sort_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+}
+
+static void test_float_topk_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, -1.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_topk_with_indices(a, INT64_C(2), INT64_C(1), &r_values, &r_indices), "float_topk_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want_values[] = { 5.0f, 3.0f, 6.0f, 4.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 2, want_values, 4, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_indices[] = { 1, 2, 2, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 4, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_topk_with_indices_example_2(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_topk_with_indices(a, INT64_C(0), INT64_C(0), &r_values, &r_indices), "float_topk_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(0) };
+    static const float want_values[] = { 0.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 1, want_values, 0, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(0) };
+    static const int32_t want_indices[] = { 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 1, want_indices, 0, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_topk_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, -1.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_topk_with_indices(a, INT64_C(2), INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_topk_with_indices");
+    tdt_expect_error(td_float_topk_with_indices(a, INT64_C(2), INT64_C(1), &r_values, NULL), TD_E_NULL, "float_topk_with_indices");
+    td_tensor_release(a);
+    tdt_expect_error(td_float_topk_with_indices(NULL, INT64_C(2), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_topk_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+}
+
+static void test_int_max_dim_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 5, 7, -2, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_max_dim_with_indices(a, INT64_C(1), &r_values, &r_indices), "int_max_dim_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want_values[] = { 5, 7 };
+    tdt_expect(r_values, TD_I32, want_values_shape, 2, want_values, 2, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want_indices[] = { 1, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 2, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_int_max_dim_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 5, 7, -2, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_max_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_max_dim_with_indices");
+    tdt_expect_error(td_int_max_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "int_max_dim_with_indices");
+    td_tensor_release(a);
+    tdt_expect_error(td_int_max_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_max_dim_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+}
+
+static void test_int_min_dim_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 1, 7, -2, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_min_dim_with_indices(a, INT64_C(1), &r_values, &r_indices), "int_min_dim_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want_values[] = { 1, -2 };
+    tdt_expect(r_values, TD_I32, want_values_shape, 2, want_values, 2, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want_indices[] = { 0, 1 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 2, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_int_min_dim_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 1, 7, -2, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_min_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_min_dim_with_indices");
+    tdt_expect_error(td_int_min_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "int_min_dim_with_indices");
+    td_tensor_release(a);
+    tdt_expect_error(td_int_min_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_min_dim_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+}
+
+static void test_int_sort_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 3, 1, 2, 1, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_sort_with_indices(a, INT64_C(0), (int32_t)0, &r_values, &r_indices), "int_sort_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(5) };
+    static const int32_t want_values[] = { 0, 1, 1, 2, 3 };
+    tdt_expect(r_values, TD_I32, want_values_shape, 1, want_values, 5, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(5) };
+    static const int32_t want_indices[] = { 4, 1, 3, 2, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 1, want_indices, 5, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_int_sort_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 3, 1, 2, 1, 0 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_sort_with_indices(a, INT64_C(0), (int32_t)0, NULL, &r_indices), TD_E_NULL, "int_sort_with_indices");
+    tdt_expect_error(td_int_sort_with_indices(a, INT64_C(0), (int32_t)0, &r_values, NULL), TD_E_NULL, "int_sort_with_indices");
+    td_tensor_release(a);
+    tdt_expect_error(td_int_sort_with_indices(NULL, INT64_C(0), (int32_t)0, &r_values, &r_indices), TD_E_NULL, "int_sort_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -43984,6 +44396,26 @@ int main(void)
         TDT_TEST(test_bool_to_device_vs_cpu),
         TDT_TEST(test_bool_to_device_empty),
         TDT_TEST(test_sync_null),
+        TDT_TEST(test_float_max_dim_with_indices_example_1),
+        TDT_TEST(test_float_max_dim_with_indices_example_2),
+        TDT_TEST(test_float_max_dim_with_indices_example_3),
+        TDT_TEST(test_float_max_dim_with_indices_null),
+        TDT_TEST(test_float_min_dim_with_indices_example_1),
+        TDT_TEST(test_float_min_dim_with_indices_example_2),
+        TDT_TEST(test_float_min_dim_with_indices_null),
+        TDT_TEST(test_float_sort_with_indices_example_1),
+        TDT_TEST(test_float_sort_with_indices_example_2),
+        TDT_TEST(test_float_sort_with_indices_example_3),
+        TDT_TEST(test_float_sort_with_indices_null),
+        TDT_TEST(test_float_topk_with_indices_example_1),
+        TDT_TEST(test_float_topk_with_indices_example_2),
+        TDT_TEST(test_float_topk_with_indices_null),
+        TDT_TEST(test_int_max_dim_with_indices_example_1),
+        TDT_TEST(test_int_max_dim_with_indices_null),
+        TDT_TEST(test_int_min_dim_with_indices_example_1),
+        TDT_TEST(test_int_min_dim_with_indices_null),
+        TDT_TEST(test_int_sort_with_indices_example_1),
+        TDT_TEST(test_int_sort_with_indices_null),
     };
     return cmocka_run_group_tests_name("ops_vulkan", tests, group_setup, group_teardown);
 }

@@ -131,6 +131,7 @@ function M.ops_header(model, specs_note)
     else b:put(" */") end
     b:put("td_status td_%s(%s);", op.name, table.concat(entry_params(op), ", "))
   end
+  require("tdgen.tuple").header(b, model)
   b:put("")
   b:put("TD_API_END")
   b:put("#ifdef __cplusplus")
@@ -937,6 +938,7 @@ function M.dispatch_source(model, specs_note)
     b:put("")
     emit_entry(b, model, op)
   end
+  require("tdgen.tuple").source(b, model, util.c_string)
   return b:text()
 end
 

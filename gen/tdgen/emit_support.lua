@@ -66,6 +66,31 @@ function M.support(model, specs_note)
     end
     b:put("| %s |", table.concat(row, " | "))
   end
+  local tuple = require("tdgen.tuple")
+  if #(model.tuples or {}) > 0 then
+    b:put("")
+    b:put("Tuples: several ops called with the same arguments, their results returned together.")
+    b:put("A backend runs a tuple where it runs every part (`native` where every part is native).")
+    b:put("")
+    local th, tr = { "tuple", "parts" }, { "---", "---" }
+    for _, be in ipairs(model.backends) do th[#th + 1] = be.name; tr[#tr + 1] = ":-:" end
+    th[#th + 1] = "autodiff"; tr[#tr + 1] = ":-:"
+    b:put("| %s |", table.concat(th, " | "))
+    b:put("| %s |", table.concat(tr, " | "))
+    for _, t in ipairs(model.tuples) do
+      local ps = {}
+      for _, p in ipairs(t.parts) do ps[#ps + 1] = "`" .. p.op.name .. "`" end
+      local row = { "`" .. t.name .. "`", table.concat(ps, ", ") }
+      local any = false
+      for _, be in ipairs(model.backends) do
+        local how, missing = tuple.how(t, be)
+        row[#row + 1] = how or ("-; needs " .. table.concat(missing, ", "))
+        any = any or how ~= nil
+      end
+      row[#row + 1] = any and "yes" or "-"
+      b:put("| %s |", table.concat(row, " | "))
+    end
+  end
   b:put("")
   local tot = {}
   for _, be in ipairs(model.backends) do
@@ -73,7 +98,8 @@ function M.support(model, specs_note)
     tot[#tot + 1] = string.format("%s %d (%d native, %d composite)", be.name, c.native + c.composite, c.native,
       c.composite)
   end
-  b:put("%d ops; run by: %s.", #model.ops, table.concat(tot, ", "))
+  b:put("%d ops%s; run by: %s.", #model.ops, #(model.tuples or {}) > 0 and
+    string.format(" and %d tuples", #model.tuples) or "", table.concat(tot, ", "))
   b:put("")
   b:put("Gradients per backend (differentiable ops the backend runs, and how many of")
   b:put("them can run backward there):")

@@ -250,6 +250,153 @@ local function emit_harness(b, tests, group_name, be, bal, cpu_ref)
   b:put("}")
 end
 
+-- Tuples (gen/tdgen/tuple.lua): known values of every result, and NULL handling, on a
+-- backend that runs every part.
+local function emit_tuple_tests(b, model, be, test)
+  local tuple = require("tdgen.tuple")
+  for _, t in ipairs(model.tuples or {}) do
+    if not tuple.how(t, be) then goto continue end
+    local op1 = t.parts[1].op
+    local call = "td_" .. t.name
+    local function results(override)
+      local rs = {}
+      for _, p in ipairs(t.parts) do rs[#rs + 1] = (override and override[p.result]) or ("&r_" .. p.result) end
+      return table.concat(rs, ", ")
+    end
+    local function args_of(exprs)
+      local xs = {}
+      for i = 1, #exprs - 1 do xs[i] = exprs[i] end -- drop the part's "&out"
+      return xs
+    end
+    for i, ex in ipairs(t.examples or {}) do
+      b:put("")
+      b:put("static void %s(void **state)", test(string.format("test_%s_example_%d", t.name, i)))
+      b:put("{")
+      b:put("    (void)state;")
+      for _, p in ipairs(t.parts) do b:put("    td_tensor *r_%s = NULL;", p.result) end
+      local exprs, owned = emit_args(b, op1, ex, {})
+      local xs = args_of(exprs)
+      xs[#xs + 1] = results()
+      b:put("    tdt_check(%s(%s), %s);", call, table.concat(xs, ", "), util.c_string(t.name))
+      for _, p in ipairs(t.parts) do
+        local cls = schema.classes[p.class]
+        local v = ex[p.result]
+        local dims, nd = c_dims(v.shape)
+        b:put("    static const int64_t want_%s_shape[] = %s;", p.result, dims)
+        b:put("    static const %s want_%s[] = %s;", CTYPE[cls], p.result, c_array(cls, v.data))
+        b:put("    tdt_expect(r_%s, %s, want_%s_shape, %d, want_%s, %d, %sf);", p.result, DT[cls], p.result, nd,
+          p.result, #v.data, string.format("%.9g", t.tolerance))
+        b:put("    td_tensor_release(r_%s);", p.result)
+      end
+      release_all(b, owned)
+      b:put("}")
+    end
+    local ex1 = t.examples and t.examples[1]
+    if ex1 then
+      -- NULL: each result pointer; then a NULL first argument, which the first part
+      -- rejects: every result must come back NULL.
+      b:put("")
+      b:put("static void %s(void **state)", test("test_" .. t.name .. "_null"))
+      b:put("{")
+      b:put("    (void)state;")
+      for _, p in ipairs(t.parts) do b:put("    td_tensor *r_%s = NULL;", p.result) end
+      local exprs, owned = emit_args(b, op1, ex1, {})
+      local xs = args_of(exprs)
+      for _, p in ipairs(t.parts) do
+        local ys = { table.unpack(xs) }
+        ys[#ys + 1] = results({ [p.result] = "NULL" })
+        b:put("    tdt_expect_error(%s(%s), TD_E_NULL, %s);", call, table.concat(ys, ", "), util.c_string(t.name))
+      end
+      release_all(b, owned)
+      local first
+      for _, a in ipairs(op1.args) do if a.t.tensor then first = a; break end end
+      if first then
+        local nexprs, nowned = emit_args(b, op1, ex1, { [first.name] = "NULL" })
+        local ys = args_of(nexprs)
+        ys[#ys + 1] = results()
+        b:put("    tdt_expect_error(%s(%s), TD_E_NULL, %s);", call, table.concat(ys, ", "), util.c_string(t.name))
+        for _, p in ipairs(t.parts) do b:put("    assert_null(r_%s);", p.result) end
+        release_all(b, nowned)
+      end
+      b:put("}")
+    end
+    ::continue::
+  end
+end
+
+-- Gradient checks of a tuple's first differentiable float result, through the tuple
+-- (the other results are made and released).
+local function emit_tuple_gradchecks(b, model, be, test, compare)
+  local tuple = require("tdgen.tuple")
+  for _, t in ipairs(model.tuples or {}) do
+    local ex1 = t.examples and t.examples[1]
+    if not (tuple.how(t, be) and ex1) then goto continue end
+    local part
+    for _, p in ipairs(t.parts) do
+      if p.class == "float" and (p.op.backward or p.op.ad_decomp) then part = p; break end
+    end
+    if not part then goto continue end
+    local g = be.grad[part.op.name]
+    if not g or #g.check_missing > 0 then
+      b:put("")
+      b:put("static void %s(void **state)", test("test_" .. t.name .. "_gradcheck"))
+      b:put("{")
+      b:put("    (void)state;")
+      b:put("    print_message(\"skipped: the gradient check of %s needs %s, which %s does not implement\\n\");",
+        t.name, g and table.concat(g.check_missing, ", ") or part.op.name, be.name)
+      b:put("    skip();")
+      b:put("}")
+      goto continue
+    end
+    local op1 = t.parts[1].op
+    local over, inputs, k = {}, {}, 0
+    for _, a in ipairs(op1.args) do
+      if a.t.tensor == "float" then
+        over[a.name] = { ins = k }
+        inputs[#inputs + 1] = { shape = ex1[a.name].shape }
+        k = k + 1
+      end
+    end
+    if k == 0 then goto continue end
+    b:put("")
+    b:put("static td_status fwd_%s(td_device *d, td_tensor *const *ins, td_tensor **out)", t.name)
+    b:put("{")
+    b:put("    (void)d;")
+    local rs = {}
+    for _, p in ipairs(t.parts) do
+      if p == part then rs[#rs + 1] = "out" else
+        b:put("    td_tensor *r_%s = NULL;", p.result)
+        rs[#rs + 1] = "&r_" .. p.result
+      end
+    end
+    local exprs, owned = emit_args(b, op1, ex1, over, "d")
+    local xs = {}
+    for i = 1, #exprs - 1 do xs[i] = exprs[i] end
+    for _, r in ipairs(rs) do xs[#xs + 1] = r end
+    b:put("    td_status st = td_%s(%s);", t.name, table.concat(xs, ", "))
+    for _, p in ipairs(t.parts) do
+      if p ~= part then b:put("    td_tensor_release(r_%s);", p.result) end
+    end
+    release_all(b, owned)
+    b:put("    return st;")
+    b:put("}")
+    b:put("")
+    b:put("static void %s(void **state)", test("test_" .. t.name .. "_gradcheck"))
+    b:put("{")
+    b:put("    (void)state;")
+    local ps = {}
+    for i, inp in ipairs(inputs) do
+      local dims, nd = c_dims(inp.shape)
+      b:put("    static const int64_t s%d[] = %s;", i, dims)
+      ps[i] = string.format("{ s%d, %d, false, false }", i, nd)
+    end
+    b:put("    const tdt_input ins[] = { %s };", table.concat(ps, ", "))
+    b:put("    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_%s, ins, %d, %du);", t.name, #inputs, compare.seed_of("g" .. t.name))
+    b:put("}")
+    ::continue::
+  end
+end
+
 function M.ops_tests(model, be, specs_note)
   local b = util.buffer()
   local tests = {}
@@ -382,6 +529,7 @@ function M.ops_tests(model, be, specs_note)
     end
     ::continue::
   end
+  emit_tuple_tests(b, model, be, test)
   emit_harness(b, tests, "ops_" .. be.name, be, false, vs_cpu)
   return b:text()
 end
@@ -598,6 +746,7 @@ function M.autodiff_tests(model, be, specs_note)
     end
     ::continue::
   end
+  emit_tuple_gradchecks(b, model, be, test, compare)
   emit_harness(b, tests, "autodiff_" .. be.name, be, true, false)
   return b:text()
 end

@@ -121,15 +121,15 @@ function M.load_text(src, path, allowed_decl, limits)
       if type(fields) ~= "table" then
         error(string.format("%s expects a table: %s { name = ..., ... }", decl, decl), 2)
       end
-      if decl ~= allowed_decl then
+      if decl ~= allowed_decl and not (decl == "tuple" and allowed_decl == "op") then
         error(string.format("'%s' declarations belong in %s, not in %s", decl,
-          decl == "op" and "ops/*.lua" or "backends/*.lua", decl == "op" and "backends/*.lua" or "ops/*.lua"), 2)
+          decl ~= "backend" and "ops/*.lua" or "backends/*.lua", decl ~= "backend" and "backends/*.lua" or "ops/*.lua"), 2)
       end
       entries[#entries + 1] = { decl = decl, file = path, line = line, fields = fields, source = source }
     end
   end
 
-  local env = { op = declare("op"), backend = declare("backend") }
+  local env = { op = declare("op"), backend = declare("backend"), tuple = declare("tuple") }
   setmetatable(env, {
     __index = function(_, name)
       error(string.format("'%s' is not available in a spec: specs are data, loaded in a sandbox " ..

@@ -221,6 +221,11 @@ M.backend_fields = {
 }
 M.backend_required = { "name", "id", "doc", "option", "default", "dtypes", "kernels", "ops" }
 
+-- A tuple: several ops called with the same arguments, their results returned together
+-- (max_dim with its indices). gen/tdgen/tuple.lua.
+M.tuple_fields = { name = "string", doc = "string", parts = "table", examples = "table", tolerance = "number" }
+M.tuple_required = { "name", "doc", "parts" }
+
 M.reserved_names = { out = true, autodiff = true }
 
 return M

@@ -619,6 +619,8 @@ function M.validate(entries)
       if b.ops[op.name] then op.backends[#op.backends + 1] = b.name end
     end
   end
+  -- Tuples (several ops' results together) refer to the ops.
+  require("tdgen.tuple").validate(entries, model, err, check_fields, suggest, text_problem)
   -- What each backend can run of autodiff, for every emitter (gen/tdgen/needs.lua).
   if #queries == 0 then needs.analyze(model) end
   resolve_lines(queries)

@@ -27,6 +27,13 @@ td_status td_error(td_status status, const char *fmt, ...)
     return status;
 }
 
+td_status td_error_within(td_status status, const char *op)
+{
+    char inner[sizeof last_error];
+    memcpy(inner, last_error, sizeof inner);
+    return td_error(status, "%s: %s", op, inner);
+}
+
 td_status td_err_null(const char *op, const char *arg)
 {
     return td_error(TD_E_NULL, "%s: %s is NULL", op, arg);

@@ -151,6 +151,9 @@ td_status td_composite_finish(const char *op, td_tensor *res, bool owned, const 
                               td_autodiff_context ctx, td_tensor **out);
 /* The size of dim (negative counts from the end; a 0-d shape has one dim of size 1 at 0
  * and -1, as in PyTorch), for decompositions' size(x, d). */
+/* Prefixes the current message with op (a composite naming the part that failed):
+ * "float_max_dim_with_indices: float_max_dim: a is NULL". Returns status. */
+td_status td_error_within(td_status status, const char *op);
 td_status td_dim_size(const char *op, const td_shape *s, int64_t dim, int64_t *out);
 /* Decomposition builtins: at(arr, i) (negative i counts from the end) and idiv(a, b)
  * (floor division; b = 0 is TD_E_INVALID). */
