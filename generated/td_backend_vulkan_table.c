@@ -26,6 +26,7 @@ static void (*const kernels[TD_OP_COUNT])(void) = {
     [TD_OP_BOOL_SELECT] = (void (*)(void))td_vulkan_bool_select,
     [TD_OP_INT_SCATTER_ASSIGN] = (void (*)(void))td_vulkan_int_scatter_assign,
     [TD_OP_INT_ONE_HOT] = (void (*)(void))td_vulkan_int_one_hot,
+    [TD_OP_BOOL_ARGWHERE] = (void (*)(void))td_vulkan_bool_argwhere,
     [TD_OP_INT_POWI_SCALAR] = (void (*)(void))td_vulkan_int_powi_scalar,
     [TD_OP_INT_SUM_DIM] = (void (*)(void))td_vulkan_int_sum_dim,
     [TD_OP_INT_MEAN_DIM] = (void (*)(void))td_vulkan_int_mean_dim,

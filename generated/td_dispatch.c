@@ -59,6 +59,9 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_BOOL_SELECT] = "bool_select",
     [TD_OP_INT_SCATTER_ASSIGN] = "int_scatter_assign",
     [TD_OP_INT_ONE_HOT] = "int_one_hot",
+    [TD_OP_BOOL_ARGWHERE] = "bool_argwhere",
+    [TD_OP_INT_SELECT_ASSIGN] = "int_select_assign",
+    [TD_OP_FLOAT_ONE_HOT] = "float_one_hot",
     [TD_OP_INT_NEG] = "int_neg",
     [TD_OP_INT_ADD_SCALAR] = "int_add_scalar",
     [TD_OP_INT_SUB_SCALAR] = "int_sub_scalar",
@@ -176,6 +179,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_SELECT] = "float_select",
     [TD_OP_FLOAT_SELECT_ADD] = "float_select_add",
     [TD_OP_FLOAT_SCATTER_ASSIGN] = "float_scatter_assign",
+    [TD_OP_FLOAT_SELECT_ASSIGN] = "float_select_assign",
     [TD_OP_FLOAT_RESHAPE] = "float_reshape",
     [TD_OP_FLOAT_SWAP_DIMS] = "float_swap_dims",
     [TD_OP_FLOAT_PERMUTE] = "float_permute",
@@ -246,6 +250,8 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_BOOL_EQUAL] = "bool_equal",
     [TD_OP_BOOL_NOT_EQUAL] = "bool_not_equal",
     [TD_OP_BOOL_MASK_WHERE] = "bool_mask_where",
+    [TD_OP_INT_MASK_SELECT] = "int_mask_select",
+    [TD_OP_BOOL_MASK_SELECT] = "bool_mask_select",
     [TD_OP_INT_POWI] = "int_powi",
     [TD_OP_INT_MAXIMUM] = "int_maximum",
     [TD_OP_INT_MINIMUM] = "int_minimum",
@@ -281,6 +287,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_POWI] = "float_powi",
     [TD_OP_FLOAT_REMAINDER] = "float_remainder",
     [TD_OP_FLOAT_NOT_EQUAL] = "float_not_equal",
+    [TD_OP_FLOAT_MASK_SELECT] = "float_mask_select",
     [TD_OP_FLOAT_SLICE_ASSIGN] = "float_slice_assign",
     [TD_OP_FLOAT_CROSS] = "float_cross",
     [TD_OP_FLOAT_CONV2D] = "float_conv2d",
@@ -3041,6 +3048,393 @@ td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tenso
         return td_st;
     }
     return entry_int_one_hot(indices, num_classes, out);
+}
+
+/* ---- bool_argwhere (unary) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_argwhere(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_argwhere", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_argwhere(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_argwhere(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_argwhere", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_argwhere(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_bool_argwhere(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_argwhere";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_argwhere(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_argwhere(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_argwhere[] = "bool_argwhere";
+
+static inline td_status entry_bool_argwhere(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "bool_argwhere";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_argwhere(td_opname, a, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_argwhere(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_argwhere(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_argwhere(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_argwhere(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_argwhere(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_bool_argwhere, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_argwhere(a, out);
+}
+
+/* ---- int_select_assign (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select_assign";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)indices;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_ones(value->device, value->shape.dims, value->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_select_add(td_t1, (int64_t)(dim), indices, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_select_add(td_t4, (int64_t)(dim), indices, value, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_greater_elem(td_t3, (int32_t)(0), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_where(a, td_t6, td_t5, &td_t7);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_int_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_select_assign", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_select_assign(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select_assign";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_select_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_select_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_select_assign[] = "int_select_assign";
+
+static inline td_status entry_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "int_select_assign";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_select_add(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_select_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_select_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_select_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_select_assign(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_int_select_assign, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_select_assign(a, dim, indices, value, out);
+}
+
+/* ---- float_one_hot (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_one_hot";
+    td_status td_st = TD_OK;
+    (void)indices;
+    (void)num_classes;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && indices->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, indices->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_one_hot(indices, (int64_t)(num_classes), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t1, &td_t2);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(indices->device))
+        return comp_float_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_one_hot", indices->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_one_hot(indices, num_classes, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_one_hot";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (indices->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_one_hot(indices->inner, num_classes, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_one_hot(indices->inner, num_classes, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)indices->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, indices->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_one_hot[] = "float_one_hot";
+
+static inline td_status entry_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
+{
+    static const char td_opname[] = "float_one_hot";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    td_autodiff_context td_ctx = indices->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_one_hot(td_opname, &indices->shape, num_classes, &td_shape_out));
+    switch (indices->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(indices->kind));
+    }
+}
+
+td_status td_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_one_hot(indices, num_classes, out);
+        const td_tensor *const td_ins[] = { indices };
+        td_trace_op(td_opname_float_one_hot, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_one_hot(indices, num_classes, out);
 }
 
 /* ---- int_neg (unary) ---- */
@@ -19285,6 +19679,145 @@ td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tens
     return entry_float_scatter_assign(a, dim, indices, value, out);
 }
 
+/* ---- float_select_assign (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select_assign";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)indices;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_ones(value->device, value->shape.dims, value->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_select_add(td_t1, (int64_t)(dim), indices, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_select_add(td_t4, (int64_t)(dim), indices, value, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_greater_elem(td_t3, (float)(0.5), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(a, td_t6, td_t5, &td_t7);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_select_assign", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_select_assign(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select_assign";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, value));
+    return comp_float_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_select_assign[] = "float_select_assign";
+
+static inline td_status entry_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    static const char td_opname[] = "float_select_assign";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_select_add(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_select_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_select_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_select_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_select_assign(a, dim, indices, value, out);
+        const td_tensor *const td_ins[] = { a, indices, value };
+        td_trace_op(td_opname_float_select_assign, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_select_assign(a, dim, indices, value, out);
+}
+
 /* ---- float_reshape (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -29812,6 +30345,322 @@ td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td
     return entry_bool_mask_where(a, mask, value, out);
 }
 
+/* ---- int_mask_select (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_select";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_a3[1] = { 0 };
+    int64_t td_a4[1] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_bool_expand(mask, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(a->shape.numel);
+    if (td_st == TD_OK)
+        td_st = td_bool_reshape(td_t1, td_a1, 1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_argwhere(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(0), &td_s2);
+    if (td_st == TD_OK)
+        td_a3[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a3, 1, &td_t4);
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(a->shape.numel);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(a, td_a4, 1, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_int_mask_select(a, mask, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_mask_select", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mask_select(a, mask, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_mask_select(a, mask, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_select";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_mask_select(a->inner, mask->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_mask_select(a->inner, mask->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_mask_select[] = "int_mask_select";
+
+static inline td_status entry_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_select";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (mask == NULL)
+        return td_err_null(td_opname, "mask");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    TD_TRY(td_check_class(td_opname, "mask", mask, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "mask", mask));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, mask->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_mask_select(td_opname, a, mask, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_mask_select(a, mask, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_mask_select(a, mask, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_mask_select(a, mask, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_mask_select(a, mask, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_int_mask_select, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_mask_select(a, mask, out);
+}
+
+/* ---- bool_mask_select (binary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_bool_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_select";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_a3[1] = { 0 };
+    int64_t td_a4[1] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_bool_expand(mask, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(a->shape.numel);
+    if (td_st == TD_OK)
+        td_st = td_bool_reshape(td_t1, td_a1, 1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_argwhere(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(0), &td_s2);
+    if (td_st == TD_OK)
+        td_a3[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a3, 1, &td_t4);
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(a->shape.numel);
+    if (td_st == TD_OK)
+        td_st = td_bool_reshape(a, td_a4, 1, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_bool_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_bool_mask_select(a, mask, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("bool_mask_select", a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_mask_select(a, mask, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_bool_mask_select(a, mask, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_bool_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_select";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_bool_mask_select(a->inner, mask->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_bool_mask_select(a->inner, mask->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_bool_mask_select[] = "bool_mask_select";
+
+static inline td_status entry_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_select";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (mask == NULL)
+        return td_err_null(td_opname, "mask");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_BOOL));
+    TD_TRY(td_check_class(td_opname, "mask", mask, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "mask", mask));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, mask->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_mask_select(td_opname, a, mask, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_bool_mask_select(a, mask, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_bool_mask_select(a, mask, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_bool_mask_select(a, mask, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_bool_mask_select(a, mask, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_bool_mask_select, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_bool_mask_select(a, mask, out);
+}
+
 /* ---- int_powi (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -35296,6 +36145,145 @@ td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *
         return td_st;
     }
     return entry_float_not_equal(a, b, out);
+}
+
+/* ---- float_mask_select (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_select";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_a3[1] = { 0 };
+    int64_t td_a4[1] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_bool_expand(mask, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(a->shape.numel);
+    if (td_st == TD_OK)
+        td_st = td_bool_reshape(td_t1, td_a1, 1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_argwhere(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(0), &td_s2);
+    if (td_st == TD_OK)
+        td_a3[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a3, 1, &td_t4);
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(a->shape.numel);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(a, td_a4, 1, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_mask_select(a, mask, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_mask_select", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mask_select(a, mask, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_mask_select(a, mask, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_select";
+    TD_TRY(td_guard(td_opname, a));
+    return comp_float_mask_select(a, mask, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_mask_select[] = "float_mask_select";
+
+static inline td_status entry_float_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_select";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (mask == NULL)
+        return td_err_null(td_opname, "mask");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "mask", mask, TD_BOOL));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "mask", mask));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, mask->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_mask_select(td_opname, a, mask, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_mask_select(a, mask, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_mask_select(a, mask, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_mask_select(a, mask, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_mask_select(a, mask, out);
+        const td_tensor *const td_ins[] = { a, mask };
+        td_trace_op(td_opname_float_mask_select, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_mask_select(a, mask, out);
 }
 
 /* ---- float_slice_assign (binary_float) ---- */

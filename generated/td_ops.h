@@ -137,6 +137,24 @@ td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out);
 
+/* The coordinates of the true elements of a, one row of ndim(a) ints each, in row-major order: shape [count, ndim(a)] (torch.argwhere; burn's bool_argwhere). The count is read from the data, which waits for the device.
+ * Family unary; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_argwhere(const td_tensor *a, td_tensor **out);
+
+/* a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in int_select_add.
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
+
+/* One-hot encodes an int tensor of class indices in [0, num_classes) as floats: a last dim of num_classes holding 1 at the index and 0 elsewhere (burn's float one_hot; torch.nn.functional.one_hot(...).float()).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: num_classes must be given (>= 1), as for int_one_hot.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out);
+
 /* Elementwise -a (wraps around: -INT32_MIN is INT32_MIN).
  * Family unary; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
@@ -823,6 +841,12 @@ td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
+/* a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in select_add; burn's float_select_assign adds to the slices instead: that is float_select_add here.
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
+
 /* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -1223,6 +1247,18 @@ td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
 
+/* The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape). The count is read from the data, which waits for the device.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out);
+
+/* The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape). The count is read from the data, which waits for the device.
+ * Family binary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out);
+
 /* Elementwise a raised to the int power b, broadcasting (wraps around on overflow); for b < 0 the result is 1 for a = 1, +-1 for a = -1 (-1 when b is odd) and 0 otherwise.
  * Family binary; implemented by: cpu, vulkan.
  * Note: torch.pow on int32 tensors (0^0 = 1; negative exponents as in its integer kernel).
@@ -1422,6 +1458,12 @@ td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
+
+/* The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape; a itself is not broadcast). The count is read from the data, which waits for the device; the gradient scatters back into a's positions.
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out);
 
 /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary_float; implemented by: cpu, vulkan.

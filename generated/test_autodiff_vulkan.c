@@ -227,6 +227,36 @@ static void test_int_scatter_assign_merge_disabled_enabled(void **state)
     td_tensor_release(value);
 }
 
+static void test_int_select_assign_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, 20, 30, 40 };
+    td_tensor *value = tdt_make(ad_dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_select_assign(a, INT64_C(0), indices, value, &out), "int_select_assign");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
 static void test_int_mask_fill_merge_disabled_enabled(void **state)
 {
     (void)state;
@@ -2091,6 +2121,108 @@ static void test_float_scatter_assign_merge_disabled_enabled(void **state)
     td_tensor_release(value);
 }
 
+static td_status fwd_float_select_assign(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_select_assign(ins[0], INT64_C(0), indices, ins[1], out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_select_assign_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(2), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_assign, ins, 2, 1979186611u);
+}
+
+static td_status fwd_float_select_assign_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(0) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_select_assign(ins[0], INT64_C(1), indices, ins[1], out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_select_assign_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(7) };
+    static const int64_t s2[] = { INT64_C(3), INT64_C(0) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_assign_empty, ins, 2, 863172u);
+}
+
+static void test_float_select_assign_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 10.0f, 20.0f, 30.0f, 40.0f };
+    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_select_assign(a, INT64_C(0), indices, value, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_assign_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 10.0f, 20.0f, 30.0f, 40.0f };
+    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_select_assign(a, INT64_C(0), indices, value, &out), "float_select_assign");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
 static td_status fwd_float_reshape(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -2120,7 +2252,7 @@ static void test_float_reshape_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape_empty, ins, 1, 1211608u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape_empty, ins, 1, 1267041u);
 }
 
 static void test_float_reshape_guard(void **state)
@@ -2167,7 +2299,7 @@ static void test_float_swap_dims_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims_empty, ins, 1, 1219527u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims_empty, ins, 1, 1274960u);
 }
 
 static void test_float_swap_dims_guard(void **state)
@@ -2215,7 +2347,7 @@ static void test_float_permute_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute_empty, ins, 1, 1227446u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute_empty, ins, 1, 1282879u);
 }
 
 static void test_float_permute_guard(void **state)
@@ -2264,7 +2396,7 @@ static void test_float_expand_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand_empty, ins, 1, 1235365u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand_empty, ins, 1, 1290798u);
 }
 
 static void test_float_expand_guard(void **state)
@@ -2315,7 +2447,7 @@ static void test_float_slice_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_empty, ins, 1, 1243284u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_empty, ins, 1, 1298717u);
 }
 
 static void test_float_slice_guard(void **state)
@@ -2365,7 +2497,7 @@ static void test_float_flip_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_flip_empty, ins, 1, 1377907u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_flip_empty, ins, 1, 1433340u);
 }
 
 static void test_float_flip_guard(void **state)
@@ -2412,7 +2544,7 @@ static void test_float_repeat_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_repeat_dim_empty, ins, 1, 1401664u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_repeat_dim_empty, ins, 1, 1457097u);
 }
 
 static void test_float_repeat_dim_guard(void **state)
@@ -2458,7 +2590,7 @@ static void test_float_transpose_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_transpose_empty, ins, 1, 1425421u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_transpose_empty, ins, 1, 1480854u);
 }
 
 static void test_float_transpose_guard(void **state)
@@ -2504,7 +2636,7 @@ static void test_float_narrow_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_narrow_empty, ins, 1, 1449178u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_narrow_empty, ins, 1, 1504611u);
 }
 
 static void test_float_narrow_guard(void **state)
@@ -2550,7 +2682,7 @@ static void test_float_unfold_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_unfold_empty, ins, 1, 1496692u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_unfold_empty, ins, 1, 1552125u);
 }
 
 static void test_float_unfold_guard(void **state)
@@ -2598,7 +2730,7 @@ static void test_float_pad_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_pad_empty, ins, 1, 1504611u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_pad_empty, ins, 1, 1560044u);
 }
 
 static void test_float_pad_guard(void **state)
@@ -2645,7 +2777,7 @@ static void test_float_mean_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1599639u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1655072u);
 }
 
 static void test_float_mean_guard(void **state)
@@ -2691,7 +2823,7 @@ static void test_float_prod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1607558u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1662991u);
 }
 
 static void test_float_prod_guard(void **state)
@@ -2737,7 +2869,7 @@ static void test_float_prod_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1615477u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1670910u);
 }
 
 static void test_float_prod_dim_guard(void **state)
@@ -2876,7 +3008,7 @@ static void test_float_max_abs_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1647153u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1702586u);
 }
 
 static void test_float_max_abs_dim_guard(void **state)
@@ -2986,7 +3118,7 @@ static void test_float_cumsum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1686748u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1742181u);
 }
 
 static void test_float_cumsum_guard(void **state)
@@ -3032,7 +3164,7 @@ static void test_float_cumprod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1694667u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1750100u);
 }
 
 static void test_float_cumprod_guard(void **state)
@@ -3078,7 +3210,7 @@ static void test_float_cummax_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1702586u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1758019u);
 }
 
 static void test_float_cummax_guard(void **state)
@@ -3124,7 +3256,7 @@ static void test_float_cummin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1710505u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1765938u);
 }
 
 static void test_float_cummin_guard(void **state)
@@ -3170,7 +3302,7 @@ static void test_float_sort_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1734262u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1789695u);
 }
 
 static void test_float_sort_guard(void **state)
@@ -3232,7 +3364,7 @@ static void test_float_topk_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1750100u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1805533u);
 }
 
 static void test_float_topk_guard(void **state)
@@ -3294,7 +3426,7 @@ static void test_float_neg_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 1940156u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 1995589u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -3340,7 +3472,7 @@ static void test_float_abs_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 1948075u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2003508u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -3386,7 +3518,7 @@ static void test_float_exp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 1955994u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2011427u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -3432,7 +3564,7 @@ static void test_float_log_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 1963913u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2019346u);
 }
 
 static void test_float_log_guard(void **state)
@@ -3478,7 +3610,7 @@ static void test_float_sqrt_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 1971832u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2027265u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -3524,7 +3656,7 @@ static void test_float_sin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 1979751u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2035184u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -3570,7 +3702,7 @@ static void test_float_cos_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 1987670u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2043103u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -3616,7 +3748,7 @@ static void test_float_tanh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 1995589u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2051022u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -3662,7 +3794,7 @@ static void test_float_sigmoid_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2003508u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2058941u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -3708,7 +3840,7 @@ static void test_float_relu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2011427u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2066860u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -3754,7 +3886,7 @@ static void test_float_gelu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2019346u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2074779u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -3800,7 +3932,7 @@ static void test_float_powf_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2027265u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2082698u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -3846,7 +3978,7 @@ static void test_float_clamp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2035184u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2090617u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -3892,7 +4024,7 @@ static void test_float_add_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2043103u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2098536u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -3938,7 +4070,7 @@ static void test_float_mul_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2051022u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2106455u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -3996,7 +4128,7 @@ static void test_float_mask_fill_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2058941u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2114374u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -4072,7 +4204,7 @@ static void test_float_sum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2066860u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2122293u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -4118,7 +4250,7 @@ static void test_float_sum_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2074779u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2130212u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -4164,7 +4296,7 @@ static void test_float_mean_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2082698u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2138131u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -4210,7 +4342,7 @@ static void test_float_max_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2090617u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2146050u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -4256,7 +4388,7 @@ static void test_float_min_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2098536u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2153969u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -4709,6 +4841,54 @@ static void test_bool_mask_where_merge_disabled_enabled(void **state)
     td_tensor_release(a);
     td_tensor_release(mask);
     td_tensor_release(value);
+}
+
+static void test_int_mask_select_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 7, -1, 0, 9 };
+    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool mask_data[] = { false, true, true, true };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_int_mask_select(a, mask, &out), "int_mask_select");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_select_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const bool a_data[] = { true, false, false };
+    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, true, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_bool_mask_select(a, mask, &out), "bool_mask_select");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
 }
 
 static void test_int_powi_merge_disabled_enabled(void **state)
@@ -6505,6 +6685,94 @@ static void test_float_not_equal_merge_none_balanced(void **state)
     td_tensor_release(b);
 }
 
+static td_status fwd_float_mask_select(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool mask_data[] = { true, false, true, false, false, true };
+    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    td_status st = td_float_mask_select(ins[0], mask, out);
+    td_tensor_release(mask);
+    return st;
+}
+
+static void test_float_mask_select_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_select, ins, 1, 4200079958u);
+}
+
+static td_status fwd_float_mask_select_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t mask_shape[] = { INT64_C(0) };
+    static const bool mask_data[] = { false };
+    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    td_status st = td_float_mask_select(ins[0], mask, out);
+    td_tensor_release(mask);
+    return st;
+}
+
+static void test_float_mask_select_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_select_empty, ins, 1, 839415u);
+}
+
+static void test_float_mask_select_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool mask_data[] = { true, false, true, false, false, true };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_mask_select(a, mask, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_float_mask_select_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool mask_data[] = { true, false, true, false, false, true };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_tensor_set_autodiff_context(mask, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_mask_select(a, mask, &out), "float_mask_select");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
 static td_status fwd_float_slice_assign(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -6538,7 +6806,7 @@ static void test_float_slice_assign_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     static const int64_t s2[] = { INT64_C(0), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign_empty, ins, 2, 1251203u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign_empty, ins, 2, 1306636u);
 }
 
 static void test_float_slice_assign_guard(void **state)
@@ -6618,7 +6886,7 @@ static void test_float_cross_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(0), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_empty, ins, 2, 1528368u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_empty, ins, 2, 1583801u);
 }
 
 static void test_float_cross_guard(void **state)
@@ -6702,7 +6970,7 @@ static void test_float_conv2d_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3), INT64_C(3) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv2d_empty, ins, 3, 1536287u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv2d_empty, ins, 3, 1591720u);
 }
 
 static void test_float_conv2d_guard(void **state)
@@ -6926,7 +7194,7 @@ static void test_float_max_pool2d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4), INT64_C(4) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool2d_empty, ins, 1, 1560044u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool2d_empty, ins, 1, 1615477u);
 }
 
 static void test_float_max_pool2d_guard(void **state)
@@ -7034,7 +7302,7 @@ static void test_float_avg_pool2d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4), INT64_C(4) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool2d_empty, ins, 1, 1575882u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool2d_empty, ins, 1, 1631315u);
 }
 
 static void test_float_avg_pool2d_guard(void **state)
@@ -7137,7 +7405,7 @@ static void test_float_linear_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(5) };
     static const int64_t s3[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_linear_empty, ins, 3, 1591720u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_linear_empty, ins, 3, 1647153u);
 }
 
 static void test_float_linear_guard(void **state)
@@ -7228,7 +7496,7 @@ static void test_float_cat_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(0) };
     static const int64_t s3[] = { INT64_C(1), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat_empty, ins, 3, 1259122u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat_empty, ins, 3, 1314555u);
 }
 
 static void test_float_cat_guard(void **state)
@@ -7284,7 +7552,7 @@ static void test_float_stack_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(0) };
     static const int64_t s2[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_stack_empty, ins, 2, 1472935u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_stack_empty, ins, 2, 1528368u);
 }
 
 static void test_float_stack_guard(void **state)
@@ -7336,7 +7604,7 @@ static void test_float_to_device_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 1853047u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 1908480u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -7449,6 +7717,7 @@ int main(void)
         TDT_TEST(test_bool_gather_merge_disabled_enabled),
         TDT_TEST(test_bool_select_merge_disabled_enabled),
         TDT_TEST(test_int_scatter_assign_merge_disabled_enabled),
+        TDT_TEST(test_int_select_assign_merge_disabled_enabled),
         TDT_TEST(test_int_mask_fill_merge_disabled_enabled),
         TDT_TEST(test_float_softmax_gradcheck),
         TDT_TEST(test_float_softmax_gradcheck_empty),
@@ -7558,6 +7827,10 @@ int main(void)
         TDT_TEST(test_float_scatter_assign_gradcheck_empty),
         TDT_TEST(test_float_scatter_assign_guard),
         TDT_TEST(test_float_scatter_assign_merge_disabled_enabled),
+        TDT_TEST(test_float_select_assign_gradcheck),
+        TDT_TEST(test_float_select_assign_gradcheck_empty),
+        TDT_TEST(test_float_select_assign_guard),
+        TDT_TEST(test_float_select_assign_merge_disabled_enabled),
         TDT_TEST(test_float_reshape_gradcheck),
         TDT_TEST(test_float_reshape_gradcheck_empty),
         TDT_TEST(test_float_reshape_guard),
@@ -7716,6 +7989,8 @@ int main(void)
         TDT_TEST(test_bool_equal_merge_disabled_enabled),
         TDT_TEST(test_bool_not_equal_merge_disabled_enabled),
         TDT_TEST(test_bool_mask_where_merge_disabled_enabled),
+        TDT_TEST(test_int_mask_select_merge_disabled_enabled),
+        TDT_TEST(test_bool_mask_select_merge_disabled_enabled),
         TDT_TEST(test_int_powi_merge_disabled_enabled),
         TDT_TEST(test_int_maximum_merge_disabled_enabled),
         TDT_TEST(test_int_minimum_merge_disabled_enabled),
@@ -7802,6 +8077,10 @@ int main(void)
         TDT_TEST(test_float_remainder_merge_none_balanced),
         TDT_TEST(test_float_not_equal_guard),
         TDT_TEST(test_float_not_equal_merge_none_balanced),
+        TDT_TEST(test_float_mask_select_gradcheck),
+        TDT_TEST(test_float_mask_select_gradcheck_empty),
+        TDT_TEST(test_float_mask_select_guard),
+        TDT_TEST(test_float_mask_select_merge_disabled_enabled),
         TDT_TEST(test_float_slice_assign_gradcheck),
         TDT_TEST(test_float_slice_assign_gradcheck_empty),
         TDT_TEST(test_float_slice_assign_guard),

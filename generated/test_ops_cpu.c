@@ -2463,6 +2463,445 @@ static void test_int_one_hot_empty(void **state)
     tdt_compare(ad_dev, dev, &desc, empty_int_one_hot, n);
 }
 
+static void test_bool_argwhere_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool a_data[] = { true, false, true, false, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_argwhere(a, &out), "bool_argwhere");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t want[] = { 0, 0, 0, 2, 1, 2 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_argwhere_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const bool a_data[] = { false, false, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_argwhere(a, &out), "bool_argwhere");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(1) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_argwhere_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(4) };
+    static const bool a_data[] = { false, true, false, true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_argwhere(a, &out), "bool_argwhere");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const int32_t want[] = { 1, 3 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_argwhere_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const bool a_data[] = { true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_argwhere(a, &out), "bool_argwhere");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(0) };
+    static const int32_t want[] = { 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_argwhere_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_bool_argwhere(NULL, &out), TD_E_NULL, "bool_argwhere");
+    assert_null(out);
+}
+
+static void test_bool_argwhere_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_bool_argwhere(a, &out), TD_E_KIND, "bool_argwhere");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_bool_argwhere(const tdt_call *c)
+{
+    return td_bool_argwhere(c->ins[0], c->out);
+}
+
+static const tdt_case empty_bool_argwhere[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 2 } },
+};
+
+static void test_bool_argwhere_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_argwhere",
+        .run = cmp_bool_argwhere,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4208489549u,
+    };
+    const int n = (int)(sizeof empty_bool_argwhere / sizeof empty_bool_argwhere[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_argwhere, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_argwhere, n);
+}
+
+static void test_int_select_assign_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, 20, 30, 40 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_select_assign(a, INT64_C(0), indices, value, &out), "int_select_assign");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t want[] = { 30, 40, 3, 4, 10, 20 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_assign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, 20, 30, 40 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_assign(NULL, INT64_C(0), indices, value, &out), TD_E_NULL, "int_select_assign");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_assign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, 20, 30, 40 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_assign(a, INT64_C(0), indices, value, &out), TD_E_KIND, "int_select_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_assign_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t value_data[] = { 10, 20, 30, 40 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_int_select_assign(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "int_select_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static td_status cmp_int_select_assign(const tdt_call *c)
+{
+    return td_int_select_assign(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static td_status cmpc_int_select_assign(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_select_assign(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_select_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 4 } }, { 2, { 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 1 } }, { 2, { 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 4 } }, { 2, { 4, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 1 } }, { 2, { 1, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } }, { 3, { 1, 4, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } }, { 3, { 1, 1, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } }, { 3, { 3, 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } }, { 3, { 3, 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } }, { 3, { 4, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } }, { 3, { 1, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } }, { 3, { 5, 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } }, { 3, { 5, 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } }, { 4, { 1, 4, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } }, { 4, { 1, 1, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 3, 5, 4, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 3, 5, 1, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 3, 5, 4, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 3, 5, 1, 97 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_int_select_assign_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_select_assign",
+        .run = cmp_int_select_assign,
+        .run_test = cmpc_int_select_assign,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1480793269u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_select_assign, (int)(sizeof ccases_int_select_assign / sizeof ccases_int_select_assign[0]));
+}
+
+static const tdt_case empty_int_select_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 7 } }, { 1, { 0 } }, { 2, { 3, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 1, { 4 } }, { 2, { 0, 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } }, { 3, { 2, 0, 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_select_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_select_assign",
+        .run = cmp_int_select_assign,
+        .dtype = { TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1480793269u,
+    };
+    const int n = (int)(sizeof empty_int_select_assign / sizeof empty_int_select_assign[0]);
+    tdt_compare(dev, dev, &desc, empty_int_select_assign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_select_assign, n);
+}
+
+static void test_float_one_hot_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 0, 2, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_one_hot(indices, INT64_C(3), &out), "float_one_hot");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
+    static const float want[] = { 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 1.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(indices);
+}
+
+static void test_float_one_hot_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_one_hot(NULL, INT64_C(3), &out), TD_E_NULL, "float_one_hot");
+    assert_null(out);
+}
+
+static void test_float_one_hot_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const float indices_data[] = { 0.0f };
+    td_tensor *indices = tdt_filled(dev, TD_F32, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_one_hot(indices, INT64_C(3), &out), TD_E_KIND, "float_one_hot");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static td_status cmp_float_one_hot(const tdt_call *c)
+{
+    return td_float_one_hot(c->ins[0], c->cs->i[0], c->out);
+}
+
+static td_status cmpc_float_one_hot(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_one_hot(c->ins[0], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_one_hot[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(7) } },
+};
+
+static void test_float_one_hot_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_one_hot",
+        .run = cmp_float_one_hot,
+        .run_test = cmpc_float_one_hot,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "indices" },
+        .int_names = { "num_classes" },
+        .nmse = 1e-07,
+        .seed = 637336914u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_one_hot, (int)(sizeof ccases_float_one_hot / sizeof ccases_float_one_hot[0]));
+}
+
+static const tdt_case empty_float_one_hot[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(7) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 2, 0 } } }, .i = { INT64_C(9) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 9 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 3, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_INVALID },
+};
+
+static void test_float_one_hot_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_one_hot",
+        .run = cmp_float_one_hot,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "indices" },
+        .int_names = { "num_classes" },
+        .nmse = 1e-07,
+        .seed = 637336914u,
+    };
+    const int n = (int)(sizeof empty_float_one_hot / sizeof empty_float_one_hot[0]);
+    tdt_compare(dev, dev, &desc, empty_float_one_hot, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_one_hot, n);
+}
+
 static void test_int_neg_example_1(void **state)
 {
     (void)state;
@@ -17476,6 +17915,264 @@ static void test_float_scatter_assign_empty(void **state)
     tdt_compare(ad_dev, dev, &desc, empty_float_scatter_assign, n);
 }
 
+static void test_float_select_assign_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 10.0f, 20.0f, 30.0f, 40.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_assign(a, INT64_C(0), indices, value, &out), "float_select_assign");
+    static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float want[] = { 30.0f, 40.0f, 3.0f, 4.0f, 10.0f, 20.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_assign_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 7.0f, 8.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_assign(a, INT64_C(1), indices, value, &out), "float_select_assign");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 1.0f, 7.0f, 3.0f, 4.0f, 8.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 1, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2) };
+    static const float value_data[] = { 5.0f, 6.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_assign(a, INT64_C(0), indices, value, &out), "float_select_assign");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 11.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_assign_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 10.0f, 20.0f, 30.0f, 40.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_assign(NULL, INT64_C(0), indices, value, &out), TD_E_NULL, "float_select_assign");
+    assert_null(out);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_assign_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 10.0f, 20.0f, 30.0f, 40.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_assign(a, INT64_C(0), indices, value, &out), TD_E_KIND, "float_select_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_assign_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 10.0f, 20.0f, 30.0f, 40.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 2);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_select_assign(a, INT64_C(0), indices, value, &out), TD_E_BACKEND_MISMATCH, "float_select_assign");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static td_status cmp_float_select_assign(const tdt_call *c)
+{
+    return td_float_select_assign(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static td_status cmpc_float_select_assign(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_select_assign(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_select_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 4 } }, { 2, { 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 1 } }, { 2, { 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 4 } }, { 2, { 4, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 1 } }, { 2, { 1, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } }, { 3, { 1, 4, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } }, { 3, { 1, 1, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } }, { 3, { 3, 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } }, { 3, { 3, 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } }, { 3, { 4, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } }, { 3, { 1, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } }, { 3, { 5, 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } }, { 3, { 5, 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } }, { 4, { 1, 4, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } }, { 4, { 1, 1, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 3, 5, 4, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 3, 5, 1, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 3, 5, 4, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 3, 5, 1, 97 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_float_select_assign_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_assign",
+        .run = cmp_float_select_assign,
+        .run_test = cmpc_float_select_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2113067314u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_select_assign, (int)(sizeof ccases_float_select_assign / sizeof ccases_float_select_assign[0]));
+}
+
+static const tdt_case empty_float_select_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 7 } }, { 1, { 0 } }, { 2, { 3, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 1, { 4 } }, { 2, { 0, 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 7 } }, { 1, { 2 } }, { 3, { 2, 0, 2 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 7 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 7, 3 } }, { 1, { 0 } }, { 2, { 1, 3 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_select_assign_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_assign",
+        .run = cmp_float_select_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2113067314u,
+    };
+    const int n = (int)(sizeof empty_float_select_assign / sizeof empty_float_select_assign[0]);
+    tdt_compare(dev, dev, &desc, empty_float_select_assign, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_select_assign, n);
+}
+
 static void test_float_reshape_example_1(void **state)
 {
     (void)state;
@@ -27031,6 +27728,392 @@ static void test_bool_mask_where_empty(void **state)
     tdt_compare(ad_dev, dev, &desc, empty_bool_mask_where, n);
 }
 
+static void test_int_mask_select_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 7, -1, 0, 9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool mask_data[] = { false, true, true, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_int_mask_select(a, mask, &out), "int_mask_select");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { -1, 0, 9 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_int_mask_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool mask_data[] = { false, true, true, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_int_mask_select(NULL, mask, &out), TD_E_NULL, "int_mask_select");
+    assert_null(out);
+    td_tensor_release(mask);
+}
+
+static void test_int_mask_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool mask_data[] = { false, true, true, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_int_mask_select(a, mask, &out), TD_E_KIND, "int_mask_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_int_mask_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 7, -1, 0, 9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool mask_data[] = { false, true, true, true };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_int_mask_select(a, mask, &out), TD_E_BACKEND_MISMATCH, "int_mask_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static td_status cmp_int_mask_select(const tdt_call *c)
+{
+    return td_int_mask_select(c->ins[0], c->ins[1], c->out);
+}
+
+static td_status cmpc_int_mask_select(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_mask_select(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_mask_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 2, { 3, 4 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 2, { 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 2, { 33, 31 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 2, { 129, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 3, { 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 3, { 7, 1, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 3, { 5, 7, 97 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 3, { 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 1 } } } },
+};
+
+static void test_int_mask_select_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mask_select",
+        .run = cmp_int_mask_select,
+        .run_test = cmpc_int_mask_select,
+        .dtype = { TD_I32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "mask" },
+        .nmse = 1e-07,
+        .seed = 3073339200u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_mask_select, (int)(sizeof ccases_int_mask_select / sizeof ccases_int_mask_select[0]));
+}
+
+static const tdt_case empty_int_mask_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_mask_select_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_mask_select",
+        .run = cmp_int_mask_select,
+        .dtype = { TD_I32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "mask" },
+        .nmse = 1e-07,
+        .seed = 3073339200u,
+    };
+    const int n = (int)(sizeof empty_int_mask_select / sizeof empty_int_mask_select[0]);
+    tdt_compare(dev, dev, &desc, empty_int_mask_select, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_mask_select, n);
+}
+
+static void test_bool_mask_select_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const bool a_data[] = { true, false, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, true, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_bool_mask_select(a, mask, &out), "bool_mask_select");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const bool want[] = { true, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, true, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_bool_mask_select(NULL, mask, &out), TD_E_NULL, "bool_mask_select");
+    assert_null(out);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, true, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_bool_mask_select(a, mask, &out), TD_E_KIND, "bool_mask_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const bool a_data[] = { true, false, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, true, false };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_bool_mask_select(a, mask, &out), TD_E_BACKEND_MISMATCH, "bool_mask_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static td_status cmp_bool_mask_select(const tdt_call *c)
+{
+    return td_bool_mask_select(c->ins[0], c->ins[1], c->out);
+}
+
+static td_status cmpc_bool_mask_select(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_mask_select(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_bool_mask_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 2, { 3, 4 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 2, { 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 2, { 33, 31 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 2, { 129, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 3, { 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 3, { 7, 1, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 3, { 5, 7, 97 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 3, { 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 1 } } } },
+};
+
+static void test_bool_mask_select_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_mask_select",
+        .run = cmp_bool_mask_select,
+        .run_test = cmpc_bool_mask_select,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "mask" },
+        .nmse = 1e-07,
+        .seed = 4232127019u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_bool_mask_select, (int)(sizeof ccases_bool_mask_select / sizeof ccases_bool_mask_select[0]));
+}
+
+static const tdt_case empty_bool_mask_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_bool_mask_select_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_mask_select",
+        .run = cmp_bool_mask_select,
+        .dtype = { TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "mask" },
+        .nmse = 1e-07,
+        .seed = 4232127019u,
+    };
+    const int n = (int)(sizeof empty_bool_mask_select / sizeof empty_bool_mask_select[0]);
+    tdt_compare(dev, dev, &desc, empty_bool_mask_select, n);
+    tdt_compare(ad_dev, dev, &desc, empty_bool_mask_select, n);
+}
+
 static void test_int_powi_example_1(void **state)
 {
     (void)state;
@@ -32897,6 +33980,245 @@ static void test_float_not_equal_empty(void **state)
     tdt_compare(ad_dev, dev, &desc, empty_float_not_equal, n);
 }
 
+static void test_float_mask_select_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool mask_data[] = { true, false, true, false, false, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_float_mask_select(a, mask, &out), "float_mask_select");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 3.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_float_mask_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { false, true, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_float_mask_select(a, mask, &out), "float_mask_select");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { 2.0f, 3.0f, 5.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_float_mask_select_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2) };
+    static const bool mask_data[] = { false, false };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_float_mask_select(a, mask, &out), "float_mask_select");
+    static const int64_t want_shape[] = { INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_float_mask_select_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool mask_data[] = { true, false, true, false, false, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_float_mask_select(NULL, mask, &out), TD_E_NULL, "float_mask_select");
+    assert_null(out);
+    td_tensor_release(mask);
+}
+
+static void test_float_mask_select_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool mask_data[] = { true, false, true, false, false, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_float_mask_select(a, mask, &out), TD_E_KIND, "float_mask_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_float_mask_select_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(3) };
+    static const bool mask_data[] = { true, false, true, false, false, true };
+    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_float_mask_select(a, mask, &out), TD_E_BACKEND_MISMATCH, "float_mask_select");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static td_status cmp_float_mask_select(const tdt_call *c)
+{
+    return td_float_mask_select(c->ins[0], c->ins[1], c->out);
+}
+
+static td_status cmpc_float_mask_select(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_mask_select(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_mask_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 1, { 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 1, { 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 2, { 3, 4 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 2, { 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 2, { 33, 31 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 2, { 129, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 129, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 3, { 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 3, { 7, 1, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 3, { 5, 7, 97 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 3, { 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 1 } } } },
+};
+
+static void test_float_mask_select_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_select",
+        .run = cmp_float_mask_select,
+        .run_test = cmpc_float_mask_select,
+        .dtype = { TD_F32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask" },
+        .nmse = 1e-07,
+        .seed = 1239654691u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_mask_select, (int)(sizeof ccases_float_mask_select / sizeof ccases_float_mask_select[0]));
+}
+
+static const tdt_case empty_float_mask_select[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 1, 3 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 3 } }, { 1, { 0 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_mask_select_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_select",
+        .run = cmp_float_mask_select,
+        .dtype = { TD_F32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask" },
+        .nmse = 1e-07,
+        .seed = 1239654691u,
+    };
+    const int n = (int)(sizeof empty_float_mask_select / sizeof empty_float_mask_select[0]);
+    tdt_compare(dev, dev, &desc, empty_float_mask_select, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_mask_select, n);
+}
+
 static void test_float_slice_assign_example_1(void **state)
 {
     (void)state;
@@ -36479,6 +37801,24 @@ int main(void)
         TDT_TEST(test_int_one_hot_null),
         TDT_TEST(test_int_one_hot_wrong_kind),
         TDT_TEST(test_int_one_hot_empty),
+        TDT_TEST(test_bool_argwhere_example_1),
+        TDT_TEST(test_bool_argwhere_example_2),
+        TDT_TEST(test_bool_argwhere_example_3),
+        TDT_TEST(test_bool_argwhere_example_4),
+        TDT_TEST(test_bool_argwhere_null),
+        TDT_TEST(test_bool_argwhere_wrong_kind),
+        TDT_TEST(test_bool_argwhere_empty),
+        TDT_TEST(test_int_select_assign_example_1),
+        TDT_TEST(test_int_select_assign_null),
+        TDT_TEST(test_int_select_assign_wrong_kind),
+        TDT_TEST(test_int_select_assign_backend_mismatch),
+        TDT_TEST(test_int_select_assign_composite_vs_native),
+        TDT_TEST(test_int_select_assign_empty),
+        TDT_TEST(test_float_one_hot_example_1),
+        TDT_TEST(test_float_one_hot_null),
+        TDT_TEST(test_float_one_hot_wrong_kind),
+        TDT_TEST(test_float_one_hot_composite_vs_native),
+        TDT_TEST(test_float_one_hot_empty),
         TDT_TEST(test_int_neg_example_1),
         TDT_TEST(test_int_neg_example_2),
         TDT_TEST(test_int_neg_null),
@@ -37149,6 +38489,14 @@ int main(void)
         TDT_TEST(test_float_scatter_assign_wrong_kind),
         TDT_TEST(test_float_scatter_assign_backend_mismatch),
         TDT_TEST(test_float_scatter_assign_empty),
+        TDT_TEST(test_float_select_assign_example_1),
+        TDT_TEST(test_float_select_assign_example_2),
+        TDT_TEST(test_float_select_assign_example_3),
+        TDT_TEST(test_float_select_assign_null),
+        TDT_TEST(test_float_select_assign_wrong_kind),
+        TDT_TEST(test_float_select_assign_backend_mismatch),
+        TDT_TEST(test_float_select_assign_composite_vs_native),
+        TDT_TEST(test_float_select_assign_empty),
         TDT_TEST(test_float_reshape_example_1),
         TDT_TEST(test_float_reshape_example_2),
         TDT_TEST(test_float_reshape_example_3),
@@ -37602,6 +38950,18 @@ int main(void)
         TDT_TEST(test_bool_mask_where_backend_mismatch),
         TDT_TEST(test_bool_mask_where_composite_vs_native),
         TDT_TEST(test_bool_mask_where_empty),
+        TDT_TEST(test_int_mask_select_example_1),
+        TDT_TEST(test_int_mask_select_null),
+        TDT_TEST(test_int_mask_select_wrong_kind),
+        TDT_TEST(test_int_mask_select_backend_mismatch),
+        TDT_TEST(test_int_mask_select_composite_vs_native),
+        TDT_TEST(test_int_mask_select_empty),
+        TDT_TEST(test_bool_mask_select_example_1),
+        TDT_TEST(test_bool_mask_select_null),
+        TDT_TEST(test_bool_mask_select_wrong_kind),
+        TDT_TEST(test_bool_mask_select_backend_mismatch),
+        TDT_TEST(test_bool_mask_select_composite_vs_native),
+        TDT_TEST(test_bool_mask_select_empty),
         TDT_TEST(test_int_powi_example_1),
         TDT_TEST(test_int_powi_example_2),
         TDT_TEST(test_int_powi_example_3),
@@ -37840,6 +39200,14 @@ int main(void)
         TDT_TEST(test_float_not_equal_backend_mismatch),
         TDT_TEST(test_float_not_equal_composite_vs_native),
         TDT_TEST(test_float_not_equal_empty),
+        TDT_TEST(test_float_mask_select_example_1),
+        TDT_TEST(test_float_mask_select_example_2),
+        TDT_TEST(test_float_mask_select_example_3),
+        TDT_TEST(test_float_mask_select_null),
+        TDT_TEST(test_float_mask_select_wrong_kind),
+        TDT_TEST(test_float_mask_select_backend_mismatch),
+        TDT_TEST(test_float_mask_select_composite_vs_native),
+        TDT_TEST(test_float_mask_select_empty),
         TDT_TEST(test_float_slice_assign_example_1),
         TDT_TEST(test_float_slice_assign_example_2),
         TDT_TEST(test_float_slice_assign_example_3),

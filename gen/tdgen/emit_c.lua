@@ -283,7 +283,8 @@ local function emit_checks(b, op)
     for ri, rn in ipairs(op.rule.args) do
       local a = op.arg_by_name[rn]
       local kind = schema.param_kind(a.type)
-      if kind == "tensor" then cargs[#cargs + 1] = "&" .. rn .. "->shape"
+      if kind == "tensor" and schema.data_rules[op.rule.name] then cargs[#cargs + 1] = rn
+      elseif kind == "tensor" then cargs[#cargs + 1] = "&" .. rn .. "->shape"
       elseif schema.rules[op.rule.name][ri] == "dims" then
         b:put("    int64_t td_n_%s[TD_MAX_DIMS];", rn)
         cargs[#cargs + 1] = rn .. ", " .. rn .. "_len, td_n_" .. rn

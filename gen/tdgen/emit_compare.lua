@@ -398,6 +398,24 @@ function R.select_add(P)
   end)
 end
 
+-- argwhere: the random mask's true elements; mask_select: a mask of a's shape, of its
+-- trailing dims, or with a broadcast 1.
+R.argwhere = R.same
+function R.mask_select(P)
+  return over_shapes(P, function(s)
+    local cases = { { [P[2]] = s } }
+    if #s >= 2 then
+      local tail = {}
+      for i = 2, #s do tail[#tail + 1] = s[i] end
+      cases[#cases + 1] = { [P[2]] = tail }
+      local one = copy(s)
+      one[#one] = 1
+      cases[#cases + 1] = { [P[2]] = one }
+    end
+    return cases
+  end)
+end
+
 function R.one_hot(P)
   return over_shapes(P, function(s, i)
     if numel(s) > 10007 then return nil end
@@ -754,6 +772,20 @@ local function rows(P, list)
     out[#out + 1] = zc(v, type(r[2]) == "string" and err(r[2]) or shp(r[2]))
   end
   return out
+end
+
+-- argwhere gives [count, ndim]: an empty input has nothing true (a 0-d input is left out:
+-- its result, [1, 0] or [0, 0], depends on the data).
+function Z.argwhere(P)
+  return rows(P, { { { { 0 } }, { 0, 1 } }, { { { 2, 0, 3 } }, { 0, 3 } }, { { { 0, 1 } }, { 0, 2 } },
+    { { { 3, 0 } }, { 0, 2 } } })
+end
+
+-- mask_select of an empty a is empty, whatever the mask; a mask that does not broadcast to
+-- a's shape is an error even then.
+function Z.mask_select(P)
+  return rows(P, { { { { 0 }, { 0 } }, { 0 } }, { { { 2, 0, 3 }, { 3 } }, { 0 } }, { { { 0, 3 }, { 1, 3 } }, { 0 } },
+    { { { 2, 0 }, { 3 } }, "TD_E_SHAPE" }, { { { 3 }, { 0 } }, "TD_E_SHAPE" } })
 end
 
 -- softmax and friends: the shape of a; a dim out of range is still an error.

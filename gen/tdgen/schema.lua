@@ -160,6 +160,9 @@ M.rules = {
   tri_mask = { "array" },
   cross = { "tensor", "tensor", "dim" },
   one_hot = { "tensor", "i64" },
+  -- rules that read data (M.data_rules): the result's size is a count of true elements
+  argwhere = { "tensor" },
+  mask_select = { "tensor", "tensor" },
   -- activations (specs/ops/activation.lua; along_dim is shared with the reduce group)
   cross_entropy = { "tensor", "tensor" },
   -- reduce / cumulative / sort group (runtime/core/td_rules_reduce.c; the nonempty ones
@@ -180,6 +183,11 @@ M.rules = {
   avg_pool2d_backward = { "tensor", "tensor", "array", "array", "array", "i64" },
   linear = { "tensor", "tensor", "tensor" },
 }
+
+-- Rules whose C function takes the tensors themselves, not their shapes: the result's
+-- shape depends on the data (runtime/core/td_rules_index.c reads it through the public
+-- entries, so on every backend).
+M.data_rules = { argwhere = true, mask_select = true }
 
 function M.param_kind(t)
   local ty = M.types[t]

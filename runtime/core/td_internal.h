@@ -154,6 +154,9 @@ td_status td_composite_finish(const char *op, td_tensor *res, bool owned, const 
 /* Prefixes the current message with op (a composite naming the part that failed):
  * "float_max_dim_with_indices: float_max_dim: a is NULL". Returns status. */
 td_status td_error_within(td_status status, const char *op);
+/* argwhere's row-major coordinates of the true elements of mask (shape s), count of them
+ * (the rule's count: a different one is TD_E_INTERNAL). Shared by the backends' kernels. */
+td_status td_argwhere_fill(const char *op, const bool *mask, const td_shape *s, int64_t count, int32_t *out);
 td_status td_dim_size(const char *op, const td_shape *s, int64_t dim, int64_t *out);
 /* Decomposition builtins: at(arr, i) (negative i counts from the end) and idiv(a, b)
  * (floor division; b = 0 is TD_E_INVALID). */

@@ -71,6 +71,10 @@ td_status td_rule_pad(const char *op, const td_shape *a, const int64_t *pads, in
 td_status td_rule_tri_mask(const char *op, const int64_t *shape, int shape_len, td_shape *out);
 td_status td_rule_cross(const char *op, const td_shape *a, const td_shape *b, int64_t *dim, td_shape *out);
 td_status td_rule_one_hot(const char *op, const td_shape *indices, int64_t num_classes, td_shape *out);
+/* Rules that read data (schema.lua's data_rules get the tensors, not their shapes):
+ * argwhere [n, ndim] and mask_select [n], n the count of true elements (broadcast mask). */
+td_status td_rule_argwhere(const char *op, const td_tensor *a, td_shape *out);
+td_status td_rule_mask_select(const char *op, const td_tensor *a, const td_tensor *mask, td_shape *out);
 /* activations (specs/ops/activation.lua; runtime/core/td_rules_act.c) */
 /* logits [N, C], targets [N] -> a 0-dim result. */
 td_status td_rule_cross_entropy(const char *op, const td_shape *logits, const td_shape *targets, td_shape *out);

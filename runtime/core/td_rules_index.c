@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "td_internal.h"
+#include "td_ops.h"
 #include "td_rules.h"
 
 static td_status ix_norm_dim(const char *op, const char *what, int64_t *dim, int ndim)
@@ -244,4 +245,88 @@ td_status td_rule_one_hot(const char *op, const td_shape *indices, int64_t num_c
     memcpy(dims, indices->dims, sizeof(int64_t) * (size_t)indices->ndim);
     dims[indices->ndim] = num_classes;
     return td_shape_from(op, dims, indices->ndim + 1, out);
+}
+
+/* ---- rules that read data: the result's size is the count of true elements ---- */
+
+/* The true elements of mask (any backend, autodiff too: through the public entry). */
+static td_status count_true(const char *op, const td_tensor *mask, int64_t *count)
+{
+    *count = 0;
+    const int64_t n = mask->shape.numel;
+    if (n == 0)
+        return TD_OK;
+    bool *host = td_malloc((size_t)n * sizeof *host);
+    if (host == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory for the %lld mask values read to count the result",
+                        op, (long long)n);
+    td_status st = td_bool_into_data(mask, host, n);
+    if (st != TD_OK) {
+        td_free(host);
+        return td_error_within(st, op);
+    }
+    int64_t c = 0;
+    for (int64_t i = 0; i < n; i++)
+        c += host[i] ? 1 : 0;
+    td_free(host);
+    *count = c;
+    return TD_OK;
+}
+
+td_status td_rule_argwhere(const char *op, const td_tensor *a, td_shape *out)
+{
+    int64_t n = 0;
+    TD_TRY(count_true(op, a, &n));
+    const int64_t dims[2] = { n, a->shape.ndim };
+    return td_shape_from(op, dims, 2, out);
+}
+
+td_status td_rule_mask_select(const char *op, const td_tensor *a, const td_tensor *mask, td_shape *out)
+{
+    td_shape b;
+    TD_TRY(td_rule_broadcast(op, &a->shape, &mask->shape, &b));
+    bool same = b.ndim == a->shape.ndim;
+    for (int d = 0; same && d < b.ndim; d++)
+        same = b.dims[d] == a->shape.dims[d];
+    if (!same) {
+        char sa[128], sm[128];
+        td_shape_format(&a->shape, sa, sizeof sa);
+        td_shape_format(&mask->shape, sm, sizeof sm);
+        return td_error(TD_E_SHAPE, "%s: mask of shape %s does not broadcast to a's shape %s", op, sm, sa);
+    }
+    int64_t n = 0;
+    if (a->shape.numel > 0) {
+        TD_TRY(count_true(op, mask, &n));
+        /* broadcasting repeats every mask element the same number of times */
+        n *= a->shape.numel / mask->shape.numel;
+    }
+    const int64_t dims[1] = { n };
+    return td_shape_from(op, dims, 1, out);
+}
+
+td_status td_argwhere_fill(const char *op, const bool *mask, const td_shape *s, int64_t count, int32_t *out)
+{
+    for (int d = 0; d < s->ndim; d++)
+        if (s->dims[d] > INT32_MAX)
+            return td_error(TD_E_RANGE, "%s: dim %d has %lld elements; int indices reach 2^31 - 1", op, d,
+                            (long long)s->dims[d]);
+    int64_t idx[TD_MAX_DIMS] = { 0 };
+    int64_t k = 0;
+    for (int64_t i = 0; i < s->numel; i++) {
+        if (mask[i]) {
+            if (k == count)
+                return td_error(TD_E_INTERNAL, "%s: more true elements than the %lld counted", op, (long long)count);
+            for (int d = 0; d < s->ndim; d++)
+                out[k * s->ndim + d] = (int32_t)idx[d];
+            k++;
+        }
+        for (int d = s->ndim - 1; d >= 0; d--) { /* the next index, row-major */
+            if (++idx[d] < s->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    if (k != count)
+        return td_error(TD_E_INTERNAL, "%s: %lld true elements, %lld counted", op, (long long)k, (long long)count);
+    return TD_OK;
 }

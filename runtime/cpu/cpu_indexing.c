@@ -385,3 +385,108 @@ td_status td_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim
     });
     return TD_OK;
 }
+
+/* The coordinates of the true elements, row-major; the rule counted them. */
+td_status td_cpu_bool_argwhere(const td_tensor *a, td_tensor *out)
+{
+    return td_argwhere_fill("bool_argwhere", (const bool *)a->data, &a->shape, out->shape.dims[0],
+                            (int32_t *)out->data);
+}
+
+td_status td_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out)
+{
+    TD_TRY(check_indices("float_one_hot", indices, indices->shape.ndim, num_classes));
+    float *o = (float *)out->data;
+    const int32_t *iv = (const int32_t *)indices->data;
+    TD_CPU_FOR(i, out->shape.numel, { o[i] = (int64_t)iv[i / num_classes] == i % num_classes ? 1.0f : 0.0f; });
+    return TD_OK;
+}
+
+/* index_copy: the selected slices are zeroed, then every value slice is added to its
+ * target, so an index given twice gets the sum of its values (as the decomposition). */
+#define SELECT_ASSIGN(OP, T, ADD)                                                            \
+    do {                                                                                     \
+        int64_t outer, n, inner;                                                             \
+        td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);                              \
+        TD_TRY(check_indices(OP, indices, dim, n));                                          \
+        memcpy(out->data, a->data, td_cpu_nbytes(out));                                     \
+        const int64_t k = indices->shape.numel;                                              \
+        const int32_t *iv = (const int32_t *)indices->data;                                  \
+        T *o = (T *)out->data;                                                               \
+        const T *v = (const T *)value->data;                                                 \
+        TD_CPU_FOR_WORK(b, outer, value->shape.numel, {                                      \
+            for (int64_t j = 0; j < k; j++)                                                  \
+                memset(o + (b * n + iv[j]) * inner, 0, (size_t)inner * sizeof(T));          \
+            for (int64_t j = 0; j < k; j++) {                                                \
+                T *dst = o + (b * n + iv[j]) * inner;                                        \
+                const T *src = v + (b * k + j) * inner;                                      \
+                for (int64_t t = 0; t < inner; t++)                                          \
+                    dst[t] = ADD(dst[t], src[t]);                                            \
+            }                                                                                \
+        });                                                                                  \
+    } while (0)
+
+td_status td_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices,
+                                     const td_tensor *value, td_tensor *out)
+{
+    SELECT_ASSIGN("float_select_assign", float, ADD_F32);
+    return TD_OK;
+}
+
+td_status td_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
+                                   td_tensor *out)
+{
+    SELECT_ASSIGN("int_select_assign", int32_t, ADD_I32);
+    return TD_OK;
+}
+
+/* The elements of a where the mask (broadcast to a's shape) is true, row-major; the rule
+ * counted them. */
+static td_status mask_select(const char *op, const td_tensor *a, const td_tensor *mask, td_tensor *out)
+{
+    int64_t ms[TD_MAX_DIMS];
+    td_broadcast_strides(&mask->shape, &a->shape, ms);
+    const int nd = a->shape.ndim;
+    const bool *m = (const bool *)mask->data;
+    const size_t esz = td_dtype_size(a->dtype);
+    const char *src = (const char *)a->data;
+    char *dst = (char *)out->data;
+    const int64_t count = out->shape.dims[0];
+    int64_t idx[TD_MAX_DIMS] = { 0 };
+    int64_t mo = 0, k = 0;
+    for (int64_t i = 0; i < a->shape.numel; i++) {
+        if (m[mo]) {
+            if (k == count)
+                return td_error(TD_E_INTERNAL, "%s: more true mask elements than the %lld counted", op,
+                                (long long)count);
+            memcpy(dst + (size_t)k * esz, src + (size_t)i * esz, esz);
+            k++;
+        }
+        for (int d = nd - 1; d >= 0; d--) {
+            mo += ms[d];
+            if (++idx[d] < a->shape.dims[d])
+                break;
+            mo -= ms[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+    if (k != count)
+        return td_error(TD_E_INTERNAL, "%s: %lld true mask elements, %lld counted", op, (long long)k,
+                        (long long)count);
+    return TD_OK;
+}
+
+td_status td_cpu_float_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor *out)
+{
+    return mask_select("float_mask_select", a, mask, out);
+}
+
+td_status td_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor *out)
+{
+    return mask_select("int_mask_select", a, mask, out);
+}
+
+td_status td_cpu_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor *out)
+{
+    return mask_select("bool_mask_select", a, mask, out);
+}

@@ -307,3 +307,24 @@ td_status td_vulkan_int_one_hot(const td_tensor *indices, int64_t num_classes, t
     p[3] = (uint32_t)num_classes;
     return ix_dispatch("int_one_hot", p, indices, indices, out, out->shape.numel);
 }
+
+/* On the host: the result's size depends on the data, so the rule has read the mask to
+ * size it already; a shader would need a prefix sum and a second read for nothing. */
+td_status td_vulkan_bool_argwhere(const td_tensor *a, td_tensor *out)
+{
+    static const char op[] = "bool_argwhere";
+    bool *mask = td_malloc((size_t)a->shape.numel * sizeof *mask);
+    int32_t *idx = td_malloc((size_t)out->shape.numel * sizeof *idx);
+    td_status st = TD_OK;
+    if (mask == NULL || idx == NULL)
+        st = td_error(TD_E_NOMEM, "%s: vulkan: out of memory for host staging", op);
+    if (st == TD_OK)
+        st = td_vulkan_read(a, mask);
+    if (st == TD_OK)
+        st = td_argwhere_fill(op, mask, &a->shape, out->shape.dims[0], idx);
+    if (st == TD_OK)
+        st = td_vulkan_write(out, idx);
+    td_free(mask);
+    td_free(idx);
+    return st;
+}

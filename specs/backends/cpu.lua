@@ -66,7 +66,8 @@ backend {
     "float_all_reduce", "float_broadcast", "float_all_gather", "int_all_reduce",
     -- indexing and layout (issue 10): runtime/cpu/cpu_indexing.c
     "float_gather", "float_scatter_add", "float_select", "float_select_add",
-    "int_gather", "int_scatter_add", "int_select", "int_select_add", "bool_gather", "bool_select",
+    "int_gather", "int_scatter_add", "int_select", "int_select_add", "bool_gather", "bool_select", "bool_argwhere",
+    "float_one_hot", "float_select_assign", "int_select_assign", "float_mask_select", "int_mask_select", "bool_mask_select",
     "float_flip", "int_flip", "bool_flip", "float_repeat_dim", "int_repeat_dim", "bool_repeat_dim",
     "float_transpose", "int_transpose", "bool_transpose", "float_narrow", "int_narrow", "bool_narrow",
     "float_stack", "int_stack", "bool_stack", "float_unfold", "float_pad",

@@ -57,7 +57,7 @@ backend {
     "float_transpose", "int_transpose", "bool_transpose", "float_narrow", "int_narrow", "bool_narrow",
     "float_stack", "int_stack", "bool_stack", "float_pad",
     -- indexing of issue 10: runtime/vulkan/vk_kernels_index.c, shaders/index.comp
-    "float_gather", "int_gather", "bool_gather", "float_select", "int_select", "bool_select",
+    "float_gather", "int_gather", "bool_gather", "float_select", "int_select", "bool_select", "bool_argwhere",
     "float_scatter_add", "int_scatter_add", "float_scatter_assign", "int_scatter_assign",
     "float_select_add", "int_select_add", "int_one_hot",
     -- ops of the vk2 branch, native on Vulkan (were unsupported there before):

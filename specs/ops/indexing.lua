@@ -291,3 +291,162 @@ op {
       out = { shape = { 4 }, data = { 0, 0, 0, 1 } } },
   },
 }
+
+-- ---- data-dependent sizes: the rule reads the mask to count the result (schema.lua's
+-- data_rules), on any backend. Examples worked by hand.
+
+op {
+  name = "bool_argwhere",
+  id = 340,
+  family = "unary",
+  doc = "The coordinates of the true elements of a, one row of ndim(a) ints each, in row-major order: shape [count, ndim(a)] (torch.argwhere; burn's bool_argwhere). The count is read from the data, which waits for the device.",
+  args = { "bool a" },
+  returns = "int",
+  shape = "argwhere(a)",
+  examples = {
+    -- trues at (0,0), (0,2), (1,2)
+    { a = { shape = { 2, 3 }, data = { true, false, true, false, false, true } },
+      out = { shape = { 3, 2 }, data = { 0, 0, 0, 2, 1, 2 } } },
+    -- none true: no rows of 1 coordinate
+    { a = { shape = { 3 }, data = { false, false, false } }, out = { shape = { 0, 1 }, data = {} } },
+    -- 1-d: the positions 1 and 3
+    { a = { shape = { 4 }, data = { false, true, false, true } }, out = { shape = { 2, 1 }, data = { 1, 3 } } },
+    -- a true 0-d tensor: one row of no coordinates
+    { a = { shape = {}, data = { true } }, out = { shape = { 1, 0 }, data = {} } },
+  },
+}
+
+op {
+  name = "float_mask_select",
+  id = 341,
+  family = "binary_float",
+  doc = "The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape; a itself is not broadcast). The count is read from the data, which waits for the device; the gradient scatters back into a's positions.",
+  args = { "float a", "bool mask" },
+  returns = "float",
+  shape = "mask_select(a, mask)",
+  decompose = {
+    "m = bool_expand(mask, shape(a))",
+    "w = bool_argwhere(bool_reshape(m, array(numel(a))))",
+    "idx = int_reshape(w, array(size(w, 0)))",
+    "float_select(float_reshape(a, array(numel(a))), 0, idx)",
+  },
+  examples = {
+    -- a = [[1, 2, 3], [4, 5, 6]], mask [[T, F, T], [F, F, T]] -> 1, 3, 6
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
+      mask = { shape = { 2, 3 }, data = { true, false, true, false, false, true } },
+      out = { shape = { 3 }, data = { 1, 3, 6 } } },
+    -- mask [F, T, T] broadcast over both rows -> 2, 3, 5, 6
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, mask = { shape = { 3 }, data = { false, true, true } },
+      out = { shape = { 4 }, data = { 2, 3, 5, 6 } } },
+    -- nothing selected
+    { a = { shape = { 2 }, data = { 1, 2 } }, mask = { shape = { 2 }, data = { false, false } },
+      out = { shape = { 0 }, data = {} } },
+  },
+}
+
+op {
+  name = "int_mask_select",
+  id = 342,
+  family = "binary",
+  doc = "The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape). The count is read from the data, which waits for the device.",
+  args = { "int a", "bool mask" },
+  returns = "int",
+  shape = "mask_select(a, mask)",
+  decompose = {
+    "m = bool_expand(mask, shape(a))",
+    "w = bool_argwhere(bool_reshape(m, array(numel(a))))",
+    "idx = int_reshape(w, array(size(w, 0)))",
+    "int_select(int_reshape(a, array(numel(a))), 0, idx)",
+  },
+  examples = {
+    -- [[7, -1], [0, 9]] with mask [[F, T], [T, T]] -> -1, 0, 9
+    { a = { shape = { 2, 2 }, data = { 7, -1, 0, 9 } }, mask = { shape = { 2, 2 }, data = { false, true, true, true } },
+      out = { shape = { 3 }, data = { -1, 0, 9 } } },
+  },
+}
+
+op {
+  name = "bool_mask_select",
+  id = 343,
+  family = "binary",
+  doc = "The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape). The count is read from the data, which waits for the device.",
+  args = { "bool a", "bool mask" },
+  returns = "bool",
+  shape = "mask_select(a, mask)",
+  decompose = {
+    "m = bool_expand(mask, shape(a))",
+    "w = bool_argwhere(bool_reshape(m, array(numel(a))))",
+    "idx = int_reshape(w, array(size(w, 0)))",
+    "bool_select(bool_reshape(a, array(numel(a))), 0, idx)",
+  },
+  examples = {
+    -- [T, F, F] at mask [T, T, F] -> T, F
+    { a = { shape = { 3 }, data = { true, false, false } }, mask = { shape = { 3 }, data = { true, true, false } },
+      out = { shape = { 2 }, data = { true, false } } },
+  },
+}
+
+op {
+  name = "float_select_assign",
+  id = 344,
+  family = "unary_float",
+  doc = "a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in select_add; burn's float_select_assign adds to the slices instead: that is float_select_add here.",
+  args = { "float a", "dim dim", "int indices", "float value" },
+  domain = { indices = "index" },
+  returns = "float",
+  shape = "select_add(a, dim, indices, value)",
+  decompose = {
+    "hit = float_select_add(float_zeros(device(a), shape(a)), dim, indices, float_ones(device(value), shape(value)))",
+    "put = float_select_add(float_zeros(device(a), shape(a)), dim, indices, value)",
+    "float_mask_where(a, float_greater_elem(hit, 0.5), put)",
+  },
+  examples = {
+    -- rows 2 and 0 of [[1, 2], [3, 4], [5, 6]] become [10, 20] and [30, 40]
+    { a = { shape = { 3, 2 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 0, indices = { shape = { 2 }, data = { 2, 0 } },
+      value = { shape = { 2, 2 }, data = { 10, 20, 30, 40 } }, out = { shape = { 3, 2 }, data = { 30, 40, 3, 4, 10, 20 } } },
+    -- column 1 of [[1, 2, 3], [4, 5, 6]] becomes [7, 8]
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 1, indices = { shape = { 1 }, data = { 1 } },
+      value = { shape = { 2, 1 }, data = { 7, 8 } }, out = { shape = { 2, 3 }, data = { 1, 7, 3, 4, 8, 6 } } },
+    -- index 1 twice: 5 + 6 replaces the 2
+    { a = { shape = { 3 }, data = { 1, 2, 3 } }, dim = 0, indices = { shape = { 2 }, data = { 1, 1 } },
+      value = { shape = { 2 }, data = { 5, 6 } }, out = { shape = { 3 }, data = { 1, 11, 3 } } },
+  },
+}
+
+op {
+  name = "int_select_assign",
+  id = 345,
+  family = "unary",
+  doc = "a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in int_select_add.",
+  args = { "int a", "dim dim", "int indices", "int value" },
+  domain = { indices = "index" },
+  returns = "int",
+  shape = "select_add(a, dim, indices, value)",
+  decompose = {
+    "hit = int_select_add(int_zeros(device(a), shape(a)), dim, indices, int_ones(device(value), shape(value)))",
+    "put = int_select_add(int_zeros(device(a), shape(a)), dim, indices, value)",
+    "int_mask_where(a, int_greater_elem(hit, 0), put)",
+  },
+  examples = {
+    -- rows 2 and 0 of [[1, 2], [3, 4], [5, 6]] become [10, 20] and [30, 40]
+    { a = { shape = { 3, 2 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 0, indices = { shape = { 2 }, data = { 2, 0 } },
+      value = { shape = { 2, 2 }, data = { 10, 20, 30, 40 } }, out = { shape = { 3, 2 }, data = { 30, 40, 3, 4, 10, 20 } } },
+  },
+}
+
+op {
+  name = "float_one_hot",
+  id = 346,
+  family = "unary",
+  doc = "One-hot encodes an int tensor of class indices in [0, num_classes) as floats: a last dim of num_classes holding 1 at the index and 0 elsewhere (burn's float one_hot; torch.nn.functional.one_hot(...).float()).",
+  args = { "int indices", "i64 num_classes" },
+  domain = { indices = "index" },
+  returns = "float",
+  shape = "one_hot(indices, num_classes)",
+  semantics = "num_classes must be given (>= 1), as for int_one_hot",
+  decompose = "int_into_float(int_one_hot(indices, num_classes))",
+  examples = {
+    { indices = { shape = { 3 }, data = { 0, 2, 1 } }, num_classes = 3,
+      out = { shape = { 3, 3 }, data = { 1, 0, 0, 0, 0, 1, 0, 1, 0 } } },
+  },
+}
