@@ -98,6 +98,7 @@ static void (*const kernels[TD_OP_COUNT])(void) = {
     [TD_OP_FLOAT_NARROW] = (void (*)(void))td_vulkan_float_narrow,
     [TD_OP_FLOAT_UNFOLD] = (void (*)(void))td_vulkan_float_unfold,
     [TD_OP_FLOAT_PAD] = (void (*)(void))td_vulkan_float_pad,
+    [TD_OP_FLOAT_MAX_POOL2D_INDICES] = (void (*)(void))td_vulkan_float_max_pool2d_indices,
     [TD_OP_FLOAT_PROD] = (void (*)(void))td_vulkan_float_prod,
     [TD_OP_FLOAT_PROD_DIM] = (void (*)(void))td_vulkan_float_prod_dim,
     [TD_OP_FLOAT_CUMSUM] = (void (*)(void))td_vulkan_float_cumsum,

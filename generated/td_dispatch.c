@@ -191,6 +191,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_NARROW] = "float_narrow",
     [TD_OP_FLOAT_UNFOLD] = "float_unfold",
     [TD_OP_FLOAT_PAD] = "float_pad",
+    [TD_OP_FLOAT_MAX_POOL2D_INDICES] = "float_max_pool2d_indices",
     [TD_OP_FLOAT_MEAN] = "float_mean",
     [TD_OP_FLOAT_PROD] = "float_prod",
     [TD_OP_FLOAT_PROD_DIM] = "float_prod_dim",
@@ -21586,6 +21587,128 @@ td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, fl
     return entry_float_pad(a, pads, pads_len, value, out);
 }
 
+/* ---- float_max_pool2d_indices (unary_float) ---- */
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_max_pool2d_indices", x->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_max_pool2d_indices", x->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+static td_status arm_autodiff_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_indices";
+    TD_TRY(td_guard(td_opname, x));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (x->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_max_pool2d_indices(x->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_max_pool2d_indices(x->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_max_pool2d_indices[] = "float_max_pool2d_indices";
+
+static inline td_status entry_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_indices";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (kernel_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d_indices: kernel_len is %d; a length cannot be negative", kernel_len);
+    if (kernel == NULL && kernel_len > 0)
+        return td_err_null(td_opname, "kernel");
+    if (stride_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d_indices: stride_len is %d; a length cannot be negative", stride_len);
+    if (stride == NULL && stride_len > 0)
+        return td_err_null(td_opname, "stride");
+    if (padding_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d_indices: padding_len is %d; a length cannot be negative", padding_len);
+    if (padding == NULL && padding_len > 0)
+        return td_err_null(td_opname, "padding");
+    if (dilation_len < 0)
+        return td_error(TD_E_INVALID, "float_max_pool2d_indices: dilation_len is %d; a length cannot be negative", dilation_len);
+    if (dilation == NULL && dilation_len > 0)
+        return td_err_null(td_opname, "dilation");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_max_pool2d(td_opname, &x->shape, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_max_pool2d_indices, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+}
+
 /* ---- float_mean (unary_float) ---- */
 
 TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -40082,6 +40205,32 @@ td_status td_int_sort_with_indices(const td_tensor *a, int64_t dim, int32_t desc
         td_st = td_int_sort(a, dim, descending, values);
     if (td_st == TD_OK)
         td_st = td_int_argsort(a, dim, descending, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- float_max_pool2d_with_indices (tuple) ---- */
+
+td_status td_float_max_pool2d_with_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "float_max_pool2d_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, values);
+    if (td_st == TD_OK)
+        td_st = td_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, indices);
     if (td_st != TD_OK) {
         td_tensor_release(*values);
         *values = NULL;

@@ -291,7 +291,8 @@ typedef enum td_op {
     TD_OP_FLOAT_AVG_POOL2D = 705,
     TD_OP_FLOAT_AVG_POOL2D_BACKWARD = 706,
     TD_OP_FLOAT_LINEAR = 707,
-    TD_OP_COUNT = 708 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_MAX_POOL2D_INDICES = 708,
+    TD_OP_COUNT = 709 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -571,5 +572,6 @@ typedef enum td_op {
 #define TD_HAVE_OP_FLOAT_AVG_POOL2D 1
 #define TD_HAVE_OP_FLOAT_AVG_POOL2D_BACKWARD 1
 #define TD_HAVE_OP_FLOAT_LINEAR 1
+#define TD_HAVE_OP_FLOAT_MAX_POOL2D_INDICES 1
 
 #endif

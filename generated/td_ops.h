@@ -904,6 +904,11 @@ td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out);
 
+/* The place of each window's maximum in float_max_pool2d, as an index into its input plane (ih * W + iw), PyTorch's return_indices: the first maximum in row-major order, a NaN wins (the last one). With float_max_pool2d it is the tuple float_max_pool2d_with_indices.
+ * Family unary_float; implemented by: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
+
 /* Mean of all elements, as a 0-dim tensor (NaN for an empty tensor, like PyTorch).
  * Family unary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
@@ -1627,6 +1632,11 @@ td_status td_int_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor
  * A tuple of int_sort (values), int_argsort (indices), called in that order with the same arguments: an error is the
  * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
 td_status td_int_sort_with_indices(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **values, td_tensor **indices);
+
+/* 2-D max pooling and the place of each maximum in its input plane (torch.nn.functional.max_pool2d with return_indices=True).
+ * A tuple of float_max_pool2d (values), float_max_pool2d_indices (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_float_max_pool2d_with_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **values, td_tensor **indices);
 
 TD_API_END
 #ifdef __cplusplus

@@ -19565,6 +19565,151 @@ static void test_float_pad_empty(void **state)
     tdt_compare(ad_dev, dev, &desc, empty_float_pad, n);
 }
 
+static void test_float_max_pool2d_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_indices");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 1, 5, 6, 7 };
+    tdt_expect(out, TD_I32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_indices_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_indices");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 0, 1, 6, 7 };
+    tdt_expect(out, TD_I32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_indices_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f, -1.0f, -5.0f, -3.0f, -4.0f, -2.0f, -6.0f, -9.0f, -8.0f, -7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_max_pool2d_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_indices");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const int32_t want[] = { 6, 0 };
+    tdt_expect(out, TD_I32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_indices_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 3.0f, 3.0f, 3.0f, 3.0f, 1.0f, NAN, 2.0f, 7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), "float_max_pool2d_indices");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const int32_t want[] = { 0, 1 };
+    tdt_expect(out, TD_I32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_max_pool2d_indices(NULL, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_NULL, "float_max_pool2d_indices");
+    assert_null(out);
+}
+
+static void test_float_max_pool2d_indices_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_max_pool2d_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_KIND, "float_max_pool2d_indices");
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status cmp_float_max_pool2d_indices(const tdt_call *c)
+{
+    return td_float_max_pool2d_indices(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->out);
+}
+
+static const tdt_case empty_float_max_pool2d_indices[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 3, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 2, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 5, 7 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 2, 2 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 1, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 0, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 2, 0, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_pool2d_indices_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d_indices",
+        .run = cmp_float_max_pool2d_indices,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 2389043675u,
+    };
+    const int n = (int)(sizeof empty_float_max_pool2d_indices / sizeof empty_float_max_pool2d_indices[0]);
+    tdt_compare(dev, dev, &desc, empty_float_max_pool2d_indices, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_max_pool2d_indices, n);
+}
+
 static void test_float_mean_example_1(void **state)
 {
     (void)state;
@@ -37334,9 +37479,11 @@ static void test_float_max_dim_with_indices_null(void **state)
     tdt_expect_error(td_float_max_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_max_dim_with_indices");
     tdt_expect_error(td_float_max_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "float_max_dim_with_indices");
     td_tensor_release(a);
+    {
     tdt_expect_error(td_float_max_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_max_dim_with_indices");
     assert_null(r_values);
     assert_null(r_indices);
+    }
 }
 
 static void test_float_min_dim_with_indices_example_1(void **state)
@@ -37396,9 +37543,11 @@ static void test_float_min_dim_with_indices_null(void **state)
     tdt_expect_error(td_float_min_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_min_dim_with_indices");
     tdt_expect_error(td_float_min_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "float_min_dim_with_indices");
     td_tensor_release(a);
+    {
     tdt_expect_error(td_float_min_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_min_dim_with_indices");
     assert_null(r_values);
     assert_null(r_indices);
+    }
 }
 
 static void test_float_sort_with_indices_example_1(void **state)
@@ -37480,9 +37629,11 @@ static void test_float_sort_with_indices_null(void **state)
     tdt_expect_error(td_float_sort_with_indices(a, INT64_C(0), (int32_t)0, NULL, &r_indices), TD_E_NULL, "float_sort_with_indices");
     tdt_expect_error(td_float_sort_with_indices(a, INT64_C(0), (int32_t)0, &r_values, NULL), TD_E_NULL, "float_sort_with_indices");
     td_tensor_release(a);
+    {
     tdt_expect_error(td_float_sort_with_indices(NULL, INT64_C(0), (int32_t)0, &r_values, &r_indices), TD_E_NULL, "float_sort_with_indices");
     assert_null(r_values);
     assert_null(r_indices);
+    }
 }
 
 static void test_float_topk_with_indices_example_1(void **state)
@@ -37542,9 +37693,11 @@ static void test_float_topk_with_indices_null(void **state)
     tdt_expect_error(td_float_topk_with_indices(a, INT64_C(2), INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_topk_with_indices");
     tdt_expect_error(td_float_topk_with_indices(a, INT64_C(2), INT64_C(1), &r_values, NULL), TD_E_NULL, "float_topk_with_indices");
     td_tensor_release(a);
+    {
     tdt_expect_error(td_float_topk_with_indices(NULL, INT64_C(2), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_topk_with_indices");
     assert_null(r_values);
     assert_null(r_indices);
+    }
 }
 
 static void test_int_max_dim_with_indices_example_1(void **state)
@@ -37582,9 +37735,11 @@ static void test_int_max_dim_with_indices_null(void **state)
     tdt_expect_error(td_int_max_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_max_dim_with_indices");
     tdt_expect_error(td_int_max_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "int_max_dim_with_indices");
     td_tensor_release(a);
+    {
     tdt_expect_error(td_int_max_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_max_dim_with_indices");
     assert_null(r_values);
     assert_null(r_indices);
+    }
 }
 
 static void test_int_min_dim_with_indices_example_1(void **state)
@@ -37622,9 +37777,11 @@ static void test_int_min_dim_with_indices_null(void **state)
     tdt_expect_error(td_int_min_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_min_dim_with_indices");
     tdt_expect_error(td_int_min_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "int_min_dim_with_indices");
     td_tensor_release(a);
+    {
     tdt_expect_error(td_int_min_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_min_dim_with_indices");
     assert_null(r_values);
     assert_null(r_indices);
+    }
 }
 
 static void test_int_sort_with_indices_example_1(void **state)
@@ -37662,9 +37819,65 @@ static void test_int_sort_with_indices_null(void **state)
     tdt_expect_error(td_int_sort_with_indices(a, INT64_C(0), (int32_t)0, NULL, &r_indices), TD_E_NULL, "int_sort_with_indices");
     tdt_expect_error(td_int_sort_with_indices(a, INT64_C(0), (int32_t)0, &r_values, NULL), TD_E_NULL, "int_sort_with_indices");
     td_tensor_release(a);
+    {
     tdt_expect_error(td_int_sort_with_indices(NULL, INT64_C(0), (int32_t)0, &r_values, &r_indices), TD_E_NULL, "int_sort_with_indices");
     assert_null(r_values);
     assert_null(r_indices);
+    }
+}
+
+static void test_float_max_pool2d_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_max_pool2d_with_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &r_values, &r_indices), "float_max_pool2d_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want_values[] = { 5.0f, 6.0f, 9.0f, 8.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 4, want_values, 4, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const int32_t want_indices[] = { 1, 5, 6, 7 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 4, want_indices, 4, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool2d_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_max_pool2d_with_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, NULL, &r_indices), TD_E_NULL, "float_max_pool2d_with_indices");
+    tdt_expect_error(td_float_max_pool2d_with_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &r_values, NULL), TD_E_NULL, "float_max_pool2d_with_indices");
+    td_tensor_release(x);
+    {
+    static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_max_pool2d_with_indices(NULL, kernel, 2, stride, 2, padding, 2, dilation, 2, &r_values, &r_indices), TD_E_NULL, "float_max_pool2d_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+    }
 }
 
 static int group_setup(void **state)
@@ -38573,6 +38786,13 @@ int main(void)
         TDT_TEST(test_float_pad_null),
         TDT_TEST(test_float_pad_wrong_kind),
         TDT_TEST(test_float_pad_empty),
+        TDT_TEST(test_float_max_pool2d_indices_example_1),
+        TDT_TEST(test_float_max_pool2d_indices_example_2),
+        TDT_TEST(test_float_max_pool2d_indices_example_3),
+        TDT_TEST(test_float_max_pool2d_indices_example_4),
+        TDT_TEST(test_float_max_pool2d_indices_null),
+        TDT_TEST(test_float_max_pool2d_indices_wrong_kind),
+        TDT_TEST(test_float_max_pool2d_indices_empty),
         TDT_TEST(test_float_mean_example_1),
         TDT_TEST(test_float_mean_example_2),
         TDT_TEST(test_float_mean_example_3),
@@ -39357,6 +39577,8 @@ int main(void)
         TDT_TEST(test_int_min_dim_with_indices_null),
         TDT_TEST(test_int_sort_with_indices_example_1),
         TDT_TEST(test_int_sort_with_indices_null),
+        TDT_TEST(test_float_max_pool2d_with_indices_example_1),
+        TDT_TEST(test_float_max_pool2d_with_indices_null),
     };
     return cmocka_run_group_tests_name("ops_cpu", tests, group_setup, group_teardown);
 }

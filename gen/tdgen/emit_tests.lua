@@ -311,12 +311,14 @@ local function emit_tuple_tests(b, model, be, test)
       local first
       for _, a in ipairs(op1.args) do if a.t.tensor then first = a; break end end
       if first then
+        b:put("    {") -- the arguments again, in a scope of their own
         local nexprs, nowned = emit_args(b, op1, ex1, { [first.name] = "NULL" })
         local ys = args_of(nexprs)
         ys[#ys + 1] = results()
         b:put("    tdt_expect_error(%s(%s), TD_E_NULL, %s);", call, table.concat(ys, ", "), util.c_string(t.name))
         for _, p in ipairs(t.parts) do b:put("    assert_null(r_%s);", p.result) end
         release_all(b, nowned)
+        b:put("    }")
       end
       b:put("}")
     end

@@ -491,3 +491,24 @@ td_status td_cpu_float_linear(const td_tensor *x, const td_tensor *w, const td_t
     });
     return TD_OK;
 }
+
+td_status td_cpu_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len,
+                                          const int64_t *stride, int stride_len, const int64_t *padding,
+                                          int padding_len, const int64_t *dilation, int dilation_len, td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
+    const pool g = pool_of(&x->shape, &out->shape, kernel, stride, padding, dilation);
+    const float *px = x->data;
+    int32_t *py = out->data;
+    if (g.h * g.w > INT32_MAX)
+        return td_error(TD_E_RANGE, "float_max_pool2d_indices: a plane of %lld elements; int indices reach 2^31 - 1",
+                        (long long)(g.h * g.w));
+    TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * g.kh * g.kw, {
+        const float *plane = px + pl * g.h * g.w;
+        int32_t *y = py + pl * g.oh * g.ow;
+        for (int64_t i = 0; i < g.oh; i++)
+            for (int64_t j = 0; j < g.ow; j++)
+                y[i * g.ow + j] = (int32_t)argmax_at(&g, plane, i, j);
+    });
+    return TD_OK;
+}

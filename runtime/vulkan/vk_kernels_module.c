@@ -45,6 +45,17 @@ td_status td_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, 
                 vk_buf_of(out));
 }
 
+/* The argmax pass of the backward, kept: PyTorch's return_indices. */
+td_status td_vulkan_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len,
+                                             const int64_t *stride, int stride_len, const int64_t *padding,
+                                             int padding_len, const int64_t *dilation, int dilation_len,
+                                             td_tensor *out)
+{
+    (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
+    return pool("float_max_pool2d_indices", PL_ARGMAX, x, NULL, &x->shape, &out->shape, kernel, stride, padding,
+                dilation, 0, vk_buf_of(out));
+}
+
 td_status td_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel,
                                               int kernel_len, const int64_t *stride, int stride_len,
                                               const int64_t *padding, int padding_len, const int64_t *dilation,

@@ -108,6 +108,7 @@ backend {
     -- module ops: conv, pool, linear and their backward ops (runtime/cpu/cpu_module.c)
     "float_conv2d", "float_conv2d_backward_input", "float_conv2d_backward_weight",
     "float_max_pool2d", "float_max_pool2d_backward", "float_avg_pool2d", "float_avg_pool2d_backward",
+    "float_max_pool2d_indices",
     "float_linear",
     -- device
     "sync",

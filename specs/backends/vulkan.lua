@@ -80,6 +80,7 @@ backend {
     "float_sort", "float_argsort", "float_topk", "float_argtopk", "int_sort", "int_argsort", "int_topk",
     -- pooling and convolution (shaders/pool.comp, conv.comp; runtime/vulkan/vk_kernels_module.c)
     "float_max_pool2d", "float_max_pool2d_backward", "float_avg_pool2d", "float_avg_pool2d_backward",
+    "float_max_pool2d_indices",
     "float_conv2d", "float_conv2d_backward_input", "float_conv2d_backward_weight",
     -- device
     "sync",

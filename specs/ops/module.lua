@@ -260,3 +260,31 @@ op {
   backward = { x = "matmul(grad, swap_dims(w, -1, -2))", w = "matmul(swap_dims(x, -1, -2), grad)", b = "grad" },
   bound = "compute",
 }
+
+op {
+  name = "float_max_pool2d_indices",
+  id = 708,
+  family = "unary_float",
+  doc = "The place of each window's maximum in float_max_pool2d, as an index into its input plane (ih * W + iw), PyTorch's return_indices: the first maximum in row-major order, a NaN wins (the last one). With float_max_pool2d it is the tuple float_max_pool2d_with_indices.",
+  args = { "float x", "dims kernel", "dims stride", "dims padding", "dims dilation" },
+  returns = "int",
+  shape = "max_pool2d(x, kernel, stride, padding, dilation)",
+  examples = {
+    -- x = [[1,5,3],[4,2,6],[9,8,7]]: 5 at (0,1) = 1, 6 at (1,2) = 5, 9 at (2,0) = 6, 8 at (2,1) = 7.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 },
+      out = { shape = { 1, 1, 2, 2 }, data = { 1, 5, 6, 7 } } },
+    -- stride 2, padding 1: {1} at 0, {5,3}: 5 at 1, {4,9}: 9 at 6, {2,6,8,7}: 8 at 7.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7 } },
+      kernel = { 2, 2 }, stride = { 2, 2 }, padding = { 1, 1 }, dilation = { 1, 1 },
+      out = { shape = { 1, 1, 2, 2 }, data = { 0, 1, 6, 7 } } },
+    -- dilation 2: the corners; channel 0: 9 at (2,0) = 6; channel 1 (negated): -1 at 0.
+    { x = { shape = { 1, 2, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7, -1, -5, -3, -4, -2, -6, -9, -8, -7 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 2, 2 },
+      out = { shape = { 1, 2, 1, 1 }, data = { 6, 0 } } },
+    -- all equal: the first; then a NaN at 1 beats 7 at 3.
+    { x = { shape = { 1, 2, 2, 2 }, data = { 3, 3, 3, 3, 1, "nan", 2, 7 } },
+      kernel = { 2, 2 }, stride = { 2, 2 }, padding = { 0, 0 }, dilation = { 1, 1 },
+      out = { shape = { 1, 2, 1, 1 }, data = { 0, 1 } } },
+  },
+}

@@ -98,3 +98,15 @@ tuple {
       values = { shape = { 5 }, data = { 0, 1, 1, 2, 3 } }, indices = { shape = { 5 }, data = { 4, 1, 3, 2, 0 } } },
   },
 }
+
+tuple {
+  name = "float_max_pool2d_with_indices",
+  doc = "2-D max pooling and the place of each maximum in its input plane (torch.nn.functional.max_pool2d with return_indices=True).",
+  parts = { "values = float_max_pool2d", "indices = float_max_pool2d_indices" },
+  examples = {
+    -- x = [[1,5,3],[4,2,6],[9,8,7]], 2x2 windows: maxima 5, 6, 9, 8 at 1, 5, 6, 7.
+    { x = { shape = { 1, 1, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7 } },
+      kernel = { 2, 2 }, stride = { 1, 1 }, padding = { 0, 0 }, dilation = { 1, 1 },
+      values = { shape = { 1, 1, 2, 2 }, data = { 5, 6, 9, 8 } }, indices = { shape = { 1, 1, 2, 2 }, data = { 1, 5, 6, 7 } } },
+  },
+}
