@@ -299,6 +299,13 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_AVG_POOL2D] = "float_avg_pool2d",
     [TD_OP_FLOAT_AVG_POOL2D_BACKWARD] = "float_avg_pool2d_backward",
     [TD_OP_FLOAT_LINEAR] = "float_linear",
+    [TD_OP_FLOAT_LAYER_NORM] = "float_layer_norm",
+    [TD_OP_FLOAT_GROUP_NORM] = "float_group_norm",
+    [TD_OP_FLOAT_BATCH_NORM_INFER] = "float_batch_norm_infer",
+    [TD_OP_FLOAT_BATCH_NORM_TRAIN] = "float_batch_norm_train",
+    [TD_OP_FLOAT_EMBEDDING] = "float_embedding",
+    [TD_OP_FLOAT_ATTENTION] = "float_attention",
+    [TD_OP_FLOAT_ATTENTION_MASKED] = "float_attention_masked",
     [TD_OP_FLOAT_CAT] = "float_cat",
     [TD_OP_INT_CAT] = "int_cat",
     [TD_OP_BOOL_CAT] = "bool_cat",
@@ -38145,6 +38152,1203 @@ td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tenso
         return td_st;
     }
     return entry_float_linear(x, w, b, out);
+}
+
+/* ---- float_layer_norm (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)weight;
+    (void)bias;
+    (void)eps;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_a4[2] = { 0 };
+    if (td_st == TD_OK)
+        td_s1 = weight->shape.numel;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(((int64_t)(td_s1) + (int64_t)(1))), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(x->shape.numel), (int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2))), &td_s3);
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_a4[1] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a4, 2, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t1, (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t4, (int64_t)(1), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t5, (float)((float)(eps)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t3, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t8, x->shape.dims, x->shape.ndim, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t9, weight, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t10, bias, &td_t11);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t11, true, td_shape_out, td_ctx, out);
+        td_t11 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm";
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, weight));
+    TD_TRY(td_guard(td_opname, bias));
+    return comp_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_layer_norm[] = "float_layer_norm";
+
+static inline td_status entry_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    if (bias == NULL)
+        return td_err_null(td_opname, "bias");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "x", x, "bias", bias));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, bias->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_layer_norm(td_opname, &x->shape, &weight->shape, &bias->shape, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_layer_norm(x, weight, bias, eps, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_layer_norm(x, weight, bias, eps, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_layer_norm(x, weight, bias, eps, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_layer_norm(x, weight, bias, eps, out);
+        const td_tensor *const td_ins[] = { x, weight, bias };
+        td_trace_op(td_opname_float_layer_norm, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_layer_norm(x, weight, bias, eps, out);
+}
+
+/* ---- float_group_norm (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_group_norm";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)num_groups;
+    (void)weight;
+    (void)bias;
+    (void)eps;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_a9[3] = { 0 };
+    int64_t td_a10[3] = { 0 };
+    int64_t td_a11[3] = { 0 };
+    int64_t td_a12[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(((int64_t)(((int64_t)(td_s2) * (int64_t)(td_s4))) + (int64_t)(1))), &td_s5);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(x->shape.numel), (int64_t)(((int64_t)(((int64_t)(td_s2) * (int64_t)(td_s4))) + (int64_t)(td_s5))), &td_s6);
+    if (td_st == TD_OK)
+        td_s7 = td_s6;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s4), (int64_t)(num_groups), &td_s8);
+    if (td_st == TD_OK)
+        td_a9[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a9[1] = (int64_t)(num_groups);
+    if (td_st == TD_OK)
+        td_a9[2] = (int64_t)(((int64_t)(td_s8) * (int64_t)(td_s7)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a9, 3, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t1, (int64_t)(2), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t4, (int64_t)(2), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t5, (float)((float)(eps)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t3, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_a10[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a10[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a10[2] = (int64_t)(td_s7);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t8, td_a10, 3, &td_t9);
+    if (td_st == TD_OK)
+        td_a11[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a11[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a11[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(weight, td_a11, 3, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t9, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_a12[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a12[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a12[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(bias, td_a12, 3, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t11, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t13, x->shape.dims, x->shape.ndim, &td_t14);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t14, true, td_shape_out, td_ctx, out);
+        td_t14 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_group_norm(x, num_groups, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_group_norm(x, num_groups, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_group_norm";
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, weight));
+    TD_TRY(td_guard(td_opname, bias));
+    return comp_float_group_norm(x, num_groups, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_group_norm[] = "float_group_norm";
+
+static inline td_status entry_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    static const char td_opname[] = "float_group_norm";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    if (bias == NULL)
+        return td_err_null(td_opname, "bias");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "x", x, "bias", bias));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, bias->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_group_norm(td_opname, &x->shape, num_groups, &weight->shape, &bias->shape, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_group_norm(x, num_groups, weight, bias, eps, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_group_norm(x, num_groups, weight, bias, eps, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_group_norm(x, num_groups, weight, bias, eps, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_group_norm(x, num_groups, weight, bias, eps, out);
+        const td_tensor *const td_ins[] = { x, weight, bias };
+        td_trace_op(td_opname_float_group_norm, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_group_norm(x, num_groups, weight, bias, eps, out);
+}
+
+/* ---- float_batch_norm_infer (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_batch_norm_infer";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)running_mean;
+    (void)running_var;
+    (void)weight;
+    (void)bias;
+    (void)eps;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_a5[3] = { 0 };
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_a8[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a5[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(((int64_t)(((int64_t)(td_s2) * (int64_t)(td_s4))) + (int64_t)(1))), &td_s6);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(x->shape.numel), (int64_t)(((int64_t)(((int64_t)(td_s2) * (int64_t)(td_s4))) + (int64_t)(td_s6))), &td_s7);
+    if (td_st == TD_OK)
+        td_a8[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a8[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a8[2] = (int64_t)(td_s7);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a8, 3, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(running_mean, td_a5, 3, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(running_var, td_a5, 3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t4, (float)((float)(eps)), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t3, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(weight, td_a5, 3, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t7, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(bias, td_a5, 3, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t9, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t11, x->shape.dims, x->shape.ndim, &td_t12);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_batch_norm_infer";
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, running_mean));
+    TD_TRY(td_guard(td_opname, running_var));
+    TD_TRY(td_guard(td_opname, weight));
+    TD_TRY(td_guard(td_opname, bias));
+    return comp_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_batch_norm_infer[] = "float_batch_norm_infer";
+
+static inline td_status entry_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    static const char td_opname[] = "float_batch_norm_infer";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (running_mean == NULL)
+        return td_err_null(td_opname, "running_mean");
+    if (running_var == NULL)
+        return td_err_null(td_opname, "running_var");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    if (bias == NULL)
+        return td_err_null(td_opname, "bias");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "running_mean", running_mean, TD_F32));
+    TD_TRY(td_check_class(td_opname, "running_var", running_var, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    TD_TRY(td_check_same_place(td_opname, "x", x, "running_mean", running_mean));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, running_mean->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "x", x, "running_var", running_var));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, running_var->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "x", x, "bias", bias));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, bias->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_batch_norm_infer(td_opname, &x->shape, &running_mean->shape, &running_var->shape, &weight->shape, &bias->shape, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, out);
+        const td_tensor *const td_ins[] = { x, running_mean, running_var, weight, bias };
+        td_trace_op(td_opname_float_batch_norm_infer, td_ins, 5, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, out);
+}
+
+/* ---- float_batch_norm_train (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_batch_norm_train";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)weight;
+    (void)bias;
+    (void)eps;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_a5[3] = { 0 };
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_a8[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a5[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(((int64_t)(((int64_t)(td_s2) * (int64_t)(td_s4))) + (int64_t)(1))), &td_s6);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(x->shape.numel), (int64_t)(((int64_t)(((int64_t)(td_s2) * (int64_t)(td_s4))) + (int64_t)(td_s6))), &td_s7);
+    if (td_st == TD_OK)
+        td_a8[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a8[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a8[2] = (int64_t)(td_s7);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a8, 3, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t1, (int64_t)(2), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t2, (int64_t)(0), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t4, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t5, (int64_t)(2), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t6, (int64_t)(0), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t7, (float)((float)(eps)), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t4, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(weight, td_a5, 3, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t10, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(bias, td_a5, 3, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t12, td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t14, x->shape.dims, x->shape.ndim, &td_t15);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t15, true, td_shape_out, td_ctx, out);
+        td_t15 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_batch_norm_train(x, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_batch_norm_train(x, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_batch_norm_train";
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, weight));
+    TD_TRY(td_guard(td_opname, bias));
+    return comp_float_batch_norm_train(x, weight, bias, eps, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_batch_norm_train[] = "float_batch_norm_train";
+
+static inline td_status entry_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    static const char td_opname[] = "float_batch_norm_train";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    if (bias == NULL)
+        return td_err_null(td_opname, "bias");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "x", x, "bias", bias));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, bias->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_batch_norm_train(td_opname, &x->shape, &weight->shape, &bias->shape, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_batch_norm_train(x, weight, bias, eps, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_batch_norm_train(x, weight, bias, eps, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_batch_norm_train(x, weight, bias, eps, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_batch_norm_train(x, weight, bias, eps, out);
+        const td_tensor *const td_ins[] = { x, weight, bias };
+        td_trace_op(td_opname_float_batch_norm_train, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_batch_norm_train(x, weight, bias, eps, out);
+}
+
+/* ---- float_embedding (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_embedding";
+    td_status td_st = TD_OK;
+    (void)weight;
+    (void)indices;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && weight->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, weight->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(indices->shape.numel);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(indices, td_a1, 1, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_select(weight, (int64_t)(0), td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(indices, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_one_hot(td_t3, (int64_t)(1), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(1), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_int_repeat_dim(td_t4, (int64_t)((-1)), (int64_t)(td_s2), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t2, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_embedding(weight, indices, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_embedding(weight, indices, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_embedding";
+    TD_TRY(td_guard(td_opname, weight));
+    return comp_float_embedding(weight, indices, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_embedding[] = "float_embedding";
+
+static inline td_status entry_float_embedding(const td_tensor *weight, const td_tensor *indices, td_tensor **out)
+{
+    static const char td_opname[] = "float_embedding";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    td_autodiff_context td_ctx = weight->ctx;
+    TD_TRY(td_check_same_place(td_opname, "weight", weight, "indices", indices));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_embedding(td_opname, &weight->shape, &indices->shape, &td_shape_out));
+    switch (weight->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_embedding(weight, indices, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_embedding(weight, indices, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_embedding(weight, indices, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(weight->kind));
+    }
+}
+
+td_status td_float_embedding(const td_tensor *weight, const td_tensor *indices, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_embedding(weight, indices, out);
+        const td_tensor *const td_ins[] = { weight, indices };
+        td_trace_op(td_opname_float_embedding, td_ins, 2, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_embedding(weight, indices, out);
+}
+
+/* ---- float_attention (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention";
+    td_status td_st = TD_OK;
+    (void)query;
+    (void)key;
+    (void)value;
+    (void)causal;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, query->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_a5[2] = { 0 };
+    int64_t td_s6 = 0;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(key, (int64_t)((-1)), (int64_t)((-2)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(query, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t2, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)(2), &td_s3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &key->shape, (int64_t)(2), &td_s4);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &key->shape, (int64_t)(2), &td_s6);
+    if (td_st == TD_OK)
+        td_st = td_bool_tril_mask(query->device, td_a5, 2, (int64_t)(((int64_t)(((int64_t)(1) - (int64_t)(causal))) * (int64_t)(td_s6))), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t5, td_t6, (float)(((double)((-1.0)) / (double)(0.0))), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_softmax(td_t7, (int64_t)((-1)), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(td_t8, value, &td_t9);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t9, true, td_shape_out, td_ctx, out);
+        td_t9 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention";
+    TD_TRY(td_guard(td_opname, query));
+    TD_TRY(td_guard(td_opname, key));
+    TD_TRY(td_guard(td_opname, value));
+    return comp_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_attention[] = "float_attention";
+
+static inline td_status entry_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (query == NULL)
+        return td_err_null(td_opname, "query");
+    if (key == NULL)
+        return td_err_null(td_opname, "key");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    TD_TRY(td_check_class(td_opname, "query", query, TD_F32));
+    TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    td_autodiff_context td_ctx = query->ctx;
+    TD_TRY(td_check_same_place(td_opname, "query", query, "key", key));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, key->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_attention(td_opname, &query->shape, &key->shape, &value->shape, causal, &td_shape_out));
+    switch (query->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_attention(query, key, value, causal, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_attention(query, key, value, causal, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_attention(query, key, value, causal, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(query->kind));
+    }
+}
+
+td_status td_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_attention(query, key, value, causal, out);
+        const td_tensor *const td_ins[] = { query, key, value };
+        td_trace_op(td_opname_float_attention, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_attention(query, key, value, causal, out);
+}
+
+/* ---- float_attention_masked (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_masked";
+    td_status td_st = TD_OK;
+    (void)query;
+    (void)key;
+    (void)value;
+    (void)mask;
+    (void)causal;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, query->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_a5[2] = { 0 };
+    int64_t td_s6 = 0;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(key, (int64_t)((-1)), (int64_t)((-2)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(query, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t2, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t5, mask, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)(2), &td_s3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &key->shape, (int64_t)(2), &td_s4);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &key->shape, (int64_t)(2), &td_s6);
+    if (td_st == TD_OK)
+        td_st = td_bool_tril_mask(query->device, td_a5, 2, (int64_t)(((int64_t)(((int64_t)(1) - (int64_t)(causal))) * (int64_t)(td_s6))), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t6, td_t7, (float)(((double)((-1.0)) / (double)(0.0))), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_softmax(td_t8, (int64_t)((-1)), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(td_t9, value, &td_t10);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t10, true, td_shape_out, td_ctx, out);
+        td_t10 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_attention_masked(query, key, value, mask, causal, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_attention_masked(query, key, value, mask, causal, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_masked";
+    TD_TRY(td_guard(td_opname, query));
+    TD_TRY(td_guard(td_opname, key));
+    TD_TRY(td_guard(td_opname, value));
+    TD_TRY(td_guard(td_opname, mask));
+    return comp_float_attention_masked(query, key, value, mask, causal, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_attention_masked[] = "float_attention_masked";
+
+static inline td_status entry_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_masked";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (query == NULL)
+        return td_err_null(td_opname, "query");
+    if (key == NULL)
+        return td_err_null(td_opname, "key");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    if (mask == NULL)
+        return td_err_null(td_opname, "mask");
+    TD_TRY(td_check_class(td_opname, "query", query, TD_F32));
+    TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_class(td_opname, "mask", mask, TD_F32));
+    td_autodiff_context td_ctx = query->ctx;
+    TD_TRY(td_check_same_place(td_opname, "query", query, "key", key));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, key->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "mask", mask));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, mask->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_attention_masked(td_opname, &query->shape, &key->shape, &value->shape, &mask->shape, causal, &td_shape_out));
+    switch (query->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_attention_masked(query, key, value, mask, causal, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_attention_masked(query, key, value, mask, causal, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_attention_masked(query, key, value, mask, causal, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(query->kind));
+    }
+}
+
+td_status td_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_attention_masked(query, key, value, mask, causal, out);
+        const td_tensor *const td_ins[] = { query, key, value, mask };
+        td_trace_op(td_opname_float_attention_masked, td_ins, 4, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_attention_masked(query, key, value, mask, causal, out);
 }
 
 /* ---- float_cat (multi) ---- */

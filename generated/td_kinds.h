@@ -292,7 +292,14 @@ typedef enum td_op {
     TD_OP_FLOAT_AVG_POOL2D_BACKWARD = 706,
     TD_OP_FLOAT_LINEAR = 707,
     TD_OP_FLOAT_MAX_POOL2D_INDICES = 708,
-    TD_OP_COUNT = 709 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_LAYER_NORM = 720,
+    TD_OP_FLOAT_GROUP_NORM = 721,
+    TD_OP_FLOAT_BATCH_NORM_INFER = 722,
+    TD_OP_FLOAT_BATCH_NORM_TRAIN = 723,
+    TD_OP_FLOAT_EMBEDDING = 724,
+    TD_OP_FLOAT_ATTENTION = 725,
+    TD_OP_FLOAT_ATTENTION_MASKED = 726,
+    TD_OP_COUNT = 727 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -573,5 +580,12 @@ typedef enum td_op {
 #define TD_HAVE_OP_FLOAT_AVG_POOL2D_BACKWARD 1
 #define TD_HAVE_OP_FLOAT_LINEAR 1
 #define TD_HAVE_OP_FLOAT_MAX_POOL2D_INDICES 1
+#define TD_HAVE_OP_FLOAT_LAYER_NORM 1
+#define TD_HAVE_OP_FLOAT_GROUP_NORM 1
+#define TD_HAVE_OP_FLOAT_BATCH_NORM_INFER 1
+#define TD_HAVE_OP_FLOAT_BATCH_NORM_TRAIN 1
+#define TD_HAVE_OP_FLOAT_EMBEDDING 1
+#define TD_HAVE_OP_FLOAT_ATTENTION 1
+#define TD_HAVE_OP_FLOAT_ATTENTION_MASKED 1
 
 #endif

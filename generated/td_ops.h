@@ -1526,6 +1526,55 @@ td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out);
 
+/* Layer normalization (torch.nn.functional.layer_norm with normalized_shape = weight's shape): x [..., *S] is normalized over its trailing dims S, the shape of weight and bias (S = [D] normalizes over the last dim), with the biased variance: (x - mean) / sqrt(var + eps) * weight + bias.
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: normalized_shape is implied by weight (at least 1 dim; x's trailing dims must equal it) and bias must have the same shape; PyTorch's weight=None / bias=None are ones / zeros; a row holding NaN or inf gives NaN in the whole row.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out);
+
+/* Group normalization (torch.nn.functional.group_norm): x [N, C, *] with its C channels split into num_groups groups of C / num_groups consecutive channels; each sample's group is normalized over its channels and spatial dims with the biased variance, then scaled and shifted per channel by weight [C] and bias [C].
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: num_groups must be at least 1 and divide C (TD_E_INVALID, TD_E_SHAPE); weight and bias are required (PyTorch's None: ones and zeros).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out);
+
+/* Batch normalization in inference form (torch.nn.functional.batch_norm with training=False): x [N, C, *] normalized per channel with the given running statistics, (x - running_mean) / sqrt(running_var + eps) * weight + bias, all four [C].
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: x needs at least 2 dims; weight and bias are required (PyTorch's None: ones and zeros); the running statistics are inputs only, and differentiable like the others (PyTorch treats them as buffers).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out);
+
+/* Batch normalization in training form (torch.nn.functional.batch_norm with training=True): x [N, C, *] normalized per channel with the batch statistics over every dim but 1 (biased variance), times weight [C] plus bias [C]. Updating running statistics is the caller's business: the batch mean is float_mean_dim over the same dims, and PyTorch's running_var takes the unbiased variance (times n / (n - 1)).
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: one value per channel (N times the spatial size is 1) is TD_E_SHAPE, as PyTorch refuses it in training; the op neither reads nor updates running statistics (no momentum).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out);
+
+/* Embedding lookup (torch.nn.functional.embedding): the rows of weight [V, D] at indices (ints of any shape), a [..., D] tensor; an index outside [0, V) is TD_E_RANGE (from float_select, the piece that reads the indices). Its gradient scatter-adds grad's rows into weight (float_select's backward, select_add).
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: the arguments are in PyTorch's module order (weight first, as burn's embedding); no padding_idx, max_norm or scale_grad_by_freq; negative indices are out of range, as in PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_embedding(const td_tensor *weight, const td_tensor *indices, td_tensor **out);
+
+/* Scaled dot-product attention (torch.nn.functional.scaled_dot_product_attention without a mask): softmax(query @ key^T / sqrt(E)) @ value over query [B, H, L, E], key [B, H, S, E], value [B, H, S, Ev], a [B, H, L, Ev] result; causal (0 or 1) masks key j for query i when j > i (the top-left aligned lower triangle, as PyTorch's is_causal).
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: no dropout and no custom scale (always 1 / sqrt(E)); batch and head dims must match exactly (no broadcasting); E = 0 gives NaN (0 * inf, as PyTorch's math path); S = 0 gives zeros.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, td_tensor **out);
+
+/* Scaled dot-product attention with an additive float mask (torch.nn.functional.scaled_dot_product_attention with a float attn_mask): softmax(query @ key^T / sqrt(E) + mask) @ value, mask broadcasting to [B, H, L, S] (-inf masks a key out); causal as in float_attention.
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: float masks only (for PyTorch's bool mask pass 0 where True and -inf where False); a mask and causal = 1 apply together, where PyTorch refuses both; a row masked out entirely gives NaN, as in PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, td_tensor **out);
+
 /* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */

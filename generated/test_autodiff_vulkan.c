@@ -2797,7 +2797,7 @@ static void test_float_mean_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1662991u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1718424u);
 }
 
 static void test_float_mean_guard(void **state)
@@ -2843,7 +2843,7 @@ static void test_float_prod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1670910u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1726343u);
 }
 
 static void test_float_prod_guard(void **state)
@@ -2889,7 +2889,7 @@ static void test_float_prod_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1678829u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1734262u);
 }
 
 static void test_float_prod_dim_guard(void **state)
@@ -3028,7 +3028,7 @@ static void test_float_max_abs_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1710505u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1765938u);
 }
 
 static void test_float_max_abs_dim_guard(void **state)
@@ -3138,7 +3138,7 @@ static void test_float_cumsum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1750100u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1805533u);
 }
 
 static void test_float_cumsum_guard(void **state)
@@ -3184,7 +3184,7 @@ static void test_float_cumprod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1758019u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1813452u);
 }
 
 static void test_float_cumprod_guard(void **state)
@@ -3230,7 +3230,7 @@ static void test_float_cummax_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1765938u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1821371u);
 }
 
 static void test_float_cummax_guard(void **state)
@@ -3276,7 +3276,7 @@ static void test_float_cummin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1773857u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1829290u);
 }
 
 static void test_float_cummin_guard(void **state)
@@ -3322,7 +3322,7 @@ static void test_float_sort_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1797614u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1853047u);
 }
 
 static void test_float_sort_guard(void **state)
@@ -3384,7 +3384,7 @@ static void test_float_topk_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1813452u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1868885u);
 }
 
 static void test_float_topk_guard(void **state)
@@ -3446,7 +3446,7 @@ static void test_float_neg_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2003508u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2058941u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -3492,7 +3492,7 @@ static void test_float_abs_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2011427u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2066860u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -3538,7 +3538,7 @@ static void test_float_exp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2019346u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2074779u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -3584,7 +3584,7 @@ static void test_float_log_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2027265u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2082698u);
 }
 
 static void test_float_log_guard(void **state)
@@ -3630,7 +3630,7 @@ static void test_float_sqrt_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2035184u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2090617u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -3676,7 +3676,7 @@ static void test_float_sin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2043103u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2098536u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -3722,7 +3722,7 @@ static void test_float_cos_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2051022u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2106455u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -3768,7 +3768,7 @@ static void test_float_tanh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2058941u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2114374u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -3814,7 +3814,7 @@ static void test_float_sigmoid_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2066860u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2122293u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -3860,7 +3860,7 @@ static void test_float_relu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2074779u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2130212u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -3906,7 +3906,7 @@ static void test_float_gelu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2082698u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2138131u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -3952,7 +3952,7 @@ static void test_float_powf_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2090617u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2146050u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -3998,7 +3998,7 @@ static void test_float_clamp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2098536u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2153969u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -4044,7 +4044,7 @@ static void test_float_add_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2106455u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2161888u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -4090,7 +4090,7 @@ static void test_float_mul_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2114374u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2169807u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -4148,7 +4148,7 @@ static void test_float_mask_fill_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2122293u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2177726u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -4224,7 +4224,7 @@ static void test_float_sum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2130212u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2185645u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -4270,7 +4270,7 @@ static void test_float_sum_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2138131u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2193564u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -4316,7 +4316,7 @@ static void test_float_mean_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2146050u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2201483u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -4362,7 +4362,7 @@ static void test_float_max_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2153969u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2209402u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -4408,7 +4408,7 @@ static void test_float_min_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2161888u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2217321u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -7484,6 +7484,676 @@ static void test_float_linear_merge_none_balanced(void **state)
     td_tensor_release(b);
 }
 
+static td_status fwd_float_layer_norm(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_layer_norm(ins[0], ins[1], ins[2], 3.0f, out);
+    return st;
+}
+
+static void test_float_layer_norm_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(4) };
+    static const int64_t s2[] = { INT64_C(4) };
+    static const int64_t s3[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false }, { s3, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_layer_norm, ins, 3, 74816581u);
+}
+
+static td_status fwd_float_layer_norm_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_layer_norm(ins[0], ins[1], ins[2], 3.0f, out);
+    return st;
+}
+
+static void test_float_layer_norm_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(4) };
+    static const int64_t s2[] = { INT64_C(4) };
+    static const int64_t s3[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_layer_norm_empty, ins, 3, 1662991u);
+}
+
+static void test_float_layer_norm_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_layer_norm(x, weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_layer_norm_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    assert_int_equal(td_float_layer_norm(x, weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status fwd_float_group_norm(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_group_norm(ins[0], INT64_C(2), ins[1], ins[2], 3.0f, out);
+    return st;
+}
+
+static void test_float_group_norm_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(4), INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(4) };
+    static const int64_t s3[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 3, false, false }, { s2, 1, false, false }, { s3, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_group_norm, ins, 3, 1691462919u);
+}
+
+static td_status fwd_float_group_norm_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_group_norm(ins[0], INT64_C(2), ins[1], ins[2], 3.0f, out);
+    return st;
+}
+
+static void test_float_group_norm_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(4), INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(4) };
+    static const int64_t s3[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 3, false, true }, { s2, 1, false, true }, { s3, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_group_norm_empty, ins, 3, 1670910u);
+}
+
+static void test_float_group_norm_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(4), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_group_norm(x, INT64_C(2), weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_group_norm_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(4), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    assert_int_equal(td_float_group_norm(x, INT64_C(2), weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status fwd_float_batch_norm_infer(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_batch_norm_infer(ins[0], ins[1], ins[2], ins[3], ins[4], 1.0f, out);
+    return st;
+}
+
+static void test_float_batch_norm_infer_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(2) };
+    static const int64_t s3[] = { INT64_C(2) };
+    static const int64_t s4[] = { INT64_C(2) };
+    static const int64_t s5[] = { INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false }, { s3, 1, true, false }, { s4, 1, false, false }, { s5, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_infer, ins, 5, 145235909u);
+}
+
+static td_status fwd_float_batch_norm_infer_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_batch_norm_infer(ins[0], ins[1], ins[2], ins[3], ins[4], 1.0f, out);
+    return st;
+}
+
+static void test_float_batch_norm_infer_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(3) };
+    static const int64_t s3[] = { INT64_C(3) };
+    static const int64_t s4[] = { INT64_C(3) };
+    static const int64_t s5[] = { INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 1, true, true }, { s4, 1, false, true }, { s5, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_infer_empty, ins, 5, 1678829u);
+}
+
+static void test_float_batch_norm_infer_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t running_mean_shape[] = { INT64_C(2) };
+    static const float running_mean_data[] = { 1.0f, 0.0f };
+    td_tensor *running_mean = tdt_make(ad_dev, TD_F32, running_mean_data, running_mean_shape, 1);
+    (void)running_mean_data;
+    assert_non_null(running_mean);
+    static const int64_t running_var_shape[] = { INT64_C(2) };
+    static const float running_var_data[] = { 3.0f, 15.0f };
+    td_tensor *running_var = tdt_make(ad_dev, TD_F32, running_var_data, running_var_shape, 1);
+    (void)running_var_data;
+    assert_non_null(running_var);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_batch_norm_infer(x, running_mean, running_var, weight, bias, 1.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(running_mean);
+    td_tensor_release(running_var);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_infer_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t running_mean_shape[] = { INT64_C(2) };
+    static const float running_mean_data[] = { 1.0f, 0.0f };
+    td_tensor *running_mean = tdt_make(ad_bal, TD_F32, running_mean_data, running_mean_shape, 1);
+    (void)running_mean_data;
+    assert_non_null(running_mean);
+    static const int64_t running_var_shape[] = { INT64_C(2) };
+    static const float running_var_data[] = { 3.0f, 15.0f };
+    td_tensor *running_var = tdt_make(ad_dev, TD_F32, running_var_data, running_var_shape, 1);
+    (void)running_var_data;
+    assert_non_null(running_var);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    assert_int_equal(td_float_batch_norm_infer(x, running_mean, running_var, weight, bias, 1.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(running_mean);
+    td_tensor_release(running_var);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status fwd_float_batch_norm_train(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_batch_norm_train(ins[0], ins[1], ins[2], 3.0f, out);
+    return st;
+}
+
+static void test_float_batch_norm_train_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(2) };
+    static const int64_t s3[] = { INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 1, false, false }, { s3, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_train, ins, 3, 2027928435u);
+}
+
+static td_status fwd_float_batch_norm_train_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_batch_norm_train(ins[0], ins[1], ins[2], 3.0f, out);
+    return st;
+}
+
+static void test_float_batch_norm_train_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(3) };
+    static const int64_t s3[] = { INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_train_empty, ins, 3, 1686748u);
+}
+
+static void test_float_batch_norm_train_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 7.0f, 3.0f, 5.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 1.0f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_batch_norm_train(x, weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_train_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 7.0f, 3.0f, 5.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 1.0f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    assert_int_equal(td_float_batch_norm_train(x, weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status fwd_float_embedding(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 2 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_embedding(ins[0], indices, out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_embedding_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_embedding, ins, 1, 4195520086u);
+}
+
+static td_status fwd_float_embedding_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t indices_shape[] = { INT64_C(0) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    td_status st = td_float_embedding(ins[0], indices, out);
+    td_tensor_release(indices);
+    return st;
+}
+
+static void test_float_embedding_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_embedding_empty, ins, 1, 1694667u);
+}
+
+static void test_float_embedding_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 1.0f, 10.0f, 11.0f, 20.0f, 21.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_tensor_set_autodiff_context(weight, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_embedding(weight, indices, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(weight);
+    td_tensor_release(indices);
+}
+
+static void test_float_embedding_merge_disabled_enabled(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 1.0f, 10.0f, 11.0f, 20.0f, 21.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    tdt_check(td_float_embedding(weight, indices, &out), "float_embedding");
+    td_autodiff_context ctx;
+    tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
+    assert_true(ctx.enabled);
+    td_tensor_release(out);
+    td_tensor_release(weight);
+    td_tensor_release(indices);
+}
+
+static td_status fwd_float_attention(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_attention(ins[0], ins[1], ins[2], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_attention_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const int64_t s2[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const int64_t s3[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    const tdt_input ins[] = { { s1, 4, false, false }, { s2, 4, false, false }, { s3, 4, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention, ins, 3, 3732056973u);
+}
+
+static td_status fwd_float_attention_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_attention(ins[0], ins[1], ins[2], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_attention_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3), INT64_C(0), INT64_C(4) };
+    static const int64_t s2[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(4) };
+    static const int64_t s3[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(6) };
+    const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 4, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_empty, ins, 3, 1702586u);
+}
+
+static void test_float_attention_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_make(ad_dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(ad_dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_tensor_set_autodiff_context(query, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_attention(query, key, value, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+}
+
+static void test_float_attention_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_make(ad_dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(ad_bal, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    assert_int_equal(td_float_attention(query, key, value, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+}
+
+static td_status fwd_float_attention_masked(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_attention_masked(ins[0], ins[1], ins[2], ins[3], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_attention_masked_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const int64_t s2[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const int64_t s3[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const int64_t s4[] = { INT64_C(2), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 4, false, false }, { s2, 4, false, false }, { s3, 4, false, false }, { s4, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_masked, ins, 4, 748043399u);
+}
+
+static td_status fwd_float_attention_masked_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_attention_masked(ins[0], ins[1], ins[2], ins[3], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_attention_masked_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3), INT64_C(0), INT64_C(4) };
+    static const int64_t s2[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(4) };
+    static const int64_t s3[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(6) };
+    static const int64_t s4[] = { INT64_C(0), INT64_C(5) };
+    const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 4, false, true }, { s4, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_masked_empty, ins, 4, 1710505u);
+}
+
+static void test_float_attention_masked_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_make(ad_dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(ad_dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float mask_data[] = { 0.0f, -INFINITY, 1.0f, 0.0f };
+    td_tensor *mask = tdt_make(ad_dev, TD_F32, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_tensor_set_autodiff_context(query, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_attention_masked(query, key, value, mask, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+    td_tensor_release(mask);
+}
+
+static void test_float_attention_masked_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_make(ad_dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(ad_bal, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float mask_data[] = { 0.0f, -INFINITY, 1.0f, 0.0f };
+    td_tensor *mask = tdt_make(ad_dev, TD_F32, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    assert_int_equal(td_float_attention_masked(query, key, value, mask, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+    td_tensor_release(mask);
+}
+
 static td_status fwd_float_cat(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -7624,7 +8294,7 @@ static void test_float_to_device_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 1916399u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 1971832u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -8153,6 +8823,34 @@ int main(void)
         TDT_TEST(test_float_linear_gradcheck_empty),
         TDT_TEST(test_float_linear_guard),
         TDT_TEST(test_float_linear_merge_none_balanced),
+        TDT_TEST(test_float_layer_norm_gradcheck),
+        TDT_TEST(test_float_layer_norm_gradcheck_empty),
+        TDT_TEST(test_float_layer_norm_guard),
+        TDT_TEST(test_float_layer_norm_merge_none_balanced),
+        TDT_TEST(test_float_group_norm_gradcheck),
+        TDT_TEST(test_float_group_norm_gradcheck_empty),
+        TDT_TEST(test_float_group_norm_guard),
+        TDT_TEST(test_float_group_norm_merge_none_balanced),
+        TDT_TEST(test_float_batch_norm_infer_gradcheck),
+        TDT_TEST(test_float_batch_norm_infer_gradcheck_empty),
+        TDT_TEST(test_float_batch_norm_infer_guard),
+        TDT_TEST(test_float_batch_norm_infer_merge_none_balanced),
+        TDT_TEST(test_float_batch_norm_train_gradcheck),
+        TDT_TEST(test_float_batch_norm_train_gradcheck_empty),
+        TDT_TEST(test_float_batch_norm_train_guard),
+        TDT_TEST(test_float_batch_norm_train_merge_none_balanced),
+        TDT_TEST(test_float_embedding_gradcheck),
+        TDT_TEST(test_float_embedding_gradcheck_empty),
+        TDT_TEST(test_float_embedding_guard),
+        TDT_TEST(test_float_embedding_merge_disabled_enabled),
+        TDT_TEST(test_float_attention_gradcheck),
+        TDT_TEST(test_float_attention_gradcheck_empty),
+        TDT_TEST(test_float_attention_guard),
+        TDT_TEST(test_float_attention_merge_none_balanced),
+        TDT_TEST(test_float_attention_masked_gradcheck),
+        TDT_TEST(test_float_attention_masked_gradcheck_empty),
+        TDT_TEST(test_float_attention_masked_guard),
+        TDT_TEST(test_float_attention_masked_merge_none_balanced),
         TDT_TEST(test_float_cat_gradcheck),
         TDT_TEST(test_float_cat_gradcheck_empty),
         TDT_TEST(test_float_cat_guard),

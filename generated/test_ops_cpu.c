@@ -36225,6 +36225,1453 @@ static void test_float_linear_empty(void **state)
     tdt_compare(ad_dev, dev, &desc, empty_float_linear, n);
 }
 
+static void test_float_layer_norm_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_layer_norm(x, weight, bias, 3.0f, &out), "float_layer_norm");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float want[] = { -0.5f, 0.0f, -0.5f, -0.75f, -1.25f, 3.5f, 0.25f, -0.875f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_layer_norm_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float bias_data[] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 2);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_layer_norm(x, weight, bias, 2.75f, &out), "float_layer_norm");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.25f, 0.75f, 1.25f, 1.75f, 1.0f, 1.0f, 1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_layer_norm_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 3.0f, NAN, 1.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 0.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_layer_norm(x, weight, bias, 1e-05f, &out), "float_layer_norm");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { -0.999995f, 0.999995f, NAN, NAN };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_layer_norm_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_layer_norm(NULL, weight, bias, 3.0f, &out), TD_E_NULL, "float_layer_norm");
+    assert_null(out);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_layer_norm_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_layer_norm(x, weight, bias, 3.0f, &out), TD_E_KIND, "float_layer_norm");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_layer_norm_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_layer_norm(x, weight, bias, 3.0f, &out), TD_E_BACKEND_MISMATCH, "float_layer_norm");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status cmp_float_layer_norm(const tdt_call *c)
+{
+    return td_float_layer_norm(c->ins[0], c->ins[1], c->ins[2], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_layer_norm[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 4 } }, { 1, { 4 } }, { 1, { 4 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } }, { 1, { 3 } } }, .f = { 2.75f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .f = { 1e-05f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 2, 0 } }, { 2, { 2, 0 } }, { 2, { 2, 0 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 4 } }, { 1, { 3 } }, { 1, { 3 } } }, .f = { 2.75f }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 4 } }, { 1, { 4 } }, { 1, { 0 } } }, .f = { 1e-05f }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_layer_norm_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm",
+        .run = cmp_float_layer_norm,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 4217151226u,
+    };
+    const int n = (int)(sizeof empty_float_layer_norm / sizeof empty_float_layer_norm[0]);
+    tdt_compare(dev, dev, &desc, empty_float_layer_norm, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_layer_norm, n);
+}
+
+static void test_float_group_norm_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(4), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_group_norm(x, INT64_C(2), weight, bias, 3.0f, &out), "float_group_norm");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(4), INT64_C(2) };
+    static const float want[] = { -0.5f, -0.5f, 2.0f, 2.0f, 1.25f, -1.25f, -1.125f, -0.875f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_group_norm_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 3.0f, 7.0f, 5.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 0.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_group_norm(x, INT64_C(1), weight, bias, 3.0f, &out), "float_group_norm");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { -1.0f, 0.5f, 1.0f, -0.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_group_norm_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 5.0f, 5.0f, 5.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_group_norm(x, INT64_C(2), weight, bias, 2.75f, &out), "float_group_norm");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { -0.75f, -0.25f, 0.25f, 0.75f, 1.0f, 1.0f, 1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_group_norm_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_group_norm(NULL, INT64_C(2), weight, bias, 3.0f, &out), TD_E_NULL, "float_group_norm");
+    assert_null(out);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_group_norm_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(4), INT64_C(2) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_group_norm(x, INT64_C(2), weight, bias, 3.0f, &out), TD_E_KIND, "float_group_norm");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_group_norm_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(4), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(4) };
+    static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_group_norm(x, INT64_C(2), weight, bias, 3.0f, &out), TD_E_BACKEND_MISMATCH, "float_group_norm");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status cmp_float_group_norm(const tdt_call *c)
+{
+    return td_float_group_norm(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_group_norm[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 0, 4, 3 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(2) }, .f = { 3.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 4, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 1, { 0 } }, { 1, { 0 } } }, .i = { INT64_C(2) }, .f = { 3.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 4, 0 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(4) }, .f = { 2.75f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 4, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 0, 4, 3 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(3) }, .f = { 3.0f }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 4 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) }, .f = { 3.0f }, .want_status = TD_E_INVALID },
+};
+
+static void test_float_group_norm_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_group_norm",
+        .run = cmp_float_group_norm,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .int_names = { "num_groups" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1464562916u,
+    };
+    const int n = (int)(sizeof empty_float_group_norm / sizeof empty_float_group_norm[0]);
+    tdt_compare(dev, dev, &desc, empty_float_group_norm, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_group_norm, n);
+}
+
+static void test_float_batch_norm_infer_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t running_mean_shape[] = { INT64_C(2) };
+    static const float running_mean_data[] = { 1.0f, 0.0f };
+    td_tensor *running_mean = tdt_make(dev, TD_F32, running_mean_data, running_mean_shape, 1);
+    (void)running_mean_data;
+    assert_non_null(running_mean);
+    static const int64_t running_var_shape[] = { INT64_C(2) };
+    static const float running_var_data[] = { 3.0f, 15.0f };
+    td_tensor *running_var = tdt_make(dev, TD_F32, running_var_data, running_var_shape, 1);
+    (void)running_var_data;
+    assert_non_null(running_var);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_batch_norm_infer(x, running_mean, running_var, weight, bias, 1.0f, &out), "float_batch_norm_infer");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 0.5f, 0.0f, 1.5f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(running_mean);
+    td_tensor_release(running_var);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_infer_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 2.0f, 4.0f, 1.0f, -1.0f, 3.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t running_mean_shape[] = { INT64_C(2) };
+    static const float running_mean_data[] = { 2.0f, 1.0f };
+    td_tensor *running_mean = tdt_make(dev, TD_F32, running_mean_data, running_mean_shape, 1);
+    (void)running_mean_data;
+    assert_non_null(running_mean);
+    static const int64_t running_var_shape[] = { INT64_C(2) };
+    static const float running_var_data[] = { 4.0f, 0.25f };
+    td_tensor *running_var = tdt_make(dev, TD_F32, running_var_data, running_var_shape, 1);
+    (void)running_var_data;
+    assert_non_null(running_var);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 0.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_batch_norm_infer(x, running_mean, running_var, weight, bias, 0.0f, &out), "float_batch_norm_infer");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3) };
+    static const float want[] = { -1.0f, 0.0f, 1.0f, 0.0f, -4.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(running_mean);
+    td_tensor_release(running_var);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_infer_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t running_mean_shape[] = { INT64_C(1) };
+    static const float running_mean_data[] = { 2.5f };
+    td_tensor *running_mean = tdt_make(dev, TD_F32, running_mean_data, running_mean_shape, 1);
+    (void)running_mean_data;
+    assert_non_null(running_mean);
+    static const int64_t running_var_shape[] = { INT64_C(1) };
+    static const float running_var_data[] = { 1.0f };
+    td_tensor *running_var = tdt_make(dev, TD_F32, running_var_data, running_var_shape, 1);
+    (void)running_var_data;
+    assert_non_null(running_var);
+    static const int64_t weight_shape[] = { INT64_C(1) };
+    static const float weight_data[] = { 2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_batch_norm_infer(x, running_mean, running_var, weight, bias, 3.0f, &out), "float_batch_norm_infer");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { -0.5f, 0.5f, 1.5f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(running_mean);
+    td_tensor_release(running_var);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_infer_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t running_mean_shape[] = { INT64_C(2) };
+    static const float running_mean_data[] = { 1.0f, 0.0f };
+    td_tensor *running_mean = tdt_make(dev, TD_F32, running_mean_data, running_mean_shape, 1);
+    (void)running_mean_data;
+    assert_non_null(running_mean);
+    static const int64_t running_var_shape[] = { INT64_C(2) };
+    static const float running_var_data[] = { 3.0f, 15.0f };
+    td_tensor *running_var = tdt_make(dev, TD_F32, running_var_data, running_var_shape, 1);
+    (void)running_var_data;
+    assert_non_null(running_var);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_batch_norm_infer(NULL, running_mean, running_var, weight, bias, 1.0f, &out), TD_E_NULL, "float_batch_norm_infer");
+    assert_null(out);
+    td_tensor_release(running_mean);
+    td_tensor_release(running_var);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_infer_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t running_mean_shape[] = { INT64_C(2) };
+    static const float running_mean_data[] = { 1.0f, 0.0f };
+    td_tensor *running_mean = tdt_make(dev, TD_F32, running_mean_data, running_mean_shape, 1);
+    (void)running_mean_data;
+    assert_non_null(running_mean);
+    static const int64_t running_var_shape[] = { INT64_C(2) };
+    static const float running_var_data[] = { 3.0f, 15.0f };
+    td_tensor *running_var = tdt_make(dev, TD_F32, running_var_data, running_var_shape, 1);
+    (void)running_var_data;
+    assert_non_null(running_var);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_batch_norm_infer(x, running_mean, running_var, weight, bias, 1.0f, &out), TD_E_KIND, "float_batch_norm_infer");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(running_mean);
+    td_tensor_release(running_var);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_infer_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t running_mean_shape[] = { INT64_C(2) };
+    static const float running_mean_data[] = { 1.0f, 0.0f };
+    td_tensor *running_mean = tdt_make(ad_dev, TD_F32, running_mean_data, running_mean_shape, 1);
+    (void)running_mean_data;
+    assert_non_null(running_mean);
+    static const int64_t running_var_shape[] = { INT64_C(2) };
+    static const float running_var_data[] = { 3.0f, 15.0f };
+    td_tensor *running_var = tdt_make(dev, TD_F32, running_var_data, running_var_shape, 1);
+    (void)running_var_data;
+    assert_non_null(running_var);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.5f, -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_batch_norm_infer(x, running_mean, running_var, weight, bias, 1.0f, &out), TD_E_BACKEND_MISMATCH, "float_batch_norm_infer");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(running_mean);
+    td_tensor_release(running_var);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status cmp_float_batch_norm_infer(const tdt_call *c)
+{
+    return td_float_batch_norm_infer(c->ins[0], c->ins[1], c->ins[2], c->ins[3], c->ins[4], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_batch_norm_infer[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 2, { 0, 3 } }, { 1, { 3 } }, { 1, { 3 } }, { 1, { 3 } }, { 1, { 3 } } }, .f = { 1.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 3, { 2, 0, 5 } }, { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .f = { 0.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 4, 3, 0, 2 } }, { 1, { 3 } }, { 1, { 3 } }, { 1, { 3 } }, { 1, { 3 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 4, .want_dims = { 4, 3, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 2, { 0, 3 } }, { 1, { 3 } }, { 1, { 4 } }, { 1, { 3 } }, { 1, { 3 } } }, .f = { 1.0f }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .f = { 0.0f }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_batch_norm_infer_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_batch_norm_infer",
+        .run = cmp_float_batch_norm_infer,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_POSITIVE, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "running_mean", "running_var", "weight", "bias" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 348594894u,
+    };
+    const int n = (int)(sizeof empty_float_batch_norm_infer / sizeof empty_float_batch_norm_infer[0]);
+    tdt_compare(dev, dev, &desc, empty_float_batch_norm_infer, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_batch_norm_infer, n);
+}
+
+static void test_float_batch_norm_train_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 7.0f, 3.0f, 5.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_batch_norm_train(x, weight, bias, 3.0f, &out), "float_batch_norm_train");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { -1.0f, 1.5f, 1.0f, 0.5f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_train_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float x_data[] = { -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1) };
+    static const float weight_data[] = { 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_batch_norm_train(x, weight, bias, 3.0f, &out), "float_batch_norm_train");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float want[] = { -1.25f, 1.25f, -0.25f, 0.25f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_train_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 5.0f, 5.0f, 5.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 3.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, -2.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_batch_norm_train(x, weight, bias, 2.75f, &out), "float_batch_norm_train");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { -0.75f, -0.25f, 0.25f, 0.75f, -2.0f, -2.0f, -2.0f, -2.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_train_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_batch_norm_train(NULL, weight, bias, 3.0f, &out), TD_E_NULL, "float_batch_norm_train");
+    assert_null(out);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_train_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_batch_norm_train(x, weight, bias, 3.0f, &out), TD_E_KIND, "float_batch_norm_train");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_batch_norm_train_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 7.0f, 3.0f, 5.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 2);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_batch_norm_train(x, weight, bias, 3.0f, &out), TD_E_BACKEND_MISMATCH, "float_batch_norm_train");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status cmp_float_batch_norm_train(const tdt_call *c)
+{
+    return td_float_batch_norm_train(c->ins[0], c->ins[1], c->ins[2], c->cs->f[0], c->out);
+}
+
+static const tdt_case empty_float_batch_norm_train[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 3 } }, { 1, { 3 } }, { 1, { 3 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 5 } }, { 1, { 0 } }, { 1, { 0 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 0, 3, 4 } }, { 1, { 3 } }, { 1, { 3 } } }, .f = { 2.75f }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 1, 3 } }, { 1, { 3 } }, { 1, { 3 } } }, .f = { 3.0f }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 2, 1, 1 } }, { 1, { 2 } }, { 1, { 2 } } }, .f = { 3.0f }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 0 } }, { 1, { 0 } }, { 1, { 0 } } }, .f = { 2.75f }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_batch_norm_train_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_batch_norm_train",
+        .run = cmp_float_batch_norm_train,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 2037002940u,
+    };
+    const int n = (int)(sizeof empty_float_batch_norm_train / sizeof empty_float_batch_norm_train[0]);
+    tdt_compare(dev, dev, &desc, empty_float_batch_norm_train, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_batch_norm_train, n);
+}
+
+static void test_float_embedding_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 1.0f, 10.0f, 11.0f, 20.0f, 21.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_embedding(weight, indices, &out), "float_embedding");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 20.0f, 21.0f, 0.0f, 1.0f, 10.0f, 11.0f, 20.0f, 21.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(weight);
+    td_tensor_release(indices);
+}
+
+static void test_float_embedding_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 1.0f, 10.0f, 11.0f, 20.0f, 21.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_embedding(weight, indices, &out), "float_embedding");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const float want[] = { 10.0f, 11.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(weight);
+    td_tensor_release(indices);
+}
+
+static void test_float_embedding_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float weight_data[] = { 0.5f, -1.0f, 2.0f, 3.0f, 4.0f, 5.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t indices_shape[] = { INT64_C(4) };
+    static const int32_t indices_data[] = { 1, 1, 0, 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_embedding(weight, indices, &out), "float_embedding");
+    static const int64_t want_shape[] = { INT64_C(4), INT64_C(3) };
+    static const float want[] = { 3.0f, 4.0f, 5.0f, 3.0f, 4.0f, 5.0f, 0.5f, -1.0f, 2.0f, 3.0f, 4.0f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(weight);
+    td_tensor_release(indices);
+}
+
+static void test_float_embedding_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_embedding(NULL, indices, &out), TD_E_NULL, "float_embedding");
+    assert_null(out);
+    td_tensor_release(indices);
+}
+
+static void test_float_embedding_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t weight_data[] = { 0 };
+    td_tensor *weight = tdt_filled(dev, TD_I32, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_embedding(weight, indices, &out), TD_E_KIND, "float_embedding");
+    assert_null(out);
+    td_tensor_release(weight);
+    td_tensor_release(indices);
+}
+
+static void test_float_embedding_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float weight_data[] = { 0.0f, 1.0f, 10.0f, 11.0f, 20.0f, 21.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 2);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t indices_data[] = { 2, 0, 1, 2 };
+    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_expect_error(td_float_embedding(weight, indices, &out), TD_E_BACKEND_MISMATCH, "float_embedding");
+    assert_null(out);
+    td_tensor_release(weight);
+    td_tensor_release(indices);
+}
+
+static td_status cmp_float_embedding(const tdt_call *c)
+{
+    return td_float_embedding(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case empty_float_embedding[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 4 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 4 } }, { 2, { 2, 0 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 0 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_embedding_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_embedding",
+        .run = cmp_float_embedding,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "weight", "indices" },
+        .nmse = 1e-07,
+        .seed = 3297476683u,
+    };
+    const int n = (int)(sizeof empty_float_embedding / sizeof empty_float_embedding[0]);
+    tdt_compare(dev, dev, &desc, empty_float_embedding, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_embedding, n);
+}
+
+static void test_float_attention_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_make(dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_attention(query, key, value, INT64_C(0), &out), "float_attention");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float want[] = { 3.0f, 3.46211716f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+}
+
+static void test_float_attention_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_make(dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_attention(query, key, value, INT64_C(1), &out), "float_attention");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float want[] = { 2.0f, 3.46211716f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+}
+
+static void test_float_attention_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const float query_data[] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *query = tdt_make(dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(4) };
+    static const float key_data[] = { 1.0f, 1.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *key = tdt_make(dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float value_data[] = { 1.0f, 0.0f, 0.0f, 1.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_attention(query, key, value, INT64_C(0), &out), "float_attention");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float want[] = { 0.88079708f, 0.11920292f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+}
+
+static void test_float_attention_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float query_data[] = { 5.0f, -3.0f };
+    td_tensor *query = tdt_make(dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float key_data[] = { 2.0f, 7.0f };
+    td_tensor *key = tdt_make(dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float value_data[] = { 1.5f, -2.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_attention(query, key, value, INT64_C(1), &out), "float_attention");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float want[] = { 1.5f, -2.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+}
+
+static void test_float_attention_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_attention(NULL, key, value, INT64_C(0), &out), TD_E_NULL, "float_attention");
+    assert_null(out);
+    td_tensor_release(key);
+    td_tensor_release(value);
+}
+
+static void test_float_attention_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const int32_t query_data[] = { 0 };
+    td_tensor *query = tdt_filled(dev, TD_I32, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_attention(query, key, value, INT64_C(0), &out), TD_E_KIND, "float_attention");
+    assert_null(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+}
+
+static void test_float_attention_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_make(dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(ad_dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_expect_error(td_float_attention(query, key, value, INT64_C(0), &out), TD_E_BACKEND_MISMATCH, "float_attention");
+    assert_null(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+}
+
+static td_status cmp_float_attention(const tdt_call *c)
+{
+    return td_float_attention(c->ins[0], c->ins[1], c->ins[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_attention[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 5, 6 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 3, 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 4, 4 } }, { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 0, 6 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 3, 4, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 3, 4, 4 } }, { 4, { 0, 3, 5, 4 } }, { 4, { 0, 3, 5, 6 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 4, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 1, 4, 4 } }, { 4, { 2, 1, 5, 4 } }, { 4, { 2, 1, 5, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 1, 4, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 2, 3, 0 } }, { 4, { 1, 2, 5, 0 } }, { 4, { 1, 2, 5, 2 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 1, 2, 3, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 4, 6 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 3, 0, 4 } }, { 3, { 3, 0, 4 } }, { 3, { 3, 0, 4 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 5, 6 } } }, .i = { INT64_C(2) }, .want_status = TD_E_INVALID },
+};
+
+static void test_float_attention_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention",
+        .run = cmp_float_attention,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 2839299644u,
+    };
+    const int n = (int)(sizeof empty_float_attention / sizeof empty_float_attention[0]);
+    tdt_compare(dev, dev, &desc, empty_float_attention, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_attention, n);
+}
+
+static void test_float_attention_masked_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_make(dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float mask_data[] = { 0.0f, -INFINITY, 1.0f, 0.0f };
+    td_tensor *mask = tdt_make(dev, TD_F32, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_float_attention_masked(query, key, value, mask, INT64_C(1), &out), "float_attention_masked");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float want[] = { 2.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+    td_tensor_release(mask);
+}
+
+static void test_float_attention_masked_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_make(dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t mask_shape[] = { 0 };
+    static const float mask_data[] = { 5.0f };
+    td_tensor *mask = tdt_make(dev, TD_F32, mask_data, mask_shape, 0);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_float_attention_masked(query, key, value, mask, INT64_C(1), &out), "float_attention_masked");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float want[] = { 2.0f, 3.46211716f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+    td_tensor_release(mask);
+}
+
+static void test_float_attention_masked_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_make(dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t mask_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float mask_data[] = { 0.0f, 0.0f, 0.0f, -1.0f };
+    td_tensor *mask = tdt_make(dev, TD_F32, mask_data, mask_shape, 4);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_float_attention_masked(query, key, value, mask, INT64_C(0), &out), "float_attention_masked");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float want[] = { 3.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+    td_tensor_release(mask);
+}
+
+static void test_float_attention_masked_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float mask_data[] = { 0.0f, -INFINITY, 1.0f, 0.0f };
+    td_tensor *mask = tdt_make(dev, TD_F32, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_float_attention_masked(NULL, key, value, mask, INT64_C(1), &out), TD_E_NULL, "float_attention_masked");
+    assert_null(out);
+    td_tensor_release(key);
+    td_tensor_release(value);
+    td_tensor_release(mask);
+}
+
+static void test_float_attention_masked_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const int32_t query_data[] = { 0 };
+    td_tensor *query = tdt_filled(dev, TD_I32, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float mask_data[] = { 0.0f, -INFINITY, 1.0f, 0.0f };
+    td_tensor *mask = tdt_make(dev, TD_F32, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_float_attention_masked(query, key, value, mask, INT64_C(1), &out), TD_E_KIND, "float_attention_masked");
+    assert_null(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+    td_tensor_release(mask);
+}
+
+static void test_float_attention_masked_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_make(dev, TD_F32, query_data, query_shape, 4);
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_make(ad_dev, TD_F32, key_data, key_shape, 4);
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 4);
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float mask_data[] = { 0.0f, -INFINITY, 1.0f, 0.0f };
+    td_tensor *mask = tdt_make(dev, TD_F32, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_expect_error(td_float_attention_masked(query, key, value, mask, INT64_C(1), &out), TD_E_BACKEND_MISMATCH, "float_attention_masked");
+    assert_null(out);
+    td_tensor_release(query);
+    td_tensor_release(key);
+    td_tensor_release(value);
+    td_tensor_release(mask);
+}
+
+static td_status cmp_float_attention_masked(const tdt_call *c)
+{
+    return td_float_attention_masked(c->ins[0], c->ins[1], c->ins[2], c->ins[3], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_attention_masked[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 4, .t = { { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 5, 6 } }, { 2, { 0, 5 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 3, 0, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 4, .t = { { 4, { 2, 3, 4, 4 } }, { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 0, 6 } }, { 2, { 4, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 3, 4, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 4, .t = { { 4, { 0, 3, 4, 4 } }, { 4, { 0, 3, 5, 4 } }, { 4, { 0, 3, 5, 6 } }, { 2, { 4, 5 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 4, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 4, .t = { { 4, { 2, 1, 4, 4 } }, { 4, { 2, 1, 5, 4 } }, { 4, { 2, 1, 5, 0 } }, { 2, { 4, 5 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 4, .want_dims = { 2, 1, 4, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 4, .t = { { 4, { 1, 2, 3, 0 } }, { 4, { 1, 2, 5, 0 } }, { 4, { 1, 2, 5, 2 } }, { 2, { 3, 5 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 1, 2, 3, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 4, .t = { { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 4, 6 } }, { 2, { 0, 5 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 4, .t = { { 3, { 3, 0, 4 } }, { 3, { 3, 0, 4 } }, { 3, { 3, 0, 4 } }, { 0, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 4, .t = { { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 5, 6 } }, { 2, { 0, 5 } } }, .i = { INT64_C(2) }, .want_status = TD_E_INVALID },
+    { .fill = TDT_FILL_CLEAN, .nt = 4, .t = { { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 5, 6 } }, { 2, { 2, 5 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_attention_masked_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_masked",
+        .run = cmp_float_attention_masked,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "mask" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 1880265116u,
+    };
+    const int n = (int)(sizeof empty_float_attention_masked / sizeof empty_float_attention_masked[0]);
+    tdt_compare(dev, dev, &desc, empty_float_attention_masked, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_attention_masked, n);
+}
+
 static void test_float_cat_example_1(void **state)
 {
     (void)state;
@@ -36419,8 +37866,8 @@ static void test_float_cat_empty(void **state)
     static const tdt_op_desc desc = {
         .name = "float_cat",
         .run = cmp_float_cat,
-        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
-        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
         .out_dtype = TD_F32,
         .input_names = { "xs" },
         .int_names = { "dim" },
@@ -36598,8 +38045,8 @@ static void test_int_cat_empty(void **state)
     static const tdt_op_desc desc = {
         .name = "int_cat",
         .run = cmp_int_cat,
-        .dtype = { TD_I32, TD_I32, TD_I32, TD_I32 },
-        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .dtype = { TD_I32, TD_I32, TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
         .out_dtype = TD_I32,
         .input_names = { "xs" },
         .int_names = { "dim" },
@@ -36777,8 +38224,8 @@ static void test_bool_cat_empty(void **state)
     static const tdt_op_desc desc = {
         .name = "bool_cat",
         .run = cmp_bool_cat,
-        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL },
-        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
         .out_dtype = TD_BOOL,
         .input_names = { "xs" },
         .int_names = { "dim" },
@@ -36953,8 +38400,8 @@ static void test_float_stack_empty(void **state)
     static const tdt_op_desc desc = {
         .name = "float_stack",
         .run = cmp_float_stack,
-        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
-        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
         .out_dtype = TD_F32,
         .input_names = { "xs" },
         .int_names = { "dim" },
@@ -37055,8 +38502,8 @@ static void test_int_stack_empty(void **state)
     static const tdt_op_desc desc = {
         .name = "int_stack",
         .run = cmp_int_stack,
-        .dtype = { TD_I32, TD_I32, TD_I32, TD_I32 },
-        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .dtype = { TD_I32, TD_I32, TD_I32, TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
         .out_dtype = TD_I32,
         .input_names = { "xs" },
         .int_names = { "dim" },
@@ -37157,8 +38604,8 @@ static void test_bool_stack_empty(void **state)
     static const tdt_op_desc desc = {
         .name = "bool_stack",
         .run = cmp_bool_stack,
-        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL },
-        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .dtype = { TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
         .out_dtype = TD_BOOL,
         .input_names = { "xs" },
         .int_names = { "dim" },
@@ -39500,6 +40947,56 @@ int main(void)
         TDT_TEST(test_float_linear_backend_mismatch),
         TDT_TEST(test_float_linear_composite_vs_native),
         TDT_TEST(test_float_linear_empty),
+        TDT_TEST(test_float_layer_norm_example_1),
+        TDT_TEST(test_float_layer_norm_example_2),
+        TDT_TEST(test_float_layer_norm_example_3),
+        TDT_TEST(test_float_layer_norm_null),
+        TDT_TEST(test_float_layer_norm_wrong_kind),
+        TDT_TEST(test_float_layer_norm_backend_mismatch),
+        TDT_TEST(test_float_layer_norm_empty),
+        TDT_TEST(test_float_group_norm_example_1),
+        TDT_TEST(test_float_group_norm_example_2),
+        TDT_TEST(test_float_group_norm_example_3),
+        TDT_TEST(test_float_group_norm_null),
+        TDT_TEST(test_float_group_norm_wrong_kind),
+        TDT_TEST(test_float_group_norm_backend_mismatch),
+        TDT_TEST(test_float_group_norm_empty),
+        TDT_TEST(test_float_batch_norm_infer_example_1),
+        TDT_TEST(test_float_batch_norm_infer_example_2),
+        TDT_TEST(test_float_batch_norm_infer_example_3),
+        TDT_TEST(test_float_batch_norm_infer_null),
+        TDT_TEST(test_float_batch_norm_infer_wrong_kind),
+        TDT_TEST(test_float_batch_norm_infer_backend_mismatch),
+        TDT_TEST(test_float_batch_norm_infer_empty),
+        TDT_TEST(test_float_batch_norm_train_example_1),
+        TDT_TEST(test_float_batch_norm_train_example_2),
+        TDT_TEST(test_float_batch_norm_train_example_3),
+        TDT_TEST(test_float_batch_norm_train_null),
+        TDT_TEST(test_float_batch_norm_train_wrong_kind),
+        TDT_TEST(test_float_batch_norm_train_backend_mismatch),
+        TDT_TEST(test_float_batch_norm_train_empty),
+        TDT_TEST(test_float_embedding_example_1),
+        TDT_TEST(test_float_embedding_example_2),
+        TDT_TEST(test_float_embedding_example_3),
+        TDT_TEST(test_float_embedding_null),
+        TDT_TEST(test_float_embedding_wrong_kind),
+        TDT_TEST(test_float_embedding_backend_mismatch),
+        TDT_TEST(test_float_embedding_empty),
+        TDT_TEST(test_float_attention_example_1),
+        TDT_TEST(test_float_attention_example_2),
+        TDT_TEST(test_float_attention_example_3),
+        TDT_TEST(test_float_attention_example_4),
+        TDT_TEST(test_float_attention_null),
+        TDT_TEST(test_float_attention_wrong_kind),
+        TDT_TEST(test_float_attention_backend_mismatch),
+        TDT_TEST(test_float_attention_empty),
+        TDT_TEST(test_float_attention_masked_example_1),
+        TDT_TEST(test_float_attention_masked_example_2),
+        TDT_TEST(test_float_attention_masked_example_3),
+        TDT_TEST(test_float_attention_masked_null),
+        TDT_TEST(test_float_attention_masked_wrong_kind),
+        TDT_TEST(test_float_attention_masked_backend_mismatch),
+        TDT_TEST(test_float_attention_masked_empty),
         TDT_TEST(test_float_cat_example_1),
         TDT_TEST(test_float_cat_example_2),
         TDT_TEST(test_float_cat_example_3),

@@ -604,6 +604,85 @@ function R.max_pool2d_backward(P) return pool_cases(P, "backward", true) end
 function R.avg_pool2d(P) return pool_cases(P, "forward", false) end
 function R.avg_pool2d_backward(P) return pool_cases(P, "backward", false) end
 
+-- nn module composites (specs/ops/module_nn.lua). Layer norm: x with the normalized shape
+-- (weight and bias) its last dim or last two, rows of 1 to 1000 elements, some large.
+function R.layer_norm(P)
+  local cases = {}
+  for _, c in ipairs({ { { 7 }, { 7 }, C }, { { 3, 7 }, { 7 }, E }, { { 1, 1 }, { 1 }, C }, { { 129, 33 }, { 33 }, T },
+    { { 2, 3, 4 }, { 3, 4 }, C }, { { 100, 101 }, { 101 }, E }, { { 5, 7, 97 }, { 97 }, C }, { { 4, 1000 }, { 1000 }, T },
+    { { 3, 5, 7, 97 }, { 7, 97 }, E }, { { 300, 257 }, { 257 }, C } }) do
+    cases[#cases + 1] = { fill = c[3], v = { [P[1]] = c[1], [P[2]] = c[2], [P[3]] = c[2] } }
+  end
+  return cases
+end
+
+-- Group and batch norm: x [N, C, *] of 2 to 4 dims (num_groups: 1, C, and between).
+local NORMS = { { { 2, 4 }, 2, C }, { { 1, 6, 7 }, 3, E }, { { 3, 8, 33 }, 4, T }, { { 2, 6, 5, 7 }, 2, C },
+  { { 4, 32, 16, 16 }, 8, E }, { { 1, 3, 10007 }, 1, C }, { { 5, 4, 3, 3 }, 4, T }, { { 16, 64, 64 }, 32, C },
+  { { 100, 101 }, 101, E } }
+function R.group_norm(P)
+  local cases = {}
+  for _, c in ipairs(NORMS) do
+    local ch = { c[1][2] }
+    cases[#cases + 1] = { fill = c[3], v = { [P[1]] = c[1], [P[2]] = c[2], [P[3]] = ch, [P[4]] = ch } }
+  end
+  return cases
+end
+
+function R.batch_norm_infer(P)
+  local cases = {}
+  for _, c in ipairs(NORMS) do
+    local ch = { c[1][2] }
+    cases[#cases + 1] = { fill = c[3], v = { [P[1]] = c[1], [P[2]] = ch, [P[3]] = ch, [P[4]] = ch, [P[5]] = ch } }
+  end
+  return cases
+end
+
+function R.batch_norm_train(P)
+  local cases = {}
+  for _, c in ipairs(NORMS) do
+    local ch = { c[1][2] }
+    cases[#cases + 1] = { fill = c[3], v = { [P[1]] = c[1], [P[2]] = ch, [P[3]] = ch } }
+  end
+  return cases
+end
+
+-- Embedding: indices from the index domain ([0, 7)), so tables of at least 7 rows; 0-d to
+-- 3-d indices, rows of 1 to 300 values.
+function R.embedding(P)
+  local cases = {}
+  for _, c in ipairs({ { { 7, 1 }, { 1 }, C }, { { 7, 4 }, { 3 }, E }, { { 8, 7 }, {}, T }, { { 10, 33 }, { 5, 7 }, C },
+    { { 100, 64 }, { 2, 3, 4 }, E }, { { 7, 129 }, { 129 }, T }, { { 1000, 16 }, { 10007 }, C }, { { 50, 300 }, { 4, 64 }, E } }) do
+    cases[#cases + 1] = { fill = c[3], v = { [P[1]] = c[1], [P[2]] = c[2] } }
+  end
+  return cases
+end
+
+-- Attention geometries: { B, H, L, S, E, Ev, causal, fill }: one query and key, L < S and
+-- L > S (causal is top-left aligned), heads, and a few large enough for threaded matmuls.
+local ATTENTIONS = {
+  { 1, 1, 1, 1, 1, 1, 0, C }, { 2, 3, 5, 7, 4, 6, 1, E }, { 1, 2, 16, 16, 8, 8, 1, T }, { 2, 4, 33, 17, 16, 16, 0, C },
+  { 1, 1, 129, 129, 64, 64, 1, E }, { 3, 2, 7, 100, 5, 3, 0, C }, { 4, 8, 64, 64, 32, 32, 1, C }, { 1, 1, 1, 300, 7, 1, 0, T },
+}
+-- Masks per geometry (cycling): [L, S], [B, 1, L, S], [1, H, 1, S], 0-d, [B, H, L, S], [S].
+local function attention_mask(g, i)
+  local b, h, l, s = g[1], g[2], g[3], g[4]
+  local masks = { { l, s }, { b, 1, l, s }, { 1, h, 1, s }, {}, { b, h, l, s }, { s } }
+  return masks[(i - 1) % #masks + 1]
+end
+local function attention_cases(P, masked)
+  local cases = {}
+  for i, g in ipairs(ATTENTIONS) do
+    local b, h, l, s, e, ev, causal = table.unpack(g, 1, 7)
+    local v = { [P[1]] = { b, h, l, e }, [P[2]] = { b, h, s, e }, [P[3]] = { b, h, s, ev } }
+    if masked then v[P[4]], v[P[5]] = attention_mask(g, i), causal else v[P[4]] = causal end
+    cases[#cases + 1] = { fill = g[8], v = v }
+  end
+  return cases
+end
+function R.attention(P) return attention_cases(P, false) end
+function R.attention_masked(P) return attention_cases(P, true) end
+
 
 -- Zero-size cases per shape rule (the generated test_<op>_empty, on every backend and on
 -- autodiff): empty inputs ([0], [2,0,3], a 0 broadcast against a 1), empty results of
@@ -957,6 +1036,73 @@ function Z.avg_pool2d_backward(P)
     { { { 3, 0, 4, 4 }, { 3, 0, 2, 2 }, TWO, TWO, ZERO, 0 }, "TD_E_SHAPE" } })
 end
 
+-- nn module composites. F.layer_norm: empty rows or an empty normalized shape keep x's
+-- shape; a normalized shape that is not x's tail, or a bias unlike weight, is an error.
+function Z.layer_norm(P)
+  return rows(P, { { { { 0, 4 }, { 4 }, { 4 } }, { 0, 4 } }, { { { 2, 0, 3 }, { 3 }, { 3 } }, { 2, 0, 3 } },
+    { { { 3, 0 }, { 0 }, { 0 } }, { 3, 0 } }, { { { 2, 0 }, { 2, 0 }, { 2, 0 } }, { 2, 0 } },
+    { { { 0, 4 }, { 3 }, { 3 } }, "TD_E_SHAPE" }, { { { 0, 4 }, { 4 }, { 0 } }, "TD_E_SHAPE" } })
+end
+
+-- F.group_norm: an empty batch, no channels (0 divides into any groups) or an empty spatial
+-- dim keep x's shape; groups that do not divide C, or fewer than 1, are errors.
+function Z.group_norm(P)
+  return rows(P, { { { { 0, 4, 3 }, 2, { 4 }, { 4 } }, { 0, 4, 3 } }, { { { 2, 0, 3 }, 2, { 0 }, { 0 } }, { 2, 0, 3 } },
+    { { { 2, 4, 0 }, 4, { 4 }, { 4 } }, { 2, 4, 0 } }, { { { 0, 4, 3 }, 3, { 4 }, { 4 } }, "TD_E_SHAPE" },
+    { { { 0, 4 }, 0, { 4 }, { 4 } }, "TD_E_INVALID" } })
+end
+
+-- F.batch_norm: empty batches, channels or spatial dims keep x's shape; parameters of
+-- the wrong length, or a 1-d x, are errors.
+function Z.batch_norm_infer(P)
+  return rows(P, { { { { 0, 3 }, { 3 }, { 3 }, { 3 }, { 3 } }, { 0, 3 } },
+    { { { 2, 0, 5 }, { 0 }, { 0 }, { 0 }, { 0 } }, { 2, 0, 5 } },
+    { { { 4, 3, 0, 2 }, { 3 }, { 3 }, { 3 }, { 3 } }, { 4, 3, 0, 2 } },
+    { { { 0, 3 }, { 3 }, { 4 }, { 3 }, { 3 } }, "TD_E_SHAPE" }, { { { 0 }, { 0 }, { 0 }, { 0 }, { 0 } }, "TD_E_SHAPE" } })
+end
+
+-- Training also refuses one value per channel (PyTorch: "Expected more than 1 value per
+-- channel when training"), an empty batch is fine.
+function Z.batch_norm_train(P)
+  return rows(P, { { { { 0, 3 }, { 3 }, { 3 } }, { 0, 3 } }, { { { 2, 0, 5 }, { 0 }, { 0 } }, { 2, 0, 5 } },
+    { { { 0, 3, 4 }, { 3 }, { 3 } }, { 0, 3, 4 } }, { { { 1, 3 }, { 3 }, { 3 } }, "TD_E_SHAPE" },
+    { { { 1, 2, 1, 1 }, { 2 }, { 2 } }, "TD_E_SHAPE" }, { { { 0 }, { 0 }, { 0 } }, "TD_E_SHAPE" } })
+end
+
+-- F.embedding: empty indices give [..., D] with no rows; D = 0 empty rows. (An index into
+-- an empty table is out of range, TD_E_RANGE from float_select, the piece that reads it:
+-- no case, as its message names the piece.)
+function Z.embedding(P)
+  return rows(P, { { { { 7, 4 }, { 0 } }, { 0, 4 } }, { { { 7, 4 }, { 2, 0 } }, { 2, 0, 4 } },
+    { { { 7, 0 }, { 3 } }, { 3, 0 } }, { { { 0, 4 }, { 0 } }, { 0, 4 } }, { { { 7 }, { 3 } }, "TD_E_SHAPE" } })
+end
+
+-- F.scaled_dot_product_attention: no queries, no batch or an empty value dim give empty
+-- results; no keys (S = 0) give zeros (an empty sum); E = 0 gives NaN (0 / sqrt(0)).
+local function attention_zero(P, masked)
+  local list = {
+    { { { 2, 3, 0, 4 }, { 2, 3, 5, 4 }, { 2, 3, 5, 6 }, 1 }, { 2, 3, 0, 6 } },
+    { { { 2, 3, 4, 4 }, { 2, 3, 0, 4 }, { 2, 3, 0, 6 }, 1 }, { 2, 3, 4, 6 } },
+    { { { 0, 3, 4, 4 }, { 0, 3, 5, 4 }, { 0, 3, 5, 6 }, 0 }, { 0, 3, 4, 6 } },
+    { { { 2, 1, 4, 4 }, { 2, 1, 5, 4 }, { 2, 1, 5, 0 }, 0 }, { 2, 1, 4, 0 } },
+    { { { 1, 2, 3, 0 }, { 1, 2, 5, 0 }, { 1, 2, 5, 2 }, 1 }, { 1, 2, 3, 2 } },
+    { { { 2, 3, 0, 4 }, { 2, 3, 5, 4 }, { 2, 3, 4, 6 }, 0 }, "TD_E_SHAPE" },
+    { { { 3, 0, 4 }, { 3, 0, 4 }, { 3, 0, 4 }, 0 }, "TD_E_SHAPE" },
+    { { { 2, 3, 0, 4 }, { 2, 3, 5, 4 }, { 2, 3, 5, 6 }, 2 }, "TD_E_INVALID" },
+  }
+  if masked then
+    for _, r in ipairs(list) do
+      local q, k = r[1][1], r[1][2]
+      local l, s = q[3] or 0, k[3] or 0
+      r[1] = { q, k, r[1][3], #q == 4 and { l, s } or {}, r[1][4] }
+    end
+    list[#list + 1] = { { { 2, 3, 0, 4 }, { 2, 3, 5, 4 }, { 2, 3, 5, 6 }, { 2, 5 }, 0 }, "TD_E_SHAPE" }
+  end
+  return rows(P, list)
+end
+function Z.attention(P) return attention_zero(P, false) end
+function Z.attention_masked(P) return attention_zero(P, true) end
+
 -- A rule without its own zero-size cases (Z): its first cases with a tensor of 1 dim or
 -- more, with the leading dim of the tensors of the most dims (so that broadcasts still line
 -- up) and of every list item set to 0. What the result must be is not known here: the CPU's
@@ -1037,7 +1183,7 @@ function M.complete(op, cases)
 end
 
 -- Limits of tdt_case (tests/common/tdt.h).
-local LIMITS = { t = 4, a = 4, i = 4, f = 4 }
+local LIMITS = { t = 5, a = 4, i = 4, f = 4 }
 local LIMIT_NAMES = { t = "tensors", a = "dims or shape arguments", i = "integer arguments", f = "f32 arguments" }
 
 local FILL = { CLEAN = "TDT_FILL_CLEAN", EDGES = "TDT_FILL_EDGES", TIES = "TDT_FILL_TIES" }

@@ -182,6 +182,15 @@ M.rules = {
   avg_pool2d = { "tensor", "array", "array", "array", "i64" },
   avg_pool2d_backward = { "tensor", "tensor", "array", "array", "array", "i64" },
   linear = { "tensor", "tensor", "tensor" },
+  -- nn module composites: norms, embedding, attention (specs/ops/module_nn.lua;
+  -- runtime/core/td_rules_nn.c)
+  layer_norm = { "tensor", "tensor", "tensor" },
+  group_norm = { "tensor", "i64", "tensor", "tensor" },
+  batch_norm_infer = { "tensor", "tensor", "tensor", "tensor", "tensor" },
+  batch_norm_train = { "tensor", "tensor", "tensor" },
+  embedding = { "tensor", "tensor" },
+  attention = { "tensor", "tensor", "tensor", "i64" },
+  attention_masked = { "tensor", "tensor", "tensor", "tensor", "i64" },
 }
 
 -- Rules whose C function takes the tensors themselves, not their shapes: the result's

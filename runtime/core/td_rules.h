@@ -111,5 +111,27 @@ td_status td_rule_avg_pool2d_backward(const char *op, const td_shape *x, const t
                                       int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding,
                                       int padding_len, int64_t count_include_pad, td_shape *out);
 td_status td_rule_linear(const char *op, const td_shape *x, const td_shape *w, const td_shape *b, td_shape *out);
+/* nn module composites: norms, embedding, attention (specs/ops/module_nn.lua; td_rules_nn.c) */
+/* x [..., *S] with weight and bias [*S] (S at least 1 dim) -> x's shape. */
+td_status td_rule_layer_norm(const char *op, const td_shape *x, const td_shape *weight, const td_shape *bias,
+                             td_shape *out);
+/* x [N, C, *], num_groups >= 1 dividing C, weight and bias [C] -> x's shape. */
+td_status td_rule_group_norm(const char *op, const td_shape *x, int64_t num_groups, const td_shape *weight,
+                             const td_shape *bias, td_shape *out);
+/* x [N, C, *] with the four statistics and parameters [C] -> x's shape. */
+td_status td_rule_batch_norm_infer(const char *op, const td_shape *x, const td_shape *running_mean,
+                                   const td_shape *running_var, const td_shape *weight, const td_shape *bias,
+                                   td_shape *out);
+/* As batch_norm_infer without statistics; one value per channel is an error (as PyTorch in training). */
+td_status td_rule_batch_norm_train(const char *op, const td_shape *x, const td_shape *weight, const td_shape *bias,
+                                   td_shape *out);
+/* weight [V, D], indices of any shape -> [..., D]. */
+td_status td_rule_embedding(const char *op, const td_shape *weight, const td_shape *indices, td_shape *out);
+/* q [B, H, L, E], k [B, H, S, E], v [B, H, S, Ev], causal 0 or 1 -> [B, H, L, Ev]. */
+td_status td_rule_attention(const char *op, const td_shape *q, const td_shape *k, const td_shape *v, int64_t causal,
+                            td_shape *out);
+/* As attention, with a mask that broadcasts to [B, H, L, S]. */
+td_status td_rule_attention_masked(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
+                                   const td_shape *mask, int64_t causal, td_shape *out);
 
 #endif

@@ -82,7 +82,7 @@ enum { TDT_DOMAIN_ANY, TDT_DOMAIN_POSITIVE, TDT_DOMAIN_NONZERO, TDT_DOMAIN_INDEX
  * or inputs on the CPU and the result on the device under test. */
 enum { TDT_ROUTE_SAME, TDT_ROUTE_TO_CPU, TDT_ROUTE_FROM_CPU };
 
-#define TDT_CASE_TENSORS 4
+#define TDT_CASE_TENSORS 5
 #define TDT_CASE_ARRAYS 4
 #define TDT_CASE_INTS 4
 #define TDT_CASE_FLOATS 4
