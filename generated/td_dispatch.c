@@ -679,6 +679,8 @@ TD_MAYBE_UNUSED static td_status comp_float_zeros(td_device *device, const int64
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_full(device, shape, shape_len, (float)(0.0), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -815,6 +817,8 @@ TD_MAYBE_UNUSED static td_status comp_int_zeros(td_device *device, const int64_t
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_int_full(device, shape, shape_len, (int32_t)(0), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -951,6 +955,8 @@ TD_MAYBE_UNUSED static td_status comp_float_ones(td_device *device, const int64_
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_full(device, shape, shape_len, (float)(1.0), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -1087,6 +1093,8 @@ TD_MAYBE_UNUSED static td_status comp_int_ones(td_device *device, const int64_t 
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_int_full(device, shape, shape_len, (int32_t)(1), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -1982,6 +1990,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_fill(const td_tensor *a, const t
         td_st = td_int_equal(td_t2, td_t3, &td_t4);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t4, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
         td_t5 = NULL;
@@ -2569,6 +2579,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_gather(const td_tensor *a, int64_t di
         td_st = td_int_gather(td_t1, (int64_t)(dim), indices, &td_t2);
     if (td_st == TD_OK)
         td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -2716,6 +2728,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_select(const td_tensor *a, int64_t di
         td_st = td_int_select(td_t1, (int64_t)(dim), indices, &td_t2);
     if (td_st == TD_OK)
         td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -3201,6 +3215,8 @@ TD_MAYBE_UNUSED static td_status comp_int_select_assign(const td_tensor *a, int6
         td_st = td_int_greater_elem(td_t3, (int32_t)(0), &td_t6);
     if (td_st == TD_OK)
         td_st = td_int_mask_where(a, td_t6, td_t5, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
         td_t7 = NULL;
@@ -3341,6 +3357,8 @@ TD_MAYBE_UNUSED static td_status comp_float_one_hot(const td_tensor *indices, in
         td_st = td_int_one_hot(indices, (int64_t)(num_classes), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_into_float(td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -3465,6 +3483,8 @@ TD_MAYBE_UNUSED static td_status comp_int_neg(const td_tensor *a, const td_shape
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(0), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_sub(td_t1, a, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -3590,6 +3610,8 @@ TD_MAYBE_UNUSED static td_status comp_int_add_scalar(const td_tensor *a, int32_t
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_add(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -3715,6 +3737,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sub_scalar(const td_tensor *a, int32_t
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_sub(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -3840,6 +3864,8 @@ TD_MAYBE_UNUSED static td_status comp_int_mul_scalar(const td_tensor *a, int32_t
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_mul(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -3965,6 +3991,8 @@ TD_MAYBE_UNUSED static td_status comp_int_div_scalar(const td_tensor *a, int32_t
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_div(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -4090,6 +4118,8 @@ TD_MAYBE_UNUSED static td_status comp_int_remainder_scalar(const td_tensor *a, i
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -4220,6 +4250,8 @@ TD_MAYBE_UNUSED static td_status comp_int_abs(const td_tensor *a, const td_shape
         td_st = td_int_neg(a, &td_t3);
     if (td_st == TD_OK)
         td_st = td_int_mask_where(a, td_t2, td_t3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -4358,6 +4390,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sign(const td_tensor *a, const td_shap
         td_st = td_bool_into_int(td_t4, &td_t5);
     if (td_st == TD_OK)
         td_st = td_int_sub(td_t3, td_t5, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -4599,6 +4633,8 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp(const td_tensor *a, int32_t min,
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(max), &td_t3);
     if (td_st == TD_OK)
         td_st = td_int_minimum(td_t2, td_t3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -4726,6 +4762,8 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_min(const td_tensor *a, int32_t 
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(min), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_maximum(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -4851,6 +4889,8 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_max(const td_tensor *a, int32_t 
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(max), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_minimum(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -4976,6 +5016,8 @@ TD_MAYBE_UNUSED static td_status comp_int_equal_elem(const td_tensor *a, int32_t
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_equal(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -5101,6 +5143,8 @@ TD_MAYBE_UNUSED static td_status comp_int_not_equal_elem(const td_tensor *a, int
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_not_equal(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -5226,6 +5270,8 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_elem(const td_tensor *a, int32
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_greater(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -5351,6 +5397,8 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_equal_elem(const td_tensor *a,
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_greater_equal(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -5476,6 +5524,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_elem(const td_tensor *a, int32_t
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_lower(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -5601,6 +5651,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_equal_elem(const td_tensor *a, i
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_lower_equal(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -6154,6 +6206,8 @@ TD_MAYBE_UNUSED static td_status comp_int_max(const td_tensor *a, const td_shape
         td_st = td_int_sum(a, &td_t4);
     if (td_st == TD_OK)
         td_st = td_int_reshape(td_t3, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
         td_t5 = NULL;
@@ -6290,6 +6344,8 @@ TD_MAYBE_UNUSED static td_status comp_int_min(const td_tensor *a, const td_shape
         td_st = td_int_sum(a, &td_t4);
     if (td_st == TD_OK)
         td_st = td_int_reshape(td_t3, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
         td_t5 = NULL;
@@ -6457,6 +6513,8 @@ TD_MAYBE_UNUSED static td_status comp_int_max_dim(const td_tensor *a, int64_t di
         td_st = td_float_into_int(td_t13, &td_t14);
     if (td_st == TD_OK)
         td_st = td_int_add(td_t11, td_t14, &td_t15);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t15, true, td_shape_out, td_ctx, out);
         td_t15 = NULL;
@@ -6634,6 +6692,8 @@ TD_MAYBE_UNUSED static td_status comp_int_min_dim(const td_tensor *a, int64_t di
         td_st = td_float_into_int(td_t13, &td_t14);
     if (td_st == TD_OK)
         td_st = td_int_add(td_t11, td_t14, &td_t15);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t15, true, td_shape_out, td_ctx, out);
         td_t15 = NULL;
@@ -6778,6 +6838,8 @@ TD_MAYBE_UNUSED static td_status comp_int_argmax(const td_tensor *a, int64_t dim
         td_st = td_bool_into_float(td_t2, &td_t3);
     if (td_st == TD_OK)
         td_st = td_float_argmax(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -6911,6 +6973,8 @@ TD_MAYBE_UNUSED static td_status comp_int_argmin(const td_tensor *a, int64_t dim
         td_st = td_bool_into_float(td_t2, &td_t3);
     if (td_st == TD_OK)
         td_st = td_float_argmax(td_t3, (int64_t)(dim), &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -7142,6 +7206,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_not(const td_tensor *a, const 
         td_st = td_int_neg(a, &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_sub_scalar(td_t1, (int32_t)(1), &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -8453,6 +8519,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_swap_dims(const td_tensor *a, int64_t
         td_st = td_int_swap_dims(td_t1, (int64_t)(dim0), (int64_t)(dim1), &td_t2);
     if (td_st == TD_OK)
         td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -8595,6 +8663,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_permute(const td_tensor *a, const int
         td_st = td_int_permute(td_t1, perm, perm_len, &td_t2);
     if (td_st == TD_OK)
         td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -8853,6 +8923,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_slice(const td_tensor *a, const int64
         td_st = td_int_slice(td_t1, starts, starts_len, ends, ends_len, &td_t2);
     if (td_st == TD_OK)
         td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -9114,6 +9186,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_flip(const td_tensor *a, const int64_
         td_st = td_int_flip(td_t1, axes, axes_len, &td_t2);
     if (td_st == TD_OK)
         td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -9365,6 +9439,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_repeat_dim(const td_tensor *a, int64_
         td_st = td_int_repeat_dim(td_t1, (int64_t)(dim), (int64_t)(times), &td_t2);
     if (td_st == TD_OK)
         td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -9499,6 +9575,8 @@ TD_MAYBE_UNUSED static td_status comp_int_transpose(const td_tensor *a, const td
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_int_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -9631,6 +9709,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_transpose(const td_tensor *a, const t
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_bool_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -9877,6 +9957,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_narrow(const td_tensor *a, int64_t di
         td_st = td_int_narrow(td_t1, (int64_t)(dim), (int64_t)(start), (int64_t)(length), &td_t2);
     if (td_st == TD_OK)
         td_st = td_int_greater_elem(td_t2, (int32_t)(0), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -10554,6 +10636,8 @@ TD_MAYBE_UNUSED static td_status comp_int_any(const td_tensor *a, const td_shape
         td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t5, td_t6, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
         td_t7 = NULL;
@@ -10699,6 +10783,8 @@ TD_MAYBE_UNUSED static td_status comp_int_any_dim(const td_tensor *a, int64_t di
         td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t5, td_t6, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
         td_t7 = NULL;
@@ -10840,6 +10926,8 @@ TD_MAYBE_UNUSED static td_status comp_int_all(const td_tensor *a, const td_shape
         td_st = td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t4, td_t5, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -10981,6 +11069,8 @@ TD_MAYBE_UNUSED static td_status comp_int_all_dim(const td_tensor *a, int64_t di
         td_st = td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t4, td_t5, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -11115,6 +11205,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_any(const td_tensor *a, const td_shap
         td_st = td_float_zeros(a->device, td_t2->shape.dims, td_t2->shape.ndim, &td_t3);
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t2, td_t3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -11248,6 +11340,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_any_dim(const td_tensor *a, int64_t d
         td_st = td_float_zeros(a->device, td_t2->shape.dims, td_t2->shape.ndim, &td_t3);
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t2, td_t3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -11383,6 +11477,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_all(const td_tensor *a, const td_shap
         td_st = td_float_zeros(a->device, td_t3->shape.dims, td_t3->shape.ndim, &td_t4);
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t3, td_t4, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
         td_t5 = NULL;
@@ -11520,6 +11616,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_all_dim(const td_tensor *a, int64_t d
         td_st = td_float_zeros(a->device, td_t3->shape.dims, td_t3->shape.ndim, &td_t4);
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t3, td_t4, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
         td_t5 = NULL;
@@ -11649,6 +11747,8 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_fill(const td_tensor *a, const td
         td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_mask_where(a, mask, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -12505,6 +12605,8 @@ TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t 
         td_st = td_float_sum_dim(td_t3, (int64_t)(dim), &td_t4);
     if (td_st == TD_OK)
         td_st = td_float_div(td_t3, td_t4, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
         td_t5 = NULL;
@@ -12706,6 +12808,8 @@ TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int6
         td_st = td_float_log(td_t4, &td_t5);
     if (td_st == TD_OK)
         td_st = td_float_sub(td_t2, td_t5, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -12896,6 +13000,8 @@ TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t 
         td_st = td_float_neg(a, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_softmax(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -13138,6 +13244,8 @@ TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, cons
         td_st = td_float_minimum(a, td_t19, &td_t20);
     if (td_st == TD_OK)
         td_st = td_float_sub(td_t20, td_t18, &td_t21);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t21, true, td_shape_out, td_ctx, out);
         td_t21 = NULL;
@@ -13344,6 +13452,8 @@ TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float
         td_st = td_float_greater(a, td_t2, &td_t3);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t1, td_t3, a, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -13547,6 +13657,8 @@ TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, flo
         td_st = td_float_add_scalar(td_t1, (float)((float)(beta)), &td_t2);
     if (td_st == TD_OK)
         td_st = td_float_clamp(td_t2, (float)(0.0), (float)(1.0), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -13737,6 +13849,8 @@ TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_sh
         td_st = td_float_sigmoid(a, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_mul(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -14449,6 +14563,8 @@ TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_sh
         td_st = td_float_add(td_t1, td_t3, &td_t4);
     if (td_st == TD_OK)
         td_st = td_float_mul_scalar(td_t4, (float)((float)(0.5)), &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
         td_t5 = NULL;
@@ -14667,6 +14783,8 @@ TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_sh
         td_st = td_float_lower(td_t12, td_t13, &td_t14);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t11, td_t14, td_t6, &td_t15);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t15, true, td_shape_out, td_ctx, out);
         td_t15 = NULL;
@@ -14859,6 +14977,8 @@ TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_sha
         td_st = td_float_cos(a, &td_t2);
     if (td_st == TD_OK)
         td_st = td_float_div(td_t1, td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -15101,6 +15221,8 @@ TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_s
         td_st = td_float_neg(td_t14, &td_t17);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t14, td_t16, td_t17, &td_t18);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t18, true, td_shape_out, td_ctx, out);
         td_t18 = NULL;
@@ -15328,6 +15450,8 @@ TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_s
         td_st = td_float_greater(a, td_t9, &td_t10);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t6, td_t10, td_t8, &td_t11);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t11, true, td_shape_out, td_ctx, out);
         td_t11 = NULL;
@@ -15537,6 +15661,8 @@ TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_s
         td_st = td_float_log1p(td_t4, &td_t5);
     if (td_st == TD_OK)
         td_st = td_float_mul_scalar(td_t5, (float)((float)(0.5)), &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -16161,6 +16287,8 @@ TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_sh
         td_st = td_bool_into_float(td_t4, &td_t5);
     if (td_st == TD_OK)
         td_st = td_float_sub(td_t3, td_t5, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -16616,6 +16744,8 @@ TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_s
         td_st = td_float_ones(a->device, a->shape.dims, a->shape.ndim, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_div(td_t1, a, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -16795,6 +16925,8 @@ TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int3
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_powf_scalar(a, (float)(exponent), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -17116,6 +17248,8 @@ TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_add_scalar(a, (float)(-(float)(value)), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -17283,6 +17417,8 @@ TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_div(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -17457,6 +17593,8 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float 
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(min), &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_maximum(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -17634,6 +17772,8 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float 
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(max), &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_minimum(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -17810,6 +17950,8 @@ TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_
         td_st = td_float_equal(a, a, &td_t1);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -17956,6 +18098,8 @@ TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_
         td_st = td_float_abs(a, &td_t4);
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t4, td_t3, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
         td_t5 = NULL;
@@ -18097,6 +18241,8 @@ TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -18226,6 +18372,8 @@ TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, f
         td_st = td_float_equal(a, td_t1, &td_t2);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -18353,6 +18501,8 @@ TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, flo
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_greater(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -18479,6 +18629,8 @@ TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_greater_equal(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -18605,6 +18757,8 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_lower(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -18731,6 +18885,8 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a,
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_lower_equal(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -19725,6 +19881,8 @@ TD_MAYBE_UNUSED static td_status comp_float_select_assign(const td_tensor *a, in
         td_st = td_float_greater_elem(td_t3, (float)(0.5), &td_t6);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(a, td_t6, td_t5, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
         td_t7 = NULL;
@@ -20957,6 +21115,8 @@ TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const 
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_swap_dims(a, (int64_t)((-2)), (int64_t)((-1)), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -21736,6 +21896,8 @@ TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_sh
         td_st = td_float_sum(a, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_mul_scalar(td_t1, (float)(1.0f / (float)(a->shape.numel)), &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -22224,6 +22386,8 @@ TD_MAYBE_UNUSED static td_status comp_float_max(const td_tensor *a, const td_sha
         td_st = td_float_sum(td_t3, &td_t4);
     if (td_st == TD_OK)
         td_st = td_float_reshape(td_t3, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
         td_t5 = NULL;
@@ -22408,6 +22572,8 @@ TD_MAYBE_UNUSED static td_status comp_float_min(const td_tensor *a, const td_sha
         td_st = td_float_sum(td_t3, &td_t4);
     if (td_st == TD_OK)
         td_st = td_float_reshape(td_t3, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
         td_t5 = NULL;
@@ -22583,6 +22749,8 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs(const td_tensor *a, const td
         td_st = td_float_abs(a, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_max(td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -22768,6 +22936,8 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs_dim(const td_tensor *a, int6
         td_st = td_float_abs(a, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_max_dim(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -22967,6 +23137,8 @@ TD_MAYBE_UNUSED static td_status comp_float_any(const td_tensor *a, const td_sha
         td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t5, td_t6, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
         td_t7 = NULL;
@@ -23113,6 +23285,8 @@ TD_MAYBE_UNUSED static td_status comp_float_any_dim(const td_tensor *a, int64_t 
         td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
     if (td_st == TD_OK)
         td_st = td_float_greater(td_t5, td_t6, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
         td_t7 = NULL;
@@ -23255,6 +23429,8 @@ TD_MAYBE_UNUSED static td_status comp_float_all(const td_tensor *a, const td_sha
         td_st = td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t4, td_t5, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -23397,6 +23573,8 @@ TD_MAYBE_UNUSED static td_status comp_float_all_dim(const td_tensor *a, int64_t 
         td_st = td_float_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
     if (td_st == TD_OK)
         td_st = td_float_equal(td_t4, td_t5, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -24819,6 +24997,8 @@ TD_MAYBE_UNUSED static td_status comp_float_abs(const td_tensor *a, const td_sha
         td_st = td_float_neg(a, &td_t3);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(a, td_t2, td_t3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -25967,6 +26147,8 @@ TD_MAYBE_UNUSED static td_status comp_float_sigmoid(const td_tensor *a, const td
         td_st = td_float_full(td_t3->device, td_t3->shape.dims, td_t3->shape.ndim, (float)((float)(1.0)), &td_t4);
     if (td_st == TD_OK)
         td_st = td_float_div(td_t4, td_t3, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
         td_t5 = NULL;
@@ -26170,6 +26352,8 @@ TD_MAYBE_UNUSED static td_status comp_float_relu(const td_tensor *a, const td_sh
         td_st = td_float_lower_equal(a, td_t1, &td_t2);
     if (td_st == TD_OK)
         td_st = td_float_mask_fill(a, td_t2, (float)(0.0), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -26513,6 +26697,8 @@ TD_MAYBE_UNUSED static td_status comp_float_powf_scalar(const td_tensor *a, floa
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(exponent), &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_powf(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -27171,6 +27357,8 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_fill(const td_tensor *a, const 
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(a, mask, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -27674,6 +27862,8 @@ TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t
         td_st = td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_s1);
     if (td_st == TD_OK)
         td_st = td_float_mul_scalar(td_t1, (float)(1.0f / (float)(td_s1)), &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -28016,6 +28206,8 @@ TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t 
         td_st = td_float_max_dim(td_t1, (int64_t)(dim), &td_t2);
     if (td_st == TD_OK)
         td_st = td_float_neg(td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
         td_t3 = NULL;
@@ -28308,6 +28500,8 @@ TD_MAYBE_UNUSED static td_status comp_float_argmin(const td_tensor *a, int64_t d
         td_st = td_float_neg(a, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_argmax(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -28753,6 +28947,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sub(const td_tensor *a, const td_tenso
         td_st = td_int_mul_scalar(b, (int32_t)((-1)), &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_add(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -29442,6 +29638,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower(const td_tensor *a, const td_ten
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_int_greater(b, a, &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -29814,6 +30012,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_or(const td_tensor *a, const td_tenso
         td_st = td_bool_and(td_t1, td_t2, &td_t3);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -29964,6 +30164,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_xor(const td_tensor *a, const td_tens
         td_st = td_bool_not(td_t2, &td_t3);
     if (td_st == TD_OK)
         td_st = td_bool_and(td_t1, td_t3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -30096,6 +30298,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_equal(const td_tensor *a, const td_te
         td_st = td_bool_xor(a, b, &td_t1);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -30223,6 +30427,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_not_equal(const td_tensor *a, const t
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_bool_xor(a, b, &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -30359,6 +30565,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_where(const td_tensor *a, const 
         td_st = td_bool_and(td_t2, a, &td_t3);
     if (td_st == TD_OK)
         td_st = td_bool_or(td_t1, td_t3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -30520,6 +30728,8 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_select(const td_tensor *a, const 
         td_st = td_int_reshape(a, td_a4, 1, &td_t5);
     if (td_st == TD_OK)
         td_st = td_int_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -30678,6 +30888,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_select(const td_tensor *a, const
         td_st = td_bool_reshape(a, td_a4, 1, &td_t5);
     if (td_st == TD_OK)
         td_st = td_bool_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -30922,6 +31134,8 @@ TD_MAYBE_UNUSED static td_status comp_int_maximum(const td_tensor *a, const td_t
         td_st = td_int_lower(a, b, &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_mask_where(a, td_t1, b, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -31052,6 +31266,8 @@ TD_MAYBE_UNUSED static td_status comp_int_minimum(const td_tensor *a, const td_t
         td_st = td_int_greater(a, b, &td_t1);
     if (td_st == TD_OK)
         td_st = td_int_mask_where(a, td_t1, b, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -31182,6 +31398,8 @@ TD_MAYBE_UNUSED static td_status comp_int_not_equal(const td_tensor *a, const td
         td_st = td_int_equal(a, b, &td_t1);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -31312,6 +31530,8 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_equal(const td_tensor *a, cons
         td_st = td_int_lower(a, b, &td_t1);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -31442,6 +31662,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_equal(const td_tensor *a, const 
         td_st = td_int_greater(a, b, &td_t1);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -32478,6 +32700,8 @@ TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_t
         td_st = td_float_greater(a, td_t2, &td_t3);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t1, td_t3, a, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -32745,6 +32969,8 @@ TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logit
         td_st = td_dim_size(td_opname, &logits->shape, (int64_t)(0), &td_s2);
     if (td_st == TD_OK)
         td_st = td_float_mul_scalar(td_t11, (float)(1.0f / (float)(td_s2)), &td_t12);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
         td_t12 = NULL;
@@ -33097,6 +33323,8 @@ TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_ten
         td_st = td_float_neg(b, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_add(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -33860,6 +34088,8 @@ TD_MAYBE_UNUSED static td_status comp_float_maximum(const td_tensor *a, const td
         td_st = td_bool_or(td_t1, td_t2, &td_t3);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(a, td_t3, b, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -34105,6 +34335,8 @@ TD_MAYBE_UNUSED static td_status comp_float_minimum(const td_tensor *a, const td
         td_st = td_bool_or(td_t1, td_t2, &td_t3);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(a, td_t3, b, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
         td_t4 = NULL;
@@ -34677,6 +34909,8 @@ TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_t
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_greater(b, a, &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -34817,6 +35051,8 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, cons
     td_tensor *td_t1 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_greater_equal(b, a, &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
         td_t1 = NULL;
@@ -35586,6 +35822,8 @@ TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_t
         td_st = td_bool_or(td_t16, td_t17, &td_t18);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t12, td_t18, td_t15, &td_t19);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t19, true, td_shape_out, td_ctx, out);
         td_t19 = NULL;
@@ -35804,6 +36042,8 @@ TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_te
         td_st = td_int_into_float(b, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_powf(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -36166,6 +36406,8 @@ TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const 
         td_st = td_float_equal(a, b, &td_t1);
     if (td_st == TD_OK)
         td_st = td_bool_not(td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -36322,6 +36564,8 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, cons
         td_st = td_float_reshape(a, td_a4, 1, &td_t5);
     if (td_st == TD_OK)
         td_st = td_float_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -36662,6 +36906,8 @@ TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_t
         td_st = td_float_mul(td_t9, td_t10, &td_t11);
     if (td_st == TD_OK)
         td_st = td_float_sub(td_t8, td_t11, &td_t12);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
         td_t12 = NULL;
@@ -37959,6 +38205,8 @@ TD_MAYBE_UNUSED static td_status comp_float_linear(const td_tensor *x, const td_
         td_st = td_float_matmul(x, w, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_add(td_t1, b, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
         td_t2 = NULL;
@@ -38218,6 +38466,8 @@ TD_MAYBE_UNUSED static td_status comp_float_layer_norm(const td_tensor *x, const
         td_st = td_float_mul(td_t9, weight, &td_t10);
     if (td_st == TD_OK)
         td_st = td_float_add(td_t10, bias, &td_t11);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t11, true, td_shape_out, td_ctx, out);
         td_t11 = NULL;
@@ -38424,6 +38674,8 @@ TD_MAYBE_UNUSED static td_status comp_float_group_norm(const td_tensor *x, int64
         td_st = td_float_add(td_t11, td_t12, &td_t13);
     if (td_st == TD_OK)
         td_st = td_float_reshape(td_t13, x->shape.dims, x->shape.ndim, &td_t14);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t14, true, td_shape_out, td_ctx, out);
         td_t14 = NULL;
@@ -38608,6 +38860,8 @@ TD_MAYBE_UNUSED static td_status comp_float_batch_norm_infer(const td_tensor *x,
         td_st = td_float_add(td_t9, td_t10, &td_t11);
     if (td_st == TD_OK)
         td_st = td_float_reshape(td_t11, x->shape.dims, x->shape.ndim, &td_t12);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
         td_t12 = NULL;
@@ -38809,6 +39063,8 @@ TD_MAYBE_UNUSED static td_status comp_float_batch_norm_train(const td_tensor *x,
         td_st = td_float_add(td_t12, td_t13, &td_t14);
     if (td_st == TD_OK)
         td_st = td_float_reshape(td_t14, x->shape.dims, x->shape.ndim, &td_t15);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t15, true, td_shape_out, td_ctx, out);
         td_t15 = NULL;
@@ -38946,6 +39202,8 @@ TD_MAYBE_UNUSED static td_status comp_float_embedding(const td_tensor *weight, c
         td_st = td_int_repeat_dim(td_t4, (int64_t)((-1)), (int64_t)(td_s2), &td_t5);
     if (td_st == TD_OK)
         td_st = td_float_reshape(td_t2, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
         td_t6 = NULL;
@@ -39092,6 +39350,8 @@ TD_MAYBE_UNUSED static td_status comp_float_attention(const td_tensor *query, co
         td_st = td_float_softmax(td_t7, (int64_t)((-1)), &td_t8);
     if (td_st == TD_OK)
         td_st = td_float_matmul(td_t8, value, &td_t9);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t9, true, td_shape_out, td_ctx, out);
         td_t9 = NULL;
@@ -39252,6 +39512,8 @@ TD_MAYBE_UNUSED static td_status comp_float_attention_masked(const td_tensor *qu
         td_st = td_float_softmax(td_t8, (int64_t)((-1)), &td_t9);
     if (td_st == TD_OK)
         td_st = td_float_matmul(td_t9, value, &td_t10);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
         td_st = td_composite_finish(td_opname, td_t10, true, td_shape_out, td_ctx, out);
         td_t10 = NULL;

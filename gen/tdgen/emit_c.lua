@@ -368,6 +368,8 @@ local function emit_composite(b, op)
   for _, t in ipairs(plan.temps) do b:put("    td_tensor *%s = NULL;", t) end
   for _, d in ipairs(plan.decls) do b:put("    %s", d) end
   for _, l in ipairs(plan.lines) do b:put("    %s", l) end
+  b:put("    if (td_st != TD_OK) /* a piece failed: its message, named after the op */")
+  b:put("        td_st = td_error_within(td_st, td_opname);")
   local r = plan.result
   if r.arg then
     b:put("    if (td_st == TD_OK)")
