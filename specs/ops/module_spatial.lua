@@ -49,7 +49,6 @@ op {
       "array(1, stride), array(0, padding), array(1, dilation), groups)",
     "float_reshape(y, array(size(y, 0), size(y, 1), size(y, 3)))",
   },
-  bound = "compute",
   nmse = 1e-6,
 }
 
@@ -87,7 +86,6 @@ op {
       "array(1, stride), array(0, padding), array(1, dilation))",
     "float_reshape(y, array(size(y, 0), size(y, 1), size(y, 3)))",
   },
-  bound = "memory",
 }
 
 op {
@@ -120,7 +118,6 @@ op {
       "array(1, stride), array(0, padding), count_include_pad)",
     "float_reshape(y, array(size(y, 0), size(y, 1), size(y, 3)))",
   },
-  bound = "memory",
 }
 
 -- Adaptive average pools (torch.nn.functional.adaptive_avg_pool1d/2d): output i of a dim of
@@ -168,7 +165,6 @@ op {
     "y = s / int_into_float(int_reshape(en - st, array(m, 1)))",
     "float_reshape(y, array(size(x, 0), size(x, 1), m))",
   },
-  bound = "memory",
   nmse = 1e-6,
 }
 
@@ -218,7 +214,6 @@ op {
     "yw = rw / int_into_float(int_reshape(ew - sw, array(mw, 1)))",
     "float_reshape(yw, array(size(x, 0), size(x, 1), mh, mw))",
   },
-  bound = "memory",
   nmse = 1e-6,
 }
 
@@ -259,7 +254,6 @@ op {
       "(w / at(output_size, 1)))), w - 1)",
     "float_select(float_select(x, 2, ih), 3, iw)",
   },
-  bound = "memory",
 }
 
 op {
@@ -314,7 +308,6 @@ op {
     "rows = float_select(x, 2, h0) * (1.0 - lh) + float_select(x, 2, int_clamp_max(h0 + 1, h - 1)) * lh",
     "float_select(rows, 3, w0) * (1.0 - lw) + float_select(rows, 3, int_clamp_max(w0 + 1, w - 1)) * lw",
   },
-  bound = "memory",
   nmse = 1e-6,
 }
 
