@@ -121,17 +121,17 @@ td_status td_rule_avg_pool1d(const char *op, const td_shape *x, int64_t kernel, 
     return from_2d(op, &o2, out);
 }
 
-/* Output sizes of adaptive pools and interpolation: at least 1. The decompositions compute
- * window bounds and indices in int32 tensors ((i + 1) * in + out - 1 for i < out), so
- * out * (in + 1) must stay below 2^31. */
-static td_status out_sizes(const char *op, const td_shape *x, const int64_t *size, int n)
+/* Output sizes of adaptive pools and interpolation: at least 1. The adaptive pools'
+ * decompositions compute window bounds in int32 tensors ((i + 1) * in + out - 1 for
+ * i < out), so with `int32_bounds` out * (in + 1) must stay below 2^31. */
+static td_status out_sizes(const char *op, const td_shape *x, const int64_t *size, int n, bool int32_bounds)
 {
     for (int i = 0; i < n; i++) {
         const int64_t in = x->dims[x->ndim - n + i], o = size[i];
         if (o < 1 || o > SPATIAL_MAX)
             return td_error(TD_E_INVALID, "%s: output size[%d] is %lld; it must lie in [1, 2^30]", op, i,
                             (long long)o);
-        if (o * (in + 1) > INT32_MAX)
+        if (int32_bounds && in + 1 > INT32_MAX / o)
             return td_error(TD_E_INVALID,
                             "%s: output size %lld of an input dim of %lld: out * (in + 1) must stay below 2^31", op,
                             (long long)o, (long long)in);
@@ -151,24 +151,30 @@ td_status td_rule_adaptive_avg_pool1d(const char *op, const td_shape *x, int64_t
 {
     TD_TRY(ndims(op, "x", x, 3, "[N, C, L]"));
     TD_TRY(nonempty_after_batch(op, x));
-    TD_TRY(out_sizes(op, x, &size, 1));
+    TD_TRY(out_sizes(op, x, &size, 1, true));
     return resized(op, x, &size, 1, out);
+}
+
+static td_status resize2d(const char *op, const td_shape *x, const int64_t *size, int size_len, bool int32_bounds,
+                          td_shape *out)
+{
+    TD_TRY(ndims(op, "x", x, 4, "[N, C, H, W]"));
+    TD_TRY(nonempty_after_batch(op, x));
+    if (size == NULL || size_len != 2)
+        return td_error(TD_E_INVALID, "%s: output_size takes 2 values {h, w}, got %d", op, size_len);
+    TD_TRY(out_sizes(op, x, size, 2, int32_bounds));
+    return resized(op, x, size, 2, out);
 }
 
 td_status td_rule_adaptive_avg_pool2d(const char *op, const td_shape *x, const int64_t *size, int size_len,
                                       td_shape *out)
 {
-    TD_TRY(ndims(op, "x", x, 4, "[N, C, H, W]"));
-    TD_TRY(nonempty_after_batch(op, x));
-    if (size == NULL || size_len != 2)
-        return td_error(TD_E_INVALID, "%s: size takes 2 values {h, w}, got %d", op, size_len);
-    TD_TRY(out_sizes(op, x, size, 2));
-    return resized(op, x, size, 2, out);
+    return resize2d(op, x, size, size_len, true, out);
 }
 
 td_status td_rule_interpolate2d(const char *op, const td_shape *x, const int64_t *size, int size_len, td_shape *out)
 {
-    return td_rule_adaptive_avg_pool2d(op, x, size, size_len, out);
+    return resize2d(op, x, size, size_len, false, out);
 }
 
 td_status td_rule_interpolate2d_bilinear(const char *op, const td_shape *x, const int64_t *size, int size_len,
@@ -176,7 +182,7 @@ td_status td_rule_interpolate2d_bilinear(const char *op, const td_shape *x, cons
 {
     if (align_corners != 0 && align_corners != 1)
         return td_error(TD_E_INVALID, "%s: align_corners is %lld; it must be 0 or 1", op, (long long)align_corners);
-    return td_rule_adaptive_avg_pool2d(op, x, size, size_len, out);
+    return resize2d(op, x, size, size_len, false, out);
 }
 
 td_status td_rule_conv_transpose2d(const char *op, const td_shape *x, const td_shape *weight, const td_shape *bias,

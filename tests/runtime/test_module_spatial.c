@@ -420,6 +420,13 @@ static void test_spatial_errors(void **state)
                      "float_interpolate2d_nearest");
     tdt_expect_error(td_float_interpolate2d_bilinear(x4, size_ok, 2, 2, &out), TD_E_INVALID,
                      "float_interpolate2d_bilinear");
+    /* interpolation computes its indices in float: no int32 bound on the sizes */
+    static const int64_t wide[] = { 1, 1, 1, 70000 }, wide_size[] = { 1, 40000 };
+    td_tensor *xw = tdt_filled(cpu, TD_F32, wide, 4);
+    tdt_check(td_float_interpolate2d_nearest(xw, wide_size, 2, &out), "interpolate2d_nearest");
+    td_tensor_release(out);
+    td_tensor_release(xw);
+    out = NULL;
     /* conv_transpose2d: x [1, 2, 4, 4] with weight [2, 3, 2, 2] -> 3 outputs per group */
     static const int64_t one[] = { 1, 1 }, two[] = { 2, 2 }, zero[] = { 0, 0 };
     tdt_check(td_float_conv_transpose2d(x4, wt, bt, two, 2, zero, 2, one, 2, one, 2, 2, &out), "conv_transpose2d");
