@@ -306,6 +306,14 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_EMBEDDING] = "float_embedding",
     [TD_OP_FLOAT_ATTENTION] = "float_attention",
     [TD_OP_FLOAT_ATTENTION_MASKED] = "float_attention_masked",
+    [TD_OP_FLOAT_CONV1D] = "float_conv1d",
+    [TD_OP_FLOAT_MAX_POOL1D] = "float_max_pool1d",
+    [TD_OP_FLOAT_AVG_POOL1D] = "float_avg_pool1d",
+    [TD_OP_FLOAT_ADAPTIVE_AVG_POOL1D] = "float_adaptive_avg_pool1d",
+    [TD_OP_FLOAT_ADAPTIVE_AVG_POOL2D] = "float_adaptive_avg_pool2d",
+    [TD_OP_FLOAT_INTERPOLATE2D_NEAREST] = "float_interpolate2d_nearest",
+    [TD_OP_FLOAT_INTERPOLATE2D_BILINEAR] = "float_interpolate2d_bilinear",
+    [TD_OP_FLOAT_CONV_TRANSPOSE2D] = "float_conv_transpose2d",
     [TD_OP_FLOAT_CAT] = "float_cat",
     [TD_OP_INT_CAT] = "int_cat",
     [TD_OP_BOOL_CAT] = "bool_cat",
@@ -39611,6 +39619,1976 @@ td_status td_float_attention_masked(const td_tensor *query, const td_tensor *key
         return td_st;
     }
     return entry_float_attention_masked(query, key, value, mask, causal, out);
+}
+
+/* ---- float_conv1d (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv1d";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)weight;
+    (void)bias;
+    (void)stride;
+    (void)padding;
+    (void)dilation;
+    (void)groups;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_a4[4] = { 0 };
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_a8[4] = { 0 };
+    int64_t td_a9[2] = { 0 };
+    int64_t td_a10[2] = { 0 };
+    int64_t td_a11[2] = { 0 };
+    int64_t td_s12 = 0;
+    int64_t td_s13 = 0;
+    int64_t td_s14 = 0;
+    int64_t td_a15[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s3);
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_a4[1] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a4[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a4[3] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a4, 4, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(0), &td_s5);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(1), &td_s6);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(2), &td_s7);
+    if (td_st == TD_OK)
+        td_a8[0] = (int64_t)(td_s5);
+    if (td_st == TD_OK)
+        td_a8[1] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a8[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a8[3] = (int64_t)(td_s7);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(weight, td_a8, 4, &td_t2);
+    if (td_st == TD_OK)
+        td_a9[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a9[1] = (int64_t)(stride);
+    if (td_st == TD_OK)
+        td_a10[0] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a10[1] = (int64_t)(padding);
+    if (td_st == TD_OK)
+        td_a11[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a11[1] = (int64_t)(dilation);
+    if (td_st == TD_OK)
+        td_st = td_float_conv2d(td_t1, td_t2, bias, td_a9, 2, td_a10, 2, td_a11, 2, (int64_t)(groups), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(0), &td_s12);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(1), &td_s13);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(3), &td_s14);
+    if (td_st == TD_OK)
+        td_a15[0] = (int64_t)(td_s12);
+    if (td_st == TD_OK)
+        td_a15[1] = (int64_t)(td_s13);
+    if (td_st == TD_OK)
+        td_a15[2] = (int64_t)(td_s14);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t3, td_a15, 3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_conv1d(x, weight, bias, stride, padding, dilation, groups, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_conv1d(x, weight, bias, stride, padding, dilation, groups, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv1d";
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, weight));
+    TD_TRY(td_guard(td_opname, bias));
+    return comp_float_conv1d(x, weight, bias, stride, padding, dilation, groups, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_conv1d[] = "float_conv1d";
+
+static inline td_status entry_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv1d";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    if (bias == NULL)
+        return td_err_null(td_opname, "bias");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "x", x, "bias", bias));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, bias->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_conv1d(td_opname, &x->shape, &weight->shape, &bias->shape, stride, padding, dilation, groups, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_conv1d(x, weight, bias, stride, padding, dilation, groups, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_conv1d(x, weight, bias, stride, padding, dilation, groups, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_conv1d(x, weight, bias, stride, padding, dilation, groups, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_conv1d(x, weight, bias, stride, padding, dilation, groups, out);
+        const td_tensor *const td_ins[] = { x, weight, bias };
+        td_trace_op(td_opname_float_conv1d, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_conv1d(x, weight, bias, stride, padding, dilation, groups, out);
+}
+
+/* ---- float_max_pool1d (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool1d";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)kernel;
+    (void)stride;
+    (void)padding;
+    (void)dilation;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_a4[4] = { 0 };
+    int64_t td_a5[2] = { 0 };
+    int64_t td_a6[2] = { 0 };
+    int64_t td_a7[2] = { 0 };
+    int64_t td_a8[2] = { 0 };
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_s11 = 0;
+    int64_t td_a12[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s3);
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_a4[1] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a4[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a4[3] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a4, 4, &td_t1);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(kernel);
+    if (td_st == TD_OK)
+        td_a6[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a6[1] = (int64_t)(stride);
+    if (td_st == TD_OK)
+        td_a7[0] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a7[1] = (int64_t)(padding);
+    if (td_st == TD_OK)
+        td_a8[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a8[1] = (int64_t)(dilation);
+    if (td_st == TD_OK)
+        td_st = td_float_max_pool2d(td_t1, td_a5, 2, td_a6, 2, td_a7, 2, td_a8, 2, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t2->shape, (int64_t)(0), &td_s9);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t2->shape, (int64_t)(1), &td_s10);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t2->shape, (int64_t)(3), &td_s11);
+    if (td_st == TD_OK)
+        td_a12[0] = (int64_t)(td_s9);
+    if (td_st == TD_OK)
+        td_a12[1] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a12[2] = (int64_t)(td_s11);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t2, td_a12, 3, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_max_pool1d(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_max_pool1d(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool1d";
+    TD_TRY(td_guard(td_opname, x));
+    return comp_float_max_pool1d(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_max_pool1d[] = "float_max_pool1d";
+
+static inline td_status entry_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool1d";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_max_pool1d(td_opname, &x->shape, kernel, stride, padding, dilation, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_max_pool1d(x, kernel, stride, padding, dilation, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_max_pool1d(x, kernel, stride, padding, dilation, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_max_pool1d(x, kernel, stride, padding, dilation, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_pool1d(x, kernel, stride, padding, dilation, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_max_pool1d, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_pool1d(x, kernel, stride, padding, dilation, out);
+}
+
+/* ---- float_avg_pool1d (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool1d";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)kernel;
+    (void)stride;
+    (void)padding;
+    (void)count_include_pad;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_a4[4] = { 0 };
+    int64_t td_a5[2] = { 0 };
+    int64_t td_a6[2] = { 0 };
+    int64_t td_a7[2] = { 0 };
+    int64_t td_s8 = 0;
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_a11[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s3);
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_a4[1] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a4[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a4[3] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a4, 4, &td_t1);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(kernel);
+    if (td_st == TD_OK)
+        td_a6[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a6[1] = (int64_t)(stride);
+    if (td_st == TD_OK)
+        td_a7[0] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a7[1] = (int64_t)(padding);
+    if (td_st == TD_OK)
+        td_st = td_float_avg_pool2d(td_t1, td_a5, 2, td_a6, 2, td_a7, 2, (int64_t)(count_include_pad), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t2->shape, (int64_t)(0), &td_s8);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t2->shape, (int64_t)(1), &td_s9);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t2->shape, (int64_t)(3), &td_s10);
+    if (td_st == TD_OK)
+        td_a11[0] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a11[1] = (int64_t)(td_s9);
+    if (td_st == TD_OK)
+        td_a11[2] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t2, td_a11, 3, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool1d";
+    TD_TRY(td_guard(td_opname, x));
+    return comp_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_avg_pool1d[] = "float_avg_pool1d";
+
+static inline td_status entry_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool1d";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_avg_pool1d(td_opname, &x->shape, kernel, stride, padding, count_include_pad, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_avg_pool1d, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, out);
+}
+
+/* ---- float_adaptive_avg_pool1d (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_adaptive_avg_pool1d";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)output_size;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_a6[2] = { 0 };
+    int64_t td_a7[2] = { 0 };
+    int64_t td_a8[1] = { 0 };
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_a11[4] = { 0 };
+    int64_t td_a12[2] = { 0 };
+    int64_t td_s13 = 0;
+    int64_t td_s14 = 0;
+    int64_t td_a15[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_s3 = output_size;
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s3), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t1, (int32_t)(td_s2), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(td_s3), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(1), (int64_t)(((int64_t)(td_s3) + (int64_t)(1))), (int64_t)(1), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t4, (int32_t)(td_s2), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t5, (int32_t)(((int64_t)(td_s3) - (int64_t)(1))), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(td_s3), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(td_s2) + (int64_t)(td_s3))) - (int64_t)(1))), (int64_t)(td_s3), &td_s4);
+    if (td_st == TD_OK)
+        td_s5 = ((int64_t)(td_s4) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_a6[0] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_a6[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a6, 2, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s5), (int64_t)(1), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t8, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_a7[0] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_a7[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t7, td_a7, 2, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_lower(td_t10, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_clamp_max(td_t10, (int32_t)(((int64_t)(td_s2) - (int64_t)(1))), &td_t14);
+    if (td_st == TD_OK)
+        td_a8[0] = (int64_t)(((int64_t)(td_s3) * (int64_t)(td_s5)));
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t14, td_a8, 1, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_select(x, (int64_t)(2), td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s9);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s10);
+    if (td_st == TD_OK)
+        td_a11[0] = (int64_t)(td_s9);
+    if (td_st == TD_OK)
+        td_a11[1] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a11[2] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_a11[3] = (int64_t)(td_s5);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t16, td_a11, 4, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t17, td_t13, (float)(0.0), &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t18, (int64_t)(3), &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t7, td_t3, &td_t20);
+    if (td_st == TD_OK)
+        td_a12[0] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_a12[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t20, td_a12, 2, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t19, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s13);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s14);
+    if (td_st == TD_OK)
+        td_a15[0] = (int64_t)(td_s13);
+    if (td_st == TD_OK)
+        td_a15[1] = (int64_t)(td_s14);
+    if (td_st == TD_OK)
+        td_a15[2] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t23, td_a15, 3, &td_t24);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t24, true, td_shape_out, td_ctx, out);
+        td_t24 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_adaptive_avg_pool1d(x, output_size, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_adaptive_avg_pool1d(x, output_size, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_adaptive_avg_pool1d";
+    TD_TRY(td_guard(td_opname, x));
+    return comp_float_adaptive_avg_pool1d(x, output_size, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_adaptive_avg_pool1d[] = "float_adaptive_avg_pool1d";
+
+static inline td_status entry_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, td_tensor **out)
+{
+    static const char td_opname[] = "float_adaptive_avg_pool1d";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_adaptive_avg_pool1d(td_opname, &x->shape, output_size, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_adaptive_avg_pool1d(x, output_size, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_adaptive_avg_pool1d(x, output_size, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_adaptive_avg_pool1d(x, output_size, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_adaptive_avg_pool1d(x, output_size, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_adaptive_avg_pool1d, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_adaptive_avg_pool1d(x, output_size, out);
+}
+
+/* ---- float_adaptive_avg_pool2d (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_adaptive_avg_pool2d";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)output_size;
+    (void)output_size_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_a11[2] = { 0 };
+    int64_t td_a12[1] = { 0 };
+    int64_t td_a13[2] = { 0 };
+    int64_t td_a14[3] = { 0 };
+    int64_t td_s15 = 0;
+    int64_t td_s16 = 0;
+    int64_t td_a17[5] = { 0 };
+    int64_t td_a18[3] = { 0 };
+    int64_t td_s19 = 0;
+    int64_t td_s20 = 0;
+    int64_t td_a21[4] = { 0 };
+    int64_t td_s22 = 0;
+    int64_t td_s23 = 0;
+    int64_t td_a24[2] = { 0 };
+    int64_t td_a25[1] = { 0 };
+    int64_t td_a26[2] = { 0 };
+    int64_t td_s27 = 0;
+    int64_t td_s28 = 0;
+    int64_t td_a29[5] = { 0 };
+    int64_t td_a30[2] = { 0 };
+    int64_t td_s31 = 0;
+    int64_t td_s32 = 0;
+    int64_t td_a33[4] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_size, output_size_len, (int64_t)(0), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = td_s5;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_size, output_size_len, (int64_t)(1), &td_s7);
+    if (td_st == TD_OK)
+        td_s8 = td_s7;
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s6), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t1, (int32_t)(td_s2), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(td_s6), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(1), (int64_t)(((int64_t)(td_s6) + (int64_t)(1))), (int64_t)(1), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t4, (int32_t)(td_s2), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t5, (int32_t)(((int64_t)(td_s6) - (int64_t)(1))), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(td_s6), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(td_s2) + (int64_t)(td_s6))) - (int64_t)(1))), (int64_t)(td_s6), &td_s9);
+    if (td_st == TD_OK)
+        td_s10 = ((int64_t)(td_s9) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_a11[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a11[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a11, 2, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s10), (int64_t)(1), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t8, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_int_clamp_max(td_t10, (int32_t)(((int64_t)(td_s2) - (int64_t)(1))), &td_t11);
+    if (td_st == TD_OK)
+        td_a12[0] = (int64_t)(((int64_t)(td_s6) * (int64_t)(td_s10)));
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t11, td_a12, 1, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_select(x, (int64_t)(2), td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_a13[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a13[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t7, td_a13, 2, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_lower(td_t10, td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_a14[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a14[1] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a14[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_bool_reshape(td_t16, td_a14, 3, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s15);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s16);
+    if (td_st == TD_OK)
+        td_a17[0] = (int64_t)(td_s15);
+    if (td_st == TD_OK)
+        td_a17[1] = (int64_t)(td_s16);
+    if (td_st == TD_OK)
+        td_a17[2] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a17[3] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a17[4] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t13, td_a17, 5, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t18, td_t17, (float)(0.0), &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t19, (int64_t)(3), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t7, td_t3, &td_t21);
+    if (td_st == TD_OK)
+        td_a18[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a18[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a18[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t21, td_a18, 3, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t20, td_t23, &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s19);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s20);
+    if (td_st == TD_OK)
+        td_a21[0] = (int64_t)(td_s19);
+    if (td_st == TD_OK)
+        td_a21[1] = (int64_t)(td_s20);
+    if (td_st == TD_OK)
+        td_a21[2] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a21[3] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t24, td_a21, 4, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s8), (int64_t)(1), &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t26, (int32_t)(td_s4), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t27, (int32_t)(td_s8), &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(1), (int64_t)(((int64_t)(td_s8) + (int64_t)(1))), (int64_t)(1), &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t29, (int32_t)(td_s4), &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t30, (int32_t)(((int64_t)(td_s8) - (int64_t)(1))), &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t31, (int32_t)(td_s8), &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(td_s4) + (int64_t)(td_s8))) - (int64_t)(1))), (int64_t)(td_s8), &td_s22);
+    if (td_st == TD_OK)
+        td_s23 = ((int64_t)(td_s22) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_a24[0] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a24[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t28, td_a24, 2, &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s23), (int64_t)(1), &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t33, td_t34, &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_clamp_max(td_t35, (int32_t)(((int64_t)(td_s4) - (int64_t)(1))), &td_t36);
+    if (td_st == TD_OK)
+        td_a25[0] = (int64_t)(((int64_t)(td_s8) * (int64_t)(td_s23)));
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t36, td_a25, 1, &td_t37);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t25, (int64_t)(3), td_t37, &td_t38);
+    if (td_st == TD_OK)
+        td_a26[0] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a26[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t32, td_a26, 2, &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_int_lower(td_t35, td_t39, &td_t40);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t40, &td_t41);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s27);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s28);
+    if (td_st == TD_OK)
+        td_a29[0] = (int64_t)(td_s27);
+    if (td_st == TD_OK)
+        td_a29[1] = (int64_t)(td_s28);
+    if (td_st == TD_OK)
+        td_a29[2] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a29[3] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a29[4] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t38, td_a29, 5, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t42, td_t41, (float)(0.0), &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t43, (int64_t)(4), &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t32, td_t28, &td_t45);
+    if (td_st == TD_OK)
+        td_a30[0] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a30[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t45, td_a30, 2, &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t46, &td_t47);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t44, td_t47, &td_t48);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s31);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s32);
+    if (td_st == TD_OK)
+        td_a33[0] = (int64_t)(td_s31);
+    if (td_st == TD_OK)
+        td_a33[1] = (int64_t)(td_s32);
+    if (td_st == TD_OK)
+        td_a33[2] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a33[3] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t48, td_a33, 4, &td_t49);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t49, true, td_shape_out, td_ctx, out);
+        td_t49 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_adaptive_avg_pool2d(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_adaptive_avg_pool2d(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_adaptive_avg_pool2d";
+    TD_TRY(td_guard(td_opname, x));
+    return comp_float_adaptive_avg_pool2d(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_adaptive_avg_pool2d[] = "float_adaptive_avg_pool2d";
+
+static inline td_status entry_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
+{
+    static const char td_opname[] = "float_adaptive_avg_pool2d";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (output_size_len < 0)
+        return td_error(TD_E_INVALID, "float_adaptive_avg_pool2d: output_size_len is %d; a length cannot be negative", output_size_len);
+    if (output_size == NULL && output_size_len > 0)
+        return td_err_null(td_opname, "output_size");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_adaptive_avg_pool2d(td_opname, &x->shape, output_size, output_size_len, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_adaptive_avg_pool2d(x, output_size, output_size_len, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_adaptive_avg_pool2d(x, output_size, output_size_len, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_adaptive_avg_pool2d(x, output_size, output_size_len, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_adaptive_avg_pool2d(x, output_size, output_size_len, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_adaptive_avg_pool2d, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_adaptive_avg_pool2d(x, output_size, output_size_len, out);
+}
+
+/* ---- float_interpolate2d_nearest (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_interpolate2d_nearest";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)output_size;
+    (void)output_size_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_size, output_size_len, (int64_t)(0), &td_s5);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s5), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_size, output_size_len, (int64_t)(0), &td_s6);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t2, (float)((float)(((double)(td_s2) / (double)(td_s6)))), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_floor(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_clamp_max(td_t5, (int32_t)(((int64_t)(td_s2) - (int64_t)(1))), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_size, output_size_len, (int64_t)(1), &td_s7);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s7), (int64_t)(1), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_size, output_size_len, (int64_t)(1), &td_s8);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t8, (float)((float)(((double)(td_s4) / (double)(td_s8)))), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_floor(td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_clamp_max(td_t11, (int32_t)(((int64_t)(td_s4) - (int64_t)(1))), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_select(x, (int64_t)(2), td_t6, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t13, (int64_t)(3), td_t12, &td_t14);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t14, true, td_shape_out, td_ctx, out);
+        td_t14 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_interpolate2d_nearest(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_interpolate2d_nearest(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_interpolate2d_nearest";
+    TD_TRY(td_guard(td_opname, x));
+    return comp_float_interpolate2d_nearest(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_interpolate2d_nearest[] = "float_interpolate2d_nearest";
+
+static inline td_status entry_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
+{
+    static const char td_opname[] = "float_interpolate2d_nearest";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (output_size_len < 0)
+        return td_error(TD_E_INVALID, "float_interpolate2d_nearest: output_size_len is %d; a length cannot be negative", output_size_len);
+    if (output_size == NULL && output_size_len > 0)
+        return td_err_null(td_opname, "output_size");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_interpolate2d(td_opname, &x->shape, output_size, output_size_len, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_interpolate2d_nearest(x, output_size, output_size_len, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_interpolate2d_nearest(x, output_size, output_size_len, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_interpolate2d_nearest(x, output_size, output_size_len, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_interpolate2d_nearest(x, output_size, output_size_len, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_interpolate2d_nearest, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_interpolate2d_nearest(x, output_size, output_size_len, out);
+}
+
+/* ---- float_interpolate2d_bilinear (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_interpolate2d_bilinear";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)output_size;
+    (void)output_size_len;
+    (void)align_corners;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    double td_s9 = 0;
+    int64_t td_s10 = 0;
+    double td_s11 = 0;
+    int64_t td_s12 = 0;
+    double td_s13 = 0;
+    int64_t td_a14[2] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_size, output_size_len, (int64_t)(0), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = td_s5;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_size, output_size_len, (int64_t)(1), &td_s7);
+    if (td_st == TD_OK)
+        td_s8 = td_s7;
+    if (td_st == TD_OK)
+        td_s9 = ((double)(0.5) * (double)(((int64_t)(1) - (int64_t)(align_corners))));
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(td_s6), &td_s10);
+    if (td_st == TD_OK)
+        td_s11 = ((double)(((double)(((int64_t)(align_corners) * (int64_t)(((int64_t)(td_s2) - (int64_t)(1))))) / (double)(((int64_t)(((int64_t)(td_s6) - (int64_t)(1))) + (int64_t)(td_s10))))) + (double)(((double)(((int64_t)(((int64_t)(1) - (int64_t)(align_corners))) * (int64_t)(td_s2))) / (double)(td_s6))));
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(td_s8), &td_s12);
+    if (td_st == TD_OK)
+        td_s13 = ((double)(((double)(((int64_t)(align_corners) * (int64_t)(((int64_t)(td_s4) - (int64_t)(1))))) / (double)(((int64_t)(((int64_t)(td_s8) - (int64_t)(1))) + (int64_t)(td_s12))))) + (double)(((double)(((int64_t)(((int64_t)(1) - (int64_t)(align_corners))) * (int64_t)(td_s4))) / (double)(td_s8))));
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s6), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t2, (float)((float)(td_s9)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t3, (float)((float)(td_s11)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t4, (float)(-(float)(td_s9)), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_relu(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s8), (int64_t)(1), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t8, (float)((float)(td_s9)), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t9, (float)((float)(td_s13)), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t10, (float)(-(float)(td_s9)), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_relu(td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t6, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t12, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t13, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t6, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_a14[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a14[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t16, td_a14, 2, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t14, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t12, td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_float_select(x, (int64_t)(2), td_t13, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t17, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t21, (float)((float)(1.0)), &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t20, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t13, (int32_t)(1), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_clamp_max(td_t24, (int32_t)(((int64_t)(td_s2) - (int64_t)(1))), &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_float_select(x, (int64_t)(2), td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t26, td_t17, &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t23, td_t27, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t28, (int64_t)(3), td_t14, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t19, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t30, (float)((float)(1.0)), &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t29, td_t31, &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t14, (int32_t)(1), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_clamp_max(td_t33, (int32_t)(((int64_t)(td_s4) - (int64_t)(1))), &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t28, (int64_t)(3), td_t34, &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t35, td_t19, &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t32, td_t36, &td_t37);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t37, true, td_shape_out, td_ctx, out);
+        td_t37 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_interpolate2d_bilinear";
+    TD_TRY(td_guard(td_opname, x));
+    return comp_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, td_shape_out, td_ctx, out);
+}
+
+static const char td_opname_float_interpolate2d_bilinear[] = "float_interpolate2d_bilinear";
+
+static inline td_status entry_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, td_tensor **out)
+{
+    static const char td_opname[] = "float_interpolate2d_bilinear";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (output_size_len < 0)
+        return td_error(TD_E_INVALID, "float_interpolate2d_bilinear: output_size_len is %d; a length cannot be negative", output_size_len);
+    if (output_size == NULL && output_size_len > 0)
+        return td_err_null(td_opname, "output_size");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_interpolate2d_bilinear(td_opname, &x->shape, output_size, output_size_len, align_corners, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_interpolate2d_bilinear, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, out);
+}
+
+/* ---- float_conv_transpose2d (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv_transpose2d";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)weight;
+    (void)bias;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)output_padding;
+    (void)output_padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    (void)groups;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_s11 = 0;
+    int64_t td_s12 = 0;
+    int64_t td_s13 = 0;
+    int64_t td_s14 = 0;
+    int64_t td_s15 = 0;
+    int64_t td_s16 = 0;
+    int64_t td_s17 = 0;
+    int64_t td_a18[4] = { 0 };
+    int64_t td_a19[4] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(1), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = ((int64_t)(td_s1) * (int64_t)(groups));
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s3);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s4);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s5);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s6);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(2), &td_s7);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(0), &td_s8);
+    if (td_st == TD_OK)
+        td_s9 = ((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s3) - (int64_t)(1))) * (int64_t)(td_s4))) - (int64_t)(((int64_t)(2) * (int64_t)(td_s5))))) + (int64_t)(((int64_t)(td_s6) * (int64_t)(((int64_t)(td_s7) - (int64_t)(1))))))) + (int64_t)(td_s8))) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s10);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s11);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s12);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s13);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(3), &td_s14);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(1), &td_s15);
+    if (td_st == TD_OK)
+        td_s16 = ((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s10) - (int64_t)(1))) * (int64_t)(td_s11))) - (int64_t)(((int64_t)(2) * (int64_t)(td_s12))))) + (int64_t)(((int64_t)(td_s13) * (int64_t)(((int64_t)(td_s14) - (int64_t)(1))))))) + (int64_t)(td_s15))) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s17);
+    if (td_st == TD_OK)
+        td_a18[0] = (int64_t)(td_s17);
+    if (td_st == TD_OK)
+        td_a18[1] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a18[2] = (int64_t)(td_s9);
+    if (td_st == TD_OK)
+        td_a18[3] = (int64_t)(td_s16);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(x->device, td_a18, 4, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_conv2d_backward_input(x, weight, td_t1, stride, stride_len, padding, padding_len, dilation, dilation_len, (int64_t)(groups), &td_t2);
+    if (td_st == TD_OK)
+        td_a19[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a19[1] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a19[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a19[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(bias, td_a19, 4, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t2, td_t3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_conv_transpose2d(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_ad_zeros_dim0(vals[1], &t1);
+        if (st == TD_OK)
+            st = td_float_conv2d(grad, vals[1], t1, n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[3], n->arr_lens[3], n->iattrs[0], &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_conv2d_backward_weight(vals[0], grad, vals[1], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[3], n->arr_lens[3], n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[2] != NULL) {
+        const int i = 2;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        td_tensor *t3 = NULL;
+        td_tensor *t4 = NULL;
+        if (st == TD_OK)
+            st = td_float_sum_dim(grad, 0, &t1);
+        if (st == TD_OK)
+            st = td_float_sum_dim(t1, 2, &t2);
+        if (st == TD_OK)
+            st = td_float_sum_dim(t2, 3, &t3);
+        if (st == TD_OK)
+            st = td_ad_reshape_as(t3, &n->in_shapes[2], &t4);
+        if (st == TD_OK) {
+            grads[i] = t4;
+            t4 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+        td_tensor_release(t3);
+        td_tensor_release(t4);
+    }
+    return st;
+}
+
+static td_status fw_float_conv_transpose2d(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_conv_transpose2d(vals[0], vals[1], vals[2], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->arrs[3], n->arr_lens[3], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv_transpose2d";
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, weight));
+    TD_TRY(td_guard(td_opname, bias));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (x->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_conv_transpose2d(x->inner, weight->inner, bias->inner, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_conv_transpose2d(x->inner, weight->inner, bias->inner, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { x, weight, bias };
+    if (td_ad_any_tracked(td_ins, 3)) {
+        td_node = td_ad_node_new(td_opname, 3, bw_float_conv_transpose2d, fw_float_conv_transpose2d, td_ctx.strategy, false, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, x);
+        td_ad_node_input(td_node, 1, weight);
+        td_ad_node_input(td_node, 2, bias);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, x);
+        td_ad_node_save(td_node, 1, weight);
+        if (td_all)
+            td_ad_node_save(td_node, 2, bias);
+        td_node->arr_lens[0] = stride_len;
+        for (int k = 0; k < stride_len; k++)
+            td_node->arrs[0][k] = stride[k];
+        td_node->arr_lens[1] = padding_len;
+        for (int k = 0; k < padding_len; k++)
+            td_node->arrs[1][k] = padding[k];
+        td_node->arr_lens[2] = output_padding_len;
+        for (int k = 0; k < output_padding_len; k++)
+            td_node->arrs[2][k] = output_padding[k];
+        td_node->arr_lens[3] = dilation_len;
+        for (int k = 0; k < dilation_len; k++)
+            td_node->arrs[3][k] = dilation[k];
+        td_node->iattrs[0] = (int64_t)groups;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_conv_transpose2d[] = "float_conv_transpose2d";
+
+static inline td_status entry_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv_transpose2d";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    if (bias == NULL)
+        return td_err_null(td_opname, "bias");
+    if (stride_len < 0)
+        return td_error(TD_E_INVALID, "float_conv_transpose2d: stride_len is %d; a length cannot be negative", stride_len);
+    if (stride == NULL && stride_len > 0)
+        return td_err_null(td_opname, "stride");
+    if (padding_len < 0)
+        return td_error(TD_E_INVALID, "float_conv_transpose2d: padding_len is %d; a length cannot be negative", padding_len);
+    if (padding == NULL && padding_len > 0)
+        return td_err_null(td_opname, "padding");
+    if (output_padding_len < 0)
+        return td_error(TD_E_INVALID, "float_conv_transpose2d: output_padding_len is %d; a length cannot be negative", output_padding_len);
+    if (output_padding == NULL && output_padding_len > 0)
+        return td_err_null(td_opname, "output_padding");
+    if (dilation_len < 0)
+        return td_error(TD_E_INVALID, "float_conv_transpose2d: dilation_len is %d; a length cannot be negative", dilation_len);
+    if (dilation == NULL && dilation_len > 0)
+        return td_err_null(td_opname, "dilation");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "x", x, "bias", bias));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, bias->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_conv_transpose2d(td_opname, &x->shape, &weight->shape, &bias->shape, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
+        const td_tensor *const td_ins[] = { x, weight, bias };
+        td_trace_op(td_opname_float_conv_transpose2d, td_ins, 3, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
 }
 
 /* ---- float_cat (multi) ---- */

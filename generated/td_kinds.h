@@ -299,7 +299,15 @@ typedef enum td_op {
     TD_OP_FLOAT_EMBEDDING = 724,
     TD_OP_FLOAT_ATTENTION = 725,
     TD_OP_FLOAT_ATTENTION_MASKED = 726,
-    TD_OP_COUNT = 727 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_CONV1D = 750,
+    TD_OP_FLOAT_MAX_POOL1D = 751,
+    TD_OP_FLOAT_AVG_POOL1D = 752,
+    TD_OP_FLOAT_ADAPTIVE_AVG_POOL1D = 753,
+    TD_OP_FLOAT_ADAPTIVE_AVG_POOL2D = 754,
+    TD_OP_FLOAT_INTERPOLATE2D_NEAREST = 755,
+    TD_OP_FLOAT_INTERPOLATE2D_BILINEAR = 756,
+    TD_OP_FLOAT_CONV_TRANSPOSE2D = 757,
+    TD_OP_COUNT = 758 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -587,5 +595,13 @@ typedef enum td_op {
 #define TD_HAVE_OP_FLOAT_EMBEDDING 1
 #define TD_HAVE_OP_FLOAT_ATTENTION 1
 #define TD_HAVE_OP_FLOAT_ATTENTION_MASKED 1
+#define TD_HAVE_OP_FLOAT_CONV1D 1
+#define TD_HAVE_OP_FLOAT_MAX_POOL1D 1
+#define TD_HAVE_OP_FLOAT_AVG_POOL1D 1
+#define TD_HAVE_OP_FLOAT_ADAPTIVE_AVG_POOL1D 1
+#define TD_HAVE_OP_FLOAT_ADAPTIVE_AVG_POOL2D 1
+#define TD_HAVE_OP_FLOAT_INTERPOLATE2D_NEAREST 1
+#define TD_HAVE_OP_FLOAT_INTERPOLATE2D_BILINEAR 1
+#define TD_HAVE_OP_FLOAT_CONV_TRANSPOSE2D 1
 
 #endif

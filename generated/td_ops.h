@@ -1575,6 +1575,62 @@ td_status td_float_attention(const td_tensor *query, const td_tensor *key, const
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, td_tensor **out);
 
+/* 1-D convolution (cross-correlation, as torch.nn.functional.conv1d) of x [N, C, L] with weight [O, C / groups, k] plus bias [O] -> [N, O, floor((L + 2 padding - dilation (k - 1) - 1) / stride) + 1].
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: the bias is required: pass zeros for a convolution without one; zero padding only.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, td_tensor **out);
+
+/* 1-D max pooling of x [N, C, L] over windows of kernel elements with stride, padding (at most half the kernel) and dilation, as torch.nn.functional.max_pool1d; padding never wins.
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: a window holding NaN gives NaN (as PyTorch); floor mode (no ceil_mode).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out);
+
+/* 1-D average pooling of x [N, C, L] over windows of kernel elements with stride and padding (at most half the kernel), as torch.nn.functional.avg_pool1d; count_include_pad (0 or 1) says whether padded places count in the divisor.
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: floor mode (no ceil_mode).
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor **out);
+
+/* 1-D adaptive average pooling of x [N, C, L] to [N, C, output_size], as torch.nn.functional.adaptive_avg_pool1d: output i averages x[floor(i L / output_size) .. ceil((i + 1) L / output_size) - 1].
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: output_size at least 1; output_size (L + 1) below 2^31.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, td_tensor **out);
+
+/* 2-D adaptive average pooling of x [N, C, H, W] to [N, C, output_size[0], output_size[1]], as torch.nn.functional.adaptive_avg_pool2d: each dim's windows as float_adaptive_avg_pool1d's.
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: output sizes at least 1; output_size[d] (in + 1) below 2^31.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out);
+
+/* Nearest-neighbour resize of x [N, C, H, W] to [N, C, output_size[0], output_size[1]], as torch.nn.functional.interpolate(x, size, mode='nearest'): output (i, j) reads x[min(floor(i H / OH), H - 1)][min(floor(j W / OW), W - 1)], the scales in float32.
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: mode 'nearest' (not 'nearest-exact'); output sizes at least 1.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out);
+
+/* Bilinear resize of x [N, C, H, W] to [N, C, output_size[0], output_size[1]], as torch.nn.functional.interpolate(x, size, mode='bilinear', align_corners): align_corners 1 maps the corner pixels' centres onto each other, 0 their outer edges (sources clamped at 0).
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: align_corners is 0 or 1; no antialias; output sizes at least 1; a weight of 0 times an inf is NaN, as in PyTorch's formula.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, td_tensor **out);
+
+/* 2-D transposed convolution (torch.nn.functional.conv_transpose2d) of x [N, C, H, W] with weight [C, O / groups, kh, kw] plus bias [O] -> [N, O, (H - 1) stride - 2 padding + dilation (kh - 1) + output_padding + 1, ...]: the gradient of float_conv2d by its input, with the same stride, padding, dilation and groups.
+ * Family module; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: the bias is required (zeros for none); output_padding below stride (PyTorch also allows it below dilation); non-empty H and W.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
+
 /* Concatenates float tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.
  * Family multi; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */

@@ -2797,7 +2797,7 @@ static void test_float_mean_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1718424u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1781776u);
 }
 
 static void test_float_mean_guard(void **state)
@@ -2843,7 +2843,7 @@ static void test_float_prod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1726343u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1789695u);
 }
 
 static void test_float_prod_guard(void **state)
@@ -2889,7 +2889,7 @@ static void test_float_prod_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1734262u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1797614u);
 }
 
 static void test_float_prod_dim_guard(void **state)
@@ -3028,7 +3028,7 @@ static void test_float_max_abs_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1765938u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1829290u);
 }
 
 static void test_float_max_abs_dim_guard(void **state)
@@ -3138,7 +3138,7 @@ static void test_float_cumsum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1805533u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1868885u);
 }
 
 static void test_float_cumsum_guard(void **state)
@@ -3184,7 +3184,7 @@ static void test_float_cumprod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1813452u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1876804u);
 }
 
 static void test_float_cumprod_guard(void **state)
@@ -3230,7 +3230,7 @@ static void test_float_cummax_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1821371u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1884723u);
 }
 
 static void test_float_cummax_guard(void **state)
@@ -3276,7 +3276,7 @@ static void test_float_cummin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1829290u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1892642u);
 }
 
 static void test_float_cummin_guard(void **state)
@@ -3322,7 +3322,7 @@ static void test_float_sort_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1853047u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1916399u);
 }
 
 static void test_float_sort_guard(void **state)
@@ -3384,7 +3384,7 @@ static void test_float_topk_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1868885u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1932237u);
 }
 
 static void test_float_topk_guard(void **state)
@@ -3446,7 +3446,7 @@ static void test_float_neg_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2058941u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2122293u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -3492,7 +3492,7 @@ static void test_float_abs_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2066860u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2130212u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -3538,7 +3538,7 @@ static void test_float_exp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2074779u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2138131u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -3584,7 +3584,7 @@ static void test_float_log_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2082698u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2146050u);
 }
 
 static void test_float_log_guard(void **state)
@@ -3630,7 +3630,7 @@ static void test_float_sqrt_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2090617u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2153969u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -3676,7 +3676,7 @@ static void test_float_sin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2098536u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2161888u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -3722,7 +3722,7 @@ static void test_float_cos_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2106455u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2169807u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -3768,7 +3768,7 @@ static void test_float_tanh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2114374u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2177726u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -3814,7 +3814,7 @@ static void test_float_sigmoid_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2122293u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2185645u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -3860,7 +3860,7 @@ static void test_float_relu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2130212u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2193564u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -3906,7 +3906,7 @@ static void test_float_gelu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2138131u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2201483u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -3952,7 +3952,7 @@ static void test_float_powf_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2146050u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2209402u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -3998,7 +3998,7 @@ static void test_float_clamp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2153969u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2217321u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -4044,7 +4044,7 @@ static void test_float_add_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2161888u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2225240u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -4090,7 +4090,7 @@ static void test_float_mul_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2169807u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2233159u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -4148,7 +4148,7 @@ static void test_float_mask_fill_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2177726u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2241078u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -4224,7 +4224,7 @@ static void test_float_sum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2185645u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2248997u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -4270,7 +4270,7 @@ static void test_float_sum_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2193564u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2256916u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -4316,7 +4316,7 @@ static void test_float_mean_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2201483u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2264835u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -4362,7 +4362,7 @@ static void test_float_max_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2209402u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2272754u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -4408,7 +4408,7 @@ static void test_float_min_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2217321u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2280673u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -8154,6 +8154,487 @@ static void test_float_attention_masked_merge_none_balanced(void **state)
     td_tensor_release(mask);
 }
 
+static td_status fwd_float_conv1d(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_conv1d(ins[0], ins[1], ins[2], INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_conv1d_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const int64_t s2[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const int64_t s3[] = { INT64_C(1) };
+    const tdt_input ins[] = { { s1, 3, false, false }, { s2, 3, false, false }, { s3, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv1d, ins, 3, 2302318598u);
+}
+
+static td_status fwd_float_conv1d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_conv1d(ins[0], ins[1], ins[2], INT64_C(1), INT64_C(0), INT64_C(1), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_conv1d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5) };
+    static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3) };
+    static const int64_t s3[] = { INT64_C(4) };
+    const tdt_input ins[] = { { s1, 3, false, true }, { s2, 3, false, true }, { s3, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv1d_empty, ins, 3, 1718424u);
+}
+
+static void test_float_conv1d_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 3);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_conv1d(x, weight, bias, INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv1d_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 3);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    assert_int_equal(td_float_conv1d(x, weight, bias, INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status fwd_float_max_pool1d(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_max_pool1d(ins[0], INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_max_pool1d_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    const tdt_input ins[] = { { s1, 3, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool1d, ins, 1, 3046694841u);
+}
+
+static td_status fwd_float_max_pool1d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_max_pool1d(ins[0], INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_max_pool1d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool1d_empty, ins, 1, 1726343u);
+}
+
+static void test_float_max_pool1d_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_max_pool1d(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status fwd_float_avg_pool1d(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_avg_pool1d(ins[0], INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_avg_pool1d_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(1), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 3, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool1d, ins, 1, 3742011139u);
+}
+
+static td_status fwd_float_avg_pool1d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_avg_pool1d(ins[0], INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(0), out);
+    return st;
+}
+
+static void test_float_avg_pool1d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool1d_empty, ins, 1, 1734262u);
+}
+
+static void test_float_avg_pool1d_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_avg_pool1d(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status fwd_float_adaptive_avg_pool1d(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_adaptive_avg_pool1d(ins[0], INT64_C(3), out);
+    return st;
+}
+
+static void test_float_adaptive_avg_pool1d_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    const tdt_input ins[] = { { s1, 3, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool1d, ins, 1, 3978101542u);
+}
+
+static td_status fwd_float_adaptive_avg_pool1d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_adaptive_avg_pool1d(ins[0], INT64_C(3), out);
+    return st;
+}
+
+static void test_float_adaptive_avg_pool1d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool1d_empty, ins, 1, 1742181u);
+}
+
+static void test_float_adaptive_avg_pool1d_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_adaptive_avg_pool1d(x, INT64_C(3), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status fwd_float_adaptive_avg_pool2d(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t output_size[] = { INT64_C(2), INT64_C(2) };
+    td_status st = td_float_adaptive_avg_pool2d(ins[0], output_size, 2, out);
+    return st;
+}
+
+static void test_float_adaptive_avg_pool2d_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 4, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool2d, ins, 1, 253426197u);
+}
+
+static td_status fwd_float_adaptive_avg_pool2d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t output_size[] = { INT64_C(2), INT64_C(3) };
+    td_status st = td_float_adaptive_avg_pool2d(ins[0], output_size, 2, out);
+    return st;
+}
+
+static void test_float_adaptive_avg_pool2d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
+    const tdt_input ins[] = { { s1, 4, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool2d_empty, ins, 1, 1750100u);
+}
+
+static void test_float_adaptive_avg_pool2d_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_adaptive_avg_pool2d(x, output_size, 2, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status fwd_float_interpolate2d_nearest(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t output_size[] = { INT64_C(3), INT64_C(4) };
+    td_status st = td_float_interpolate2d_nearest(ins[0], output_size, 2, out);
+    return st;
+}
+
+static void test_float_interpolate2d_nearest_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 4, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_nearest, ins, 1, 1995050611u);
+}
+
+static td_status fwd_float_interpolate2d_nearest_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t output_size[] = { INT64_C(2), INT64_C(3) };
+    td_status st = td_float_interpolate2d_nearest(ins[0], output_size, 2, out);
+    return st;
+}
+
+static void test_float_interpolate2d_nearest_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
+    const tdt_input ins[] = { { s1, 4, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_nearest_empty, ins, 1, 1758019u);
+}
+
+static void test_float_interpolate2d_nearest_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(3), INT64_C(4) };
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_interpolate2d_nearest(x, output_size, 2, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status fwd_float_interpolate2d_bilinear(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t output_size[] = { INT64_C(1), INT64_C(4) };
+    td_status st = td_float_interpolate2d_bilinear(ins[0], output_size, 2, INT64_C(0), out);
+    return st;
+}
+
+static void test_float_interpolate2d_bilinear_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 4, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_bilinear, ins, 1, 3480786227u);
+}
+
+static td_status fwd_float_interpolate2d_bilinear_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t output_size[] = { INT64_C(2), INT64_C(3) };
+    td_status st = td_float_interpolate2d_bilinear(ins[0], output_size, 2, INT64_C(1), out);
+    return st;
+}
+
+static void test_float_interpolate2d_bilinear_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
+    const tdt_input ins[] = { { s1, 4, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_bilinear_empty, ins, 1, 1765938u);
+}
+
+static void test_float_interpolate2d_bilinear_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float x_data[] = { 0.0f, 4.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(1), INT64_C(4) };
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_interpolate2d_bilinear(x, output_size, 2, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status fwd_float_conv_transpose2d(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    td_status st = td_float_conv_transpose2d(ins[0], ins[1], ins[2], stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), out);
+    return st;
+}
+
+static void test_float_conv_transpose2d_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const int64_t s3[] = { INT64_C(1) };
+    const tdt_input ins[] = { { s1, 4, false, false }, { s2, 4, false, false }, { s3, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv_transpose2d, ins, 3, 1861106445u);
+}
+
+static td_status fwd_float_conv_transpose2d_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    td_status st = td_float_conv_transpose2d(ins[0], ins[1], ins[2], stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), out);
+    return st;
+}
+
+static void test_float_conv_transpose2d_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(4), INT64_C(3), INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3), INT64_C(3) };
+    static const int64_t s3[] = { INT64_C(3) };
+    const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv_transpose2d_empty, ins, 3, 1773857u);
+}
+
+static void test_float_conv_transpose2d_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv_transpose2d_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    assert_int_equal(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
 static td_status fwd_float_cat(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -8294,7 +8775,7 @@ static void test_float_to_device_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 1971832u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 2035184u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -8851,6 +9332,32 @@ int main(void)
         TDT_TEST(test_float_attention_masked_gradcheck_empty),
         TDT_TEST(test_float_attention_masked_guard),
         TDT_TEST(test_float_attention_masked_merge_none_balanced),
+        TDT_TEST(test_float_conv1d_gradcheck),
+        TDT_TEST(test_float_conv1d_gradcheck_empty),
+        TDT_TEST(test_float_conv1d_guard),
+        TDT_TEST(test_float_conv1d_merge_none_balanced),
+        TDT_TEST(test_float_max_pool1d_gradcheck),
+        TDT_TEST(test_float_max_pool1d_gradcheck_empty),
+        TDT_TEST(test_float_max_pool1d_guard),
+        TDT_TEST(test_float_avg_pool1d_gradcheck),
+        TDT_TEST(test_float_avg_pool1d_gradcheck_empty),
+        TDT_TEST(test_float_avg_pool1d_guard),
+        TDT_TEST(test_float_adaptive_avg_pool1d_gradcheck),
+        TDT_TEST(test_float_adaptive_avg_pool1d_gradcheck_empty),
+        TDT_TEST(test_float_adaptive_avg_pool1d_guard),
+        TDT_TEST(test_float_adaptive_avg_pool2d_gradcheck),
+        TDT_TEST(test_float_adaptive_avg_pool2d_gradcheck_empty),
+        TDT_TEST(test_float_adaptive_avg_pool2d_guard),
+        TDT_TEST(test_float_interpolate2d_nearest_gradcheck),
+        TDT_TEST(test_float_interpolate2d_nearest_gradcheck_empty),
+        TDT_TEST(test_float_interpolate2d_nearest_guard),
+        TDT_TEST(test_float_interpolate2d_bilinear_gradcheck),
+        TDT_TEST(test_float_interpolate2d_bilinear_gradcheck_empty),
+        TDT_TEST(test_float_interpolate2d_bilinear_guard),
+        TDT_TEST(test_float_conv_transpose2d_gradcheck),
+        TDT_TEST(test_float_conv_transpose2d_gradcheck_empty),
+        TDT_TEST(test_float_conv_transpose2d_guard),
+        TDT_TEST(test_float_conv_transpose2d_merge_none_balanced),
         TDT_TEST(test_float_cat_gradcheck),
         TDT_TEST(test_float_cat_gradcheck_empty),
         TDT_TEST(test_float_cat_guard),

@@ -43794,6 +43794,1375 @@ static void test_float_attention_masked_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_float_attention_masked, n);
 }
 
+static void test_float_conv1d_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 3);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_conv1d(x, weight, bias, INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1), &out), "float_conv1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3) };
+    static const float want[] = { 1.5f, 7.5f, 13.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv1d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 0.0f, -1.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 1.0f, 1.0f, -2.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 3);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_conv1d(x, weight, bias, INT64_C(1), INT64_C(0), INT64_C(2), INT64_C(2), &out), "float_conv1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 4.0f, 6.0f, 4.0f, -3.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv1d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, -1.0f, 0.0f, 0.0f, 1.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float weight_data[] = { 2.0f, -1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 3);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_check(td_float_conv1d(x, weight, bias, INT64_C(1), INT64_C(0), INT64_C(1), INT64_C(1), &out), "float_conv1d");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float want[] = { -1.0f, 0.0f, -2.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv1d_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 3);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_conv1d(NULL, weight, bias, INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1), &out), TD_E_NULL, "float_conv1d");
+    assert_null(out);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv1d_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 3);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_conv1d(x, weight, bias, INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1), &out), TD_E_KIND, "float_conv1d");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv1d_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float weight_data[] = { 2.0f, 1.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 3);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    tdt_expect_error(td_float_conv1d(x, weight, bias, INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1), &out), TD_E_BACKEND_MISMATCH, "float_conv1d");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status cmp_float_conv1d(const tdt_call *c)
+{
+    return td_float_conv1d(c->ins[0], c->ins[1], c->ins[2], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->cs->i[3], c->out);
+}
+
+static const tdt_case cases_float_conv1d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 1, 5 } }, { 3, { 1, 1, 2 } }, { 1, { 1 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 2, 3, 7 } }, { 3, { 4, 3, 1 } }, { 1, { 4 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 1, 2, 9 } }, { 3, { 3, 2, 3 } }, { 1, { 3 } } }, .i = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 3, 4, 11 } }, { 3, { 6, 2, 3 } }, { 1, { 6 } } }, .i = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 2, 6, 10 } }, { 3, { 6, 1, 3 } }, { 1, { 6 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(2), INT64_C(6) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 1, 5 } }, { 3, { 2, 1, 5 } }, { 1, { 2 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 3, { 8, 8, 300 } }, { 3, { 16, 8, 5 } }, { 1, { 16 } } }, .i = { INT64_C(3), INT64_C(2), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 4, 3, 1000 } }, { 3, { 8, 3, 3 } }, { 1, { 8 } } }, .i = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(1) } },
+};
+
+static void test_float_conv1d_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv1d",
+        .run = cmp_float_conv1d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .int_names = { "stride", "padding", "dilation", "groups" },
+        .nmse = 1e-06,
+        .seed = 664563897u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_conv1d, (int)(sizeof cases_float_conv1d / sizeof cases_float_conv1d[0]));
+}
+
+static const tdt_case empty_float_conv1d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 0, 3, 5 } }, { 3, { 4, 3, 3 } }, { 1, { 4 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 4, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 0, 4, 6 } }, { 3, { 4, 2, 3 } }, { 1, { 4 } } }, .i = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 4, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 3, 5 } }, { 3, { 0, 3, 3 } }, { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0), INT64_C(1), INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 3, 0 } }, { 3, { 4, 3, 3 } }, { 1, { 4 } } }, .i = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(1) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_conv1d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv1d",
+        .run = cmp_float_conv1d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .int_names = { "stride", "padding", "dilation", "groups" },
+        .nmse = 1e-06,
+        .seed = 664563897u,
+    };
+    const int n = (int)(sizeof empty_float_conv1d / sizeof empty_float_conv1d[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_conv1d, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_conv1d, n);
+}
+
+static void test_float_max_pool1d_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_max_pool1d(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), "float_max_pool1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const float want[] = { 5.0f, 5.0f, 4.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool1d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_max_pool1d(x, INT64_C(3), INT64_C(2), INT64_C(1), INT64_C(1), &out), "float_max_pool1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3) };
+    static const float want[] = { 5.0f, 5.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool1d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, -1.0f, -5.0f, -3.0f, -4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_max_pool1d(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(2), &out), "float_max_pool1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 3.0f, 5.0f, -1.0f, -4.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool1d_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float x_data[] = { 1.0f, NAN };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_max_pool1d(x, INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1), &out), "float_max_pool1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1) };
+    static const float want[] = { NAN };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool1d_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_max_pool1d(NULL, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), TD_E_NULL, "float_max_pool1d");
+    assert_null(out);
+}
+
+static void test_float_max_pool1d_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_expect_error(td_float_max_pool1d(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), TD_E_KIND, "float_max_pool1d");
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status cmp_float_max_pool1d(const tdt_call *c)
+{
+    return td_float_max_pool1d(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->cs->i[3], c->out);
+}
+
+static const tdt_case cases_float_max_pool1d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 1, 3 } } }, .i = { INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 2, 3, 8 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 1, 2, 9 } } }, .i = { INT64_C(3), INT64_C(2), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 2, 10 } } }, .i = { INT64_C(3), INT64_C(1), INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 1, 1, 1 } } }, .i = { INT64_C(1), INT64_C(1), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 5, 11 } } }, .i = { INT64_C(4), INT64_C(3), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 2, 4, 6 } } }, .i = { INT64_C(3), INT64_C(3), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 64, 8, 784 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1) } },
+};
+
+static void test_float_max_pool1d_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool1d",
+        .run = cmp_float_max_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 906722974u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_max_pool1d, (int)(sizeof cases_float_max_pool1d / sizeof cases_float_max_pool1d[0]));
+}
+
+static const tdt_case empty_float_max_pool1d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 0, 3, 4 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 3, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 0, 1, 7 } } }, .i = { INT64_C(3), INT64_C(2), INT64_C(1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 4 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 2, 0 } } }, .i = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_pool1d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool1d",
+        .run = cmp_float_max_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 906722974u,
+    };
+    const int n = (int)(sizeof empty_float_max_pool1d / sizeof empty_float_max_pool1d[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_max_pool1d, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_max_pool1d, n);
+}
+
+static void test_float_avg_pool1d_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_avg_pool1d(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), "float_avg_pool1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3) };
+    static const float want[] = { 1.5f, 2.5f, 3.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_avg_pool1d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_avg_pool1d(x, INT64_C(2), INT64_C(2), INT64_C(1), INT64_C(1), &out), "float_avg_pool1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3) };
+    static const float want[] = { 0.5f, 2.5f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_avg_pool1d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_avg_pool1d(x, INT64_C(2), INT64_C(2), INT64_C(1), INT64_C(0), &out), "float_avg_pool1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3) };
+    static const float want[] = { 1.0f, 2.5f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_avg_pool1d_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_avg_pool1d(NULL, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), TD_E_NULL, "float_avg_pool1d");
+    assert_null(out);
+}
+
+static void test_float_avg_pool1d_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_expect_error(td_float_avg_pool1d(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), TD_E_KIND, "float_avg_pool1d");
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status cmp_float_avg_pool1d(const tdt_call *c)
+{
+    return td_float_avg_pool1d(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->cs->i[3], c->out);
+}
+
+static const tdt_case cases_float_avg_pool1d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 1, 3 } } }, .i = { INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 2, 3, 8 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 1, 2, 9 } } }, .i = { INT64_C(3), INT64_C(2), INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 2, 10 } } }, .i = { INT64_C(3), INT64_C(1), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 1, 1, 1 } } }, .i = { INT64_C(1), INT64_C(1), INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 5, 11 } } }, .i = { INT64_C(4), INT64_C(3), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 2, 4, 6 } } }, .i = { INT64_C(3), INT64_C(3), INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 64, 8, 784 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1) } },
+};
+
+static void test_float_avg_pool1d_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool1d",
+        .run = cmp_float_avg_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 3361587312u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_avg_pool1d, (int)(sizeof cases_float_avg_pool1d / sizeof cases_float_avg_pool1d[0]));
+}
+
+static const tdt_case empty_float_avg_pool1d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 0, 3, 4 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 3, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 0, 2, 5 } } }, .i = { INT64_C(3), INT64_C(2), INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 0, 4 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 2, 0 } } }, .i = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_avg_pool1d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool1d",
+        .run = cmp_float_avg_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 3361587312u,
+    };
+    const int n = (int)(sizeof empty_float_avg_pool1d / sizeof empty_float_avg_pool1d[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_avg_pool1d, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_avg_pool1d, n);
+}
+
+static void test_float_adaptive_avg_pool1d_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_adaptive_avg_pool1d(x, INT64_C(3), &out), "float_adaptive_avg_pool1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3) };
+    static const float want[] = { 1.5f, 3.0f, 4.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_adaptive_avg_pool1d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float x_data[] = { 2.0f, 6.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_adaptive_avg_pool1d(x, INT64_C(3), &out), "float_adaptive_avg_pool1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3) };
+    static const float want[] = { 2.0f, 4.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_adaptive_avg_pool1d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 2.0f, INFINITY, 5.0f, 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_adaptive_avg_pool1d(x, INT64_C(2), &out), "float_adaptive_avg_pool1d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.5f, INFINITY, 1.5f, 3.5f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_adaptive_avg_pool1d_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_adaptive_avg_pool1d(NULL, INT64_C(3), &out), TD_E_NULL, "float_adaptive_avg_pool1d");
+    assert_null(out);
+}
+
+static void test_float_adaptive_avg_pool1d_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_expect_error(td_float_adaptive_avg_pool1d(x, INT64_C(3), &out), TD_E_KIND, "float_adaptive_avg_pool1d");
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status cmp_float_adaptive_avg_pool1d(const tdt_call *c)
+{
+    return td_float_adaptive_avg_pool1d(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_adaptive_avg_pool1d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 1, 3 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 2, 3, 8 } } }, .i = { INT64_C(4) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 1, 2, 9 } } }, .i = { INT64_C(4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 2, 7 } } }, .i = { INT64_C(13) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 1, 1, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 5, 11 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 2, 4, 6 } } }, .i = { INT64_C(6) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 1, 3, 5 } } }, .i = { INT64_C(13) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 16, 8, 28 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 2, 3, 64 } } }, .i = { INT64_C(33) } },
+};
+
+static void test_float_adaptive_avg_pool1d_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_adaptive_avg_pool1d",
+        .run = cmp_float_adaptive_avg_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "output_size" },
+        .nmse = 1e-06,
+        .seed = 3045352807u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_adaptive_avg_pool1d, (int)(sizeof cases_float_adaptive_avg_pool1d / sizeof cases_float_adaptive_avg_pool1d[0]));
+}
+
+static const tdt_case empty_float_adaptive_avg_pool1d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 0, 3, 5 } } }, .i = { INT64_C(3) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 3, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 0, 2, 2 } } }, .i = { INT64_C(5) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 4 } } }, .i = { INT64_C(2) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 2, 0 } } }, .i = { INT64_C(2) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 2, 4 } } }, .i = { INT64_C(0) }, .want_status = TD_E_INVALID },
+};
+
+static void test_float_adaptive_avg_pool1d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_adaptive_avg_pool1d",
+        .run = cmp_float_adaptive_avg_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "output_size" },
+        .nmse = 1e-06,
+        .seed = 3045352807u,
+    };
+    const int n = (int)(sizeof empty_float_adaptive_avg_pool1d / sizeof empty_float_adaptive_avg_pool1d[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_adaptive_avg_pool1d, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_adaptive_avg_pool1d, n);
+}
+
+static void test_float_adaptive_avg_pool2d_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_adaptive_avg_pool2d(x, output_size, 2, &out), "float_adaptive_avg_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 3.0f, 4.0f, 6.0f, 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_adaptive_avg_pool2d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(1), INT64_C(3) };
+    tdt_check(td_float_adaptive_avg_pool2d(x, output_size, 2, &out), "float_adaptive_avg_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(3) };
+    static const float want[] = { 2.5f, 3.5f, 4.5f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_adaptive_avg_pool2d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(3), INT64_C(2) };
+    tdt_check(td_float_adaptive_avg_pool2d(x, output_size, 2, &out), "float_adaptive_avg_pool2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(2) };
+    static const float want[] = { 1.5f, 3.5f, 3.5f, 5.5f, 5.5f, 7.5f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_adaptive_avg_pool2d_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t output_size[] = { INT64_C(2), INT64_C(2) };
+    tdt_expect_error(td_float_adaptive_avg_pool2d(NULL, output_size, 2, &out), TD_E_NULL, "float_adaptive_avg_pool2d");
+    assert_null(out);
+}
+
+static void test_float_adaptive_avg_pool2d_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(2), INT64_C(2) };
+    tdt_expect_error(td_float_adaptive_avg_pool2d(x, output_size, 2, &out), TD_E_KIND, "float_adaptive_avg_pool2d");
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status cmp_float_adaptive_avg_pool2d(const tdt_call *c)
+{
+    return td_float_adaptive_avg_pool2d(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case cases_float_adaptive_avg_pool2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 3, 3 } } }, .alen = { 2 }, .a = { { 2, 2 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 8, 8 } } }, .alen = { 2 }, .a = { { 4, 4 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 2, 7, 9 } } }, .alen = { 2 }, .a = { { 3, 4 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 2, 5, 7 } } }, .alen = { 2 }, .a = { { 10, 13 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 1, 1, 1, 1 } } }, .alen = { 2 }, .a = { { 3, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2 }, .a = { { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 4, 6, 6 } } }, .alen = { 2 }, .a = { { 6, 6 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 3, 13, 5 } } }, .alen = { 2 }, .a = { { 5, 13 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 16, 8, 28, 28 } } }, .alen = { 2 }, .a = { { 7, 9 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 33, 64 } } }, .alen = { 2 }, .a = { { 64, 33 } } },
+};
+
+static void test_float_adaptive_avg_pool2d_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_adaptive_avg_pool2d",
+        .run = cmp_float_adaptive_avg_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-06,
+        .seed = 2206030572u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_adaptive_avg_pool2d, (int)(sizeof cases_float_adaptive_avg_pool2d / sizeof cases_float_adaptive_avg_pool2d[0]));
+}
+
+static const tdt_case empty_float_adaptive_avg_pool2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 3, 5, 5 } } }, .alen = { 2 }, .a = { { 2, 3 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 2, 3 } } }, .alen = { 2 }, .a = { { 4, 1 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 1, 4, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 0, 4, 4 } } }, .alen = { 2 }, .a = { { 2, 2 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 0, 3 } } }, .alen = { 2 }, .a = { { 2, 2 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 3, 3 } } }, .alen = { 2 }, .a = { { 0, 1 } }, .want_status = TD_E_INVALID },
+};
+
+static void test_float_adaptive_avg_pool2d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_adaptive_avg_pool2d",
+        .run = cmp_float_adaptive_avg_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-06,
+        .seed = 2206030572u,
+    };
+    const int n = (int)(sizeof empty_float_adaptive_avg_pool2d / sizeof empty_float_adaptive_avg_pool2d[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_adaptive_avg_pool2d, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_adaptive_avg_pool2d, n);
+}
+
+static void test_float_interpolate2d_nearest_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(3), INT64_C(4) };
+    tdt_check(td_float_interpolate2d_nearest(x, output_size, 2, &out), "float_interpolate2d_nearest");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(4) };
+    static const float want[] = { 1.0f, 1.0f, 2.0f, 2.0f, 1.0f, 1.0f, 2.0f, 2.0f, 3.0f, 3.0f, 4.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 12, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_interpolate2d_nearest_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_interpolate2d_nearest(x, output_size, 2, &out), "float_interpolate2d_nearest");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 4.0f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_interpolate2d_nearest_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, -1.0f, -2.0f, -3.0f, -4.0f, -5.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(1), INT64_C(2) };
+    tdt_check(td_float_interpolate2d_nearest(x, output_size, 2, &out), "float_interpolate2d_nearest");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float want[] = { 1.0f, 3.0f, -1.0f, -3.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_interpolate2d_nearest_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t output_size[] = { INT64_C(3), INT64_C(4) };
+    tdt_expect_error(td_float_interpolate2d_nearest(NULL, output_size, 2, &out), TD_E_NULL, "float_interpolate2d_nearest");
+    assert_null(out);
+}
+
+static void test_float_interpolate2d_nearest_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(3), INT64_C(4) };
+    tdt_expect_error(td_float_interpolate2d_nearest(x, output_size, 2, &out), TD_E_KIND, "float_interpolate2d_nearest");
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status cmp_float_interpolate2d_nearest(const tdt_call *c)
+{
+    return td_float_interpolate2d_nearest(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case cases_float_interpolate2d_nearest[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 3, 3 } } }, .alen = { 2 }, .a = { { 2, 2 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 8, 8 } } }, .alen = { 2 }, .a = { { 4, 4 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 2, 7, 9 } } }, .alen = { 2 }, .a = { { 3, 4 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 2, 5, 7 } } }, .alen = { 2 }, .a = { { 10, 13 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 1, 1, 1, 1 } } }, .alen = { 2 }, .a = { { 3, 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2 }, .a = { { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 4, 6, 6 } } }, .alen = { 2 }, .a = { { 6, 6 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 3, 13, 5 } } }, .alen = { 2 }, .a = { { 5, 13 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 16, 8, 28, 28 } } }, .alen = { 2 }, .a = { { 7, 9 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 33, 64 } } }, .alen = { 2 }, .a = { { 64, 33 } } },
+};
+
+static void test_float_interpolate2d_nearest_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_nearest",
+        .run = cmp_float_interpolate2d_nearest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-07,
+        .seed = 1858306086u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_interpolate2d_nearest, (int)(sizeof cases_float_interpolate2d_nearest / sizeof cases_float_interpolate2d_nearest[0]));
+}
+
+static const tdt_case empty_float_interpolate2d_nearest[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 3, 5, 5 } } }, .alen = { 2 }, .a = { { 2, 3 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 2, 3 } } }, .alen = { 2 }, .a = { { 4, 1 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 1, 4, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 0, 4, 4 } } }, .alen = { 2 }, .a = { { 2, 2 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 0, 3 } } }, .alen = { 2 }, .a = { { 2, 2 } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 3, 3 } } }, .alen = { 2 }, .a = { { 0, 1 } }, .want_status = TD_E_INVALID },
+};
+
+static void test_float_interpolate2d_nearest_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_nearest",
+        .run = cmp_float_interpolate2d_nearest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-07,
+        .seed = 1858306086u,
+    };
+    const int n = (int)(sizeof empty_float_interpolate2d_nearest / sizeof empty_float_interpolate2d_nearest[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_interpolate2d_nearest, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_interpolate2d_nearest, n);
+}
+
+static void test_float_interpolate2d_bilinear_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float x_data[] = { 0.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(1), INT64_C(4) };
+    tdt_check(td_float_interpolate2d_bilinear(x, output_size, 2, INT64_C(0), &out), "float_interpolate2d_bilinear");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const float want[] = { 0.0f, 1.0f, 3.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_interpolate2d_bilinear_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(4), INT64_C(4) };
+    tdt_check(td_float_interpolate2d_bilinear(x, output_size, 2, INT64_C(0), &out), "float_interpolate2d_bilinear");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(4), INT64_C(4) };
+    static const float want[] = { 1.0f, 1.25f, 1.75f, 2.0f, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3.0f, 3.25f, 3.75f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 16, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_interpolate2d_bilinear_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(3) };
+    static const float x_data[] = { 0.0f, 2.0f, 8.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(1), INT64_C(5) };
+    tdt_check(td_float_interpolate2d_bilinear(x, output_size, 2, INT64_C(1), &out), "float_interpolate2d_bilinear");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float want[] = { 0.0f, 1.0f, 2.0f, 5.0f, 8.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_interpolate2d_bilinear_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const float x_data[] = { 0.0f, 4.0f, 8.0f, 12.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(1), INT64_C(2) };
+    tdt_check(td_float_interpolate2d_bilinear(x, output_size, 2, INT64_C(0), &out), "float_interpolate2d_bilinear");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float want[] = { 2.0f, 10.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_interpolate2d_bilinear_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const float x_data[] = { 0.0f, 4.0f, 8.0f, 12.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(1), INT64_C(2) };
+    tdt_check(td_float_interpolate2d_bilinear(x, output_size, 2, INT64_C(1), &out), "float_interpolate2d_bilinear");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const float want[] = { 0.0f, 12.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_interpolate2d_bilinear_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t output_size[] = { INT64_C(1), INT64_C(4) };
+    tdt_expect_error(td_float_interpolate2d_bilinear(NULL, output_size, 2, INT64_C(0), &out), TD_E_NULL, "float_interpolate2d_bilinear");
+    assert_null(out);
+}
+
+static void test_float_interpolate2d_bilinear_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t output_size[] = { INT64_C(1), INT64_C(4) };
+    tdt_expect_error(td_float_interpolate2d_bilinear(x, output_size, 2, INT64_C(0), &out), TD_E_KIND, "float_interpolate2d_bilinear");
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status cmp_float_interpolate2d_bilinear(const tdt_call *c)
+{
+    return td_float_interpolate2d_bilinear(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_interpolate2d_bilinear[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 3, 3 } } }, .alen = { 2 }, .a = { { 2, 2 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 8, 8 } } }, .alen = { 2 }, .a = { { 4, 4 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 2, 7, 9 } } }, .alen = { 2 }, .a = { { 3, 4 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 2, 5, 7 } } }, .alen = { 2 }, .a = { { 10, 13 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 1, 1, 1, 1 } } }, .alen = { 2 }, .a = { { 3, 2 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2 }, .a = { { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 4, 6, 6 } } }, .alen = { 2 }, .a = { { 6, 6 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 3, 13, 5 } } }, .alen = { 2 }, .a = { { 5, 13 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 16, 8, 28, 28 } } }, .alen = { 2 }, .a = { { 7, 9 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 33, 64 } } }, .alen = { 2 }, .a = { { 64, 33 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_interpolate2d_bilinear_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_bilinear",
+        .run = cmp_float_interpolate2d_bilinear,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .int_names = { "align_corners" },
+        .nmse = 1e-06,
+        .seed = 3217283180u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_interpolate2d_bilinear, (int)(sizeof cases_float_interpolate2d_bilinear / sizeof cases_float_interpolate2d_bilinear[0]));
+}
+
+static const tdt_case empty_float_interpolate2d_bilinear[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 3, 5, 5 } } }, .alen = { 2 }, .a = { { 2, 3 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 0, 1, 2, 3 } } }, .alen = { 2 }, .a = { { 4, 1 } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 1, 4, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 0, 4, 4 } } }, .alen = { 2 }, .a = { { 2, 2 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 0, 3 } } }, .alen = { 2 }, .a = { { 2, 2 } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 3, 3 } } }, .alen = { 2 }, .a = { { 0, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_INVALID },
+};
+
+static void test_float_interpolate2d_bilinear_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_bilinear",
+        .run = cmp_float_interpolate2d_bilinear,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .int_names = { "align_corners" },
+        .nmse = 1e-06,
+        .seed = 3217283180u,
+    };
+    const int n = (int)(sizeof empty_float_interpolate2d_bilinear / sizeof empty_float_interpolate2d_bilinear[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_interpolate2d_bilinear, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_interpolate2d_bilinear, n);
+}
+
+static void test_float_conv_transpose2d_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), "float_conv_transpose2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 1.5f, 4.5f, 4.5f, 6.5f, 20.5f, 16.5f, 9.5f, 24.5f, 16.5f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv_transpose2d_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { -1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), "float_conv_transpose2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5), INT64_C(5) };
+    static const float want[] = { 0.0f, 1.0f, 1.0f, 3.0f, -1.0f, 2.0f, 3.0f, 5.0f, 7.0f, -1.0f, 2.0f, 5.0f, 3.0f, 7.0f, -1.0f, 8.0f, 11.0f, 11.0f, 15.0f, -1.0f, -1.0f, -1.0f, -1.0f, -1.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 25, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv_transpose2d_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 0.0f, 0.0f, 1.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 0.0f, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(2) };
+    static const float bias_data[] = { 0.0f, 10.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t output_padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_check(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(2), &out), "float_conv_transpose2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const float want[] = { 5.0f, 12.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv_transpose2d_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(1), INT64_C(1) };
+    static const float x_data[] = { 2.0f, 3.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 0.0f, 1.0f, 0.0f, -1.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), "float_conv_transpose2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 2.0f, 0.0f, 7.0f, 0.0f, 0.0f, 0.0f, 6.0f, 0.0f, 5.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv_transpose2d_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv_transpose2d(NULL, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), TD_E_NULL, "float_conv_transpose2d");
+    assert_null(out);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv_transpose2d_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), TD_E_KIND, "float_conv_transpose2d");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv_transpose2d_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 0.5f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    tdt_expect_error(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), TD_E_BACKEND_MISMATCH, "float_conv_transpose2d");
+    assert_null(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static td_status cmp_float_conv_transpose2d(const tdt_call *c)
+{
+    return td_float_conv_transpose2d(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->cs->i[0], c->out);
+}
+
+static const tdt_case cases_float_conv_transpose2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 1, 2, 2 } }, { 4, { 1, 1, 2, 2 } }, { 1, { 1 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 3, 5, 4 } }, { 4, { 3, 4, 1, 1 } }, { 1, { 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 2, 4, 4 } }, { 4, { 2, 3, 3, 3 } }, { 1, { 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 4, 5, 6 } }, { 4, { 4, 3, 3, 2 } }, { 1, { 6 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 6, 4, 4 } }, { 4, { 6, 1, 3, 3 } }, { 1, { 6 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 2 }, { 2, 1 }, { 2, 0 }, { 2, 2 } }, .i = { INT64_C(6) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 4, 8, 7, 7 } }, { 4, { 8, 3, 4, 4 } }, { 1, { 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 8, 16, 14, 14 } }, { 4, { 16, 8, 3, 3 } }, { 1, { 8 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 1, 1, 1 } }, { 4, { 1, 2, 5, 5 } }, { 1, { 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_conv_transpose2d_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv_transpose2d",
+        .run = cmp_float_conv_transpose2d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .array_names = { "stride", "padding", "output_padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-06,
+        .seed = 4143474122u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_conv_transpose2d, (int)(sizeof cases_float_conv_transpose2d / sizeof cases_float_conv_transpose2d[0]));
+}
+
+static const tdt_case empty_float_conv_transpose2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 4, 3, 3, 3 } }, { 1, { 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 5, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 4, 1, 3, 3 } }, { 1, { 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 2, 6, 6 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 4, 0, 3 } }, { 4, { 4, 3, 3, 3 } }, { 1, { 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 3, 3, 3 } }, { 4, { 4, 3, 3, 3 } }, { 1, { 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_conv_transpose2d_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv_transpose2d",
+        .run = cmp_float_conv_transpose2d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .array_names = { "stride", "padding", "output_padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-06,
+        .seed = 4143474122u,
+    };
+    const int n = (int)(sizeof empty_float_conv_transpose2d / sizeof empty_float_conv_transpose2d[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_conv_transpose2d, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_conv_transpose2d, n);
+}
+
 static void test_float_cat_example_1(void **state)
 {
     (void)state;
@@ -47638,6 +49007,68 @@ int main(void)
         TDT_TEST(test_float_attention_masked_backend_mismatch),
         TDT_TEST(test_float_attention_masked_vs_cpu),
         TDT_TEST(test_float_attention_masked_empty),
+        TDT_TEST(test_float_conv1d_example_1),
+        TDT_TEST(test_float_conv1d_example_2),
+        TDT_TEST(test_float_conv1d_example_3),
+        TDT_TEST(test_float_conv1d_null),
+        TDT_TEST(test_float_conv1d_wrong_kind),
+        TDT_TEST(test_float_conv1d_backend_mismatch),
+        TDT_TEST(test_float_conv1d_vs_cpu),
+        TDT_TEST(test_float_conv1d_empty),
+        TDT_TEST(test_float_max_pool1d_example_1),
+        TDT_TEST(test_float_max_pool1d_example_2),
+        TDT_TEST(test_float_max_pool1d_example_3),
+        TDT_TEST(test_float_max_pool1d_example_4),
+        TDT_TEST(test_float_max_pool1d_null),
+        TDT_TEST(test_float_max_pool1d_wrong_kind),
+        TDT_TEST(test_float_max_pool1d_vs_cpu),
+        TDT_TEST(test_float_max_pool1d_empty),
+        TDT_TEST(test_float_avg_pool1d_example_1),
+        TDT_TEST(test_float_avg_pool1d_example_2),
+        TDT_TEST(test_float_avg_pool1d_example_3),
+        TDT_TEST(test_float_avg_pool1d_null),
+        TDT_TEST(test_float_avg_pool1d_wrong_kind),
+        TDT_TEST(test_float_avg_pool1d_vs_cpu),
+        TDT_TEST(test_float_avg_pool1d_empty),
+        TDT_TEST(test_float_adaptive_avg_pool1d_example_1),
+        TDT_TEST(test_float_adaptive_avg_pool1d_example_2),
+        TDT_TEST(test_float_adaptive_avg_pool1d_example_3),
+        TDT_TEST(test_float_adaptive_avg_pool1d_null),
+        TDT_TEST(test_float_adaptive_avg_pool1d_wrong_kind),
+        TDT_TEST(test_float_adaptive_avg_pool1d_vs_cpu),
+        TDT_TEST(test_float_adaptive_avg_pool1d_empty),
+        TDT_TEST(test_float_adaptive_avg_pool2d_example_1),
+        TDT_TEST(test_float_adaptive_avg_pool2d_example_2),
+        TDT_TEST(test_float_adaptive_avg_pool2d_example_3),
+        TDT_TEST(test_float_adaptive_avg_pool2d_null),
+        TDT_TEST(test_float_adaptive_avg_pool2d_wrong_kind),
+        TDT_TEST(test_float_adaptive_avg_pool2d_vs_cpu),
+        TDT_TEST(test_float_adaptive_avg_pool2d_empty),
+        TDT_TEST(test_float_interpolate2d_nearest_example_1),
+        TDT_TEST(test_float_interpolate2d_nearest_example_2),
+        TDT_TEST(test_float_interpolate2d_nearest_example_3),
+        TDT_TEST(test_float_interpolate2d_nearest_null),
+        TDT_TEST(test_float_interpolate2d_nearest_wrong_kind),
+        TDT_TEST(test_float_interpolate2d_nearest_vs_cpu),
+        TDT_TEST(test_float_interpolate2d_nearest_empty),
+        TDT_TEST(test_float_interpolate2d_bilinear_example_1),
+        TDT_TEST(test_float_interpolate2d_bilinear_example_2),
+        TDT_TEST(test_float_interpolate2d_bilinear_example_3),
+        TDT_TEST(test_float_interpolate2d_bilinear_example_4),
+        TDT_TEST(test_float_interpolate2d_bilinear_example_5),
+        TDT_TEST(test_float_interpolate2d_bilinear_null),
+        TDT_TEST(test_float_interpolate2d_bilinear_wrong_kind),
+        TDT_TEST(test_float_interpolate2d_bilinear_vs_cpu),
+        TDT_TEST(test_float_interpolate2d_bilinear_empty),
+        TDT_TEST(test_float_conv_transpose2d_example_1),
+        TDT_TEST(test_float_conv_transpose2d_example_2),
+        TDT_TEST(test_float_conv_transpose2d_example_3),
+        TDT_TEST(test_float_conv_transpose2d_example_4),
+        TDT_TEST(test_float_conv_transpose2d_null),
+        TDT_TEST(test_float_conv_transpose2d_wrong_kind),
+        TDT_TEST(test_float_conv_transpose2d_backend_mismatch),
+        TDT_TEST(test_float_conv_transpose2d_vs_cpu),
+        TDT_TEST(test_float_conv_transpose2d_empty),
         TDT_TEST(test_float_cat_example_1),
         TDT_TEST(test_float_cat_example_2),
         TDT_TEST(test_float_cat_example_3),

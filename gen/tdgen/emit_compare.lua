@@ -682,6 +682,95 @@ local function attention_cases(P, masked)
 end
 function R.attention(P) return attention_cases(P, false) end
 function R.attention_masked(P) return attention_cases(P, true) end
+-- Spatial module ops (specs/ops/module_spatial.lua). 1-d convs { n, c, l, o, k, stride,
+-- padding, dilation, groups, fill } and pools { n, c, l, kernel, stride, padding, dilation,
+-- fill }: the geometries of the 2-d ones along one dim, and long rows for the threaded loops.
+local CONV1DS = {
+  { 1, 1, 5, 1, 2, 1, 0, 1, 1, C }, { 2, 3, 7, 4, 1, 1, 0, 1, 1, E }, { 1, 2, 9, 3, 3, 1, 1, 1, 1, T },
+  { 3, 4, 11, 6, 3, 2, 1, 2, 2, C }, { 2, 6, 10, 6, 3, 2, 2, 2, 6, E }, { 1, 1, 5, 2, 5, 1, 0, 1, 1, C },
+  { 8, 8, 300, 16, 5, 3, 2, 1, 1, T }, { 4, 3, 1000, 8, 3, 1, 1, 1, 1, C },
+}
+
+function R.conv1d(P)
+  local cases = {}
+  for _, g in ipairs(CONV1DS) do
+    local n, c, l, o, k, st, pd, dl, gr = table.unpack(g, 1, 9)
+    cases[#cases + 1] = { fill = g[10], v = { [P[1]] = { n, c, l }, [P[2]] = { o, c // gr, k }, [P[3]] = { o },
+      [P[4]] = st, [P[5]] = pd, [P[6]] = dl, [P[7]] = gr } }
+  end
+  return cases
+end
+
+local POOL1DS = {
+  { 1, 1, 3, 2, 1, 0, 1, C }, { 2, 3, 8, 2, 2, 0, 1, E }, { 1, 2, 9, 3, 2, 1, 1, T }, { 2, 2, 10, 3, 1, 1, 2, C },
+  { 1, 1, 1, 1, 1, 0, 1, E }, { 3, 5, 11, 4, 3, 2, 1, C }, { 2, 4, 6, 3, 3, 0, 1, E }, { 64, 8, 784, 2, 2, 0, 1, T },
+}
+
+local function pool1d_cases(P, dilated)
+  local cases = {}
+  for _, g in ipairs(POOL1DS) do
+    local n, c, l, k, st, pd, dl = table.unpack(g, 1, 7)
+    cases[#cases + 1] = { fill = g[8], v = { [P[1]] = { n, c, l }, [P[2]] = k, [P[3]] = st, [P[4]] = pd,
+      [P[5]] = dilated and dl or #cases % 2 } } -- count_include_pad
+  end
+  return cases
+end
+
+function R.max_pool1d(P) return pool1d_cases(P, true) end
+function R.avg_pool1d(P) return pool1d_cases(P, false) end
+
+-- Resizes { n, c, h, w, oh, ow, fill }: sizes that divide and that do not, down and up,
+-- to and from 1, the same size, and large ones.
+local RESIZES = {
+  { 1, 1, 3, 3, 2, 2, C }, { 2, 3, 8, 8, 4, 4, E }, { 1, 2, 7, 9, 3, 4, T }, { 2, 2, 5, 7, 10, 13, C },
+  { 1, 1, 1, 1, 3, 2, E }, { 3, 5, 9, 11, 1, 1, C }, { 2, 4, 6, 6, 6, 6, E }, { 1, 3, 13, 5, 5, 13, T },
+  { 16, 8, 28, 28, 7, 9, C }, { 2, 3, 33, 64, 64, 33, E },
+}
+
+local function resize_cases(P, flag)
+  local cases = {}
+  for _, g in ipairs(RESIZES) do
+    local v = { [P[1]] = { g[1], g[2], g[3], g[4] }, [P[2]] = { g[5], g[6] } }
+    if flag then v[P[3]] = #cases % 2 end -- align_corners
+    cases[#cases + 1] = { fill = g[7], v = v }
+  end
+  return cases
+end
+
+function R.adaptive_avg_pool2d(P) return resize_cases(P) end
+function R.interpolate2d(P) return resize_cases(P) end
+function R.interpolate2d_bilinear(P) return resize_cases(P, true) end
+
+function R.adaptive_avg_pool1d(P)
+  local cases = {}
+  for _, g in ipairs(RESIZES) do
+    cases[#cases + 1] = { fill = g[7], v = { [P[1]] = { g[1], g[2], g[4] }, [P[2]] = g[6] } }
+  end
+  return cases
+end
+
+-- Transposed convs { n, c, h, w, o, kh, kw, stride, padding, output_padding, dilation,
+-- groups, fill } (c input channels, o output channels).
+local CONVTS = {
+  { 1, 1, 2, 2, 1, 2, 2, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 }, 1, C },
+  { 2, 3, 5, 4, 4, 1, 1, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 }, 1, E },
+  { 1, 2, 4, 4, 3, 3, 3, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, T },
+  { 3, 4, 5, 6, 6, 3, 2, { 2, 1 }, { 1, 0 }, { 1, 0 }, { 1, 2 }, 2, C },
+  { 2, 6, 4, 4, 6, 3, 3, { 3, 2 }, { 2, 1 }, { 2, 0 }, { 2, 2 }, 6, E },
+  { 4, 8, 7, 7, 3, 4, 4, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 1, T },
+  { 8, 16, 14, 14, 8, 3, 3, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 1, C },
+  { 2, 1, 1, 1, 2, 5, 5, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 }, 1, E },
+}
+
+function R.conv_transpose2d(P)
+  local cases = {}
+  for _, g in ipairs(CONVTS) do
+    local n, c, h, w, o, kh, kw, st, pd, op, dl, gr = table.unpack(g, 1, 12)
+    cases[#cases + 1] = { fill = g[13], v = { [P[1]] = { n, c, h, w }, [P[2]] = { c, o // gr, kh, kw }, [P[3]] = { o },
+      [P[4]] = st, [P[5]] = pd, [P[6]] = op, [P[7]] = dl, [P[8]] = gr } }
+  end
+  return cases
+end
 
 
 -- Zero-size cases per shape rule (the generated test_<op>_empty, on every backend and on
@@ -1102,6 +1191,52 @@ local function attention_zero(P, masked)
 end
 function Z.attention(P) return attention_zero(P, false) end
 function Z.attention_masked(P) return attention_zero(P, true) end
+-- Spatial module ops: as the 2-d ones, an empty batch is fine; pools, adaptive pools and
+-- interpolation need non-empty channels and spatial dims (PyTorch's "non-empty ... tensor
+-- expected"); an output size of 0 is an error.
+function Z.conv1d(P)
+  return rows(P, { { { { 0, 3, 5 }, { 4, 3, 3 }, { 4 }, 1, 0, 1, 1 }, { 0, 4, 3 } },
+    { { { 0, 4, 6 }, { 4, 2, 3 }, { 4 }, 2, 1, 1, 2 }, { 0, 4, 3 } },
+    { { { 2, 3, 5 }, { 0, 3, 3 }, { 0 }, 1, 0, 1, 1 }, "TD_E_SHAPE" },
+    { { { 2, 3, 0 }, { 4, 3, 3 }, { 4 }, 1, 1, 1, 1 }, "TD_E_SHAPE" } })
+end
+
+function Z.max_pool1d(P)
+  return rows(P, { { { { 0, 3, 4 }, 2, 2, 0, 1 }, { 0, 3, 2 } }, { { { 0, 1, 7 }, 3, 2, 1, 2 }, { 0, 1, 3 } },
+    { { { 2, 0, 4 }, 2, 2, 0, 1 }, "TD_E_SHAPE" }, { { { 1, 2, 0 }, 2, 1, 1, 1 }, "TD_E_SHAPE" } })
+end
+
+function Z.avg_pool1d(P)
+  return rows(P, { { { { 0, 3, 4 }, 2, 2, 0, 0 }, { 0, 3, 2 } }, { { { 0, 2, 5 }, 3, 2, 1, 1 }, { 0, 2, 3 } },
+    { { { 3, 0, 4 }, 2, 2, 0, 0 }, "TD_E_SHAPE" }, { { { 1, 2, 0 }, 2, 1, 1, 1 }, "TD_E_SHAPE" } })
+end
+
+function Z.adaptive_avg_pool1d(P)
+  return rows(P, { { { { 0, 3, 5 }, 3 }, { 0, 3, 3 } }, { { { 0, 2, 2 }, 5 }, { 0, 2, 5 } },
+    { { { 2, 0, 4 }, 2 }, "TD_E_SHAPE" }, { { { 1, 2, 0 }, 2 }, "TD_E_SHAPE" }, { { { 1, 2, 4 }, 0 }, "TD_E_INVALID" } })
+end
+
+local function resize_empty(P, flag)
+  local list = { { { { 0, 3, 5, 5 }, { 2, 3 } }, { 0, 3, 2, 3 } }, { { { 0, 1, 2, 3 }, { 4, 1 } }, { 0, 1, 4, 1 } },
+    { { { 2, 0, 4, 4 }, { 2, 2 } }, "TD_E_SHAPE" }, { { { 1, 1, 0, 3 }, { 2, 2 } }, "TD_E_SHAPE" },
+    { { { 1, 1, 3, 3 }, { 0, 1 } }, "TD_E_INVALID" } }
+  if flag then
+    for i, r in ipairs(list) do r[1][3] = i % 2 end
+  end
+  return rows(P, list)
+end
+function Z.adaptive_avg_pool2d(P) return resize_empty(P) end
+function Z.interpolate2d(P) return resize_empty(P) end
+function Z.interpolate2d_bilinear(P) return resize_empty(P, true) end
+
+-- (h - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1: 2 + 2 + 1 = 5;
+-- 4 - 2 + 2 + 1 + 1 = 6.
+function Z.conv_transpose2d(P)
+  return rows(P, { { { { 0, 4, 3, 3 }, { 4, 3, 3, 3 }, { 3 }, ONE, ZERO, ZERO, ONE, 1 }, { 0, 3, 5, 5 } },
+    { { { 0, 4, 3, 3 }, { 4, 1, 3, 3 }, { 2 }, TWO, ONE, ONE, ONE, 2 }, { 0, 2, 6, 6 } },
+    { { { 2, 4, 0, 3 }, { 4, 3, 3, 3 }, { 3 }, ONE, ZERO, ZERO, ONE, 1 }, "TD_E_SHAPE" },
+    { { { 2, 3, 3, 3 }, { 4, 3, 3, 3 }, { 3 }, ONE, ZERO, ZERO, ONE, 1 }, "TD_E_SHAPE" } })
+end
 
 -- A rule without its own zero-size cases (Z): its first cases with a tensor of 1 dim or
 -- more, with the leading dim of the tensors of the most dims (so that broadcasts still line

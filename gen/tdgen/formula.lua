@@ -206,6 +206,9 @@ M.helpers = {
     uses = { "float_argsort", "int_into_data", "float_into_data", "float_from_data" } },
   topk_grad = { c = "td_ad_topk_grad", params = { "tensor", "tensor", "iscalar", "iscalar" },
     uses = { "float_argtopk", "int_into_data", "float_into_data", "float_from_data" } },
+  -- spatial module ops (specs/ops/module_spatial.lua): zeros [size of t's dim 0] on t's
+  -- device (the zero bias of conv_transpose2d's input gradient, a conv2d by its weight)
+  zeros_dim0 = { c = "td_ad_zeros_dim0", params = { "tensor" }, uses = { "float_zeros" } },
 }
 
 local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", i32 = "iscalar", dims = "array", shape = "array",

@@ -191,6 +191,15 @@ M.rules = {
   embedding = { "tensor", "tensor" },
   attention = { "tensor", "tensor", "tensor", "i64" },
   attention_masked = { "tensor", "tensor", "tensor", "tensor", "i64" },
+  -- spatial module ops (specs/ops/module_spatial.lua; runtime/core/td_rules_spatial.c)
+  conv1d = { "tensor", "tensor", "tensor", "i64", "i64", "i64", "i64" },
+  max_pool1d = { "tensor", "i64", "i64", "i64", "i64" },
+  avg_pool1d = { "tensor", "i64", "i64", "i64", "i64" },
+  adaptive_avg_pool1d = { "tensor", "i64" },
+  adaptive_avg_pool2d = { "tensor", "array" },
+  interpolate2d = { "tensor", "array" },
+  interpolate2d_bilinear = { "tensor", "array", "i64" },
+  conv_transpose2d = { "tensor", "tensor", "tensor", "array", "array", "array", "array", "i64" },
 }
 
 -- Rules whose C function takes the tensors themselves, not their shapes: the result's

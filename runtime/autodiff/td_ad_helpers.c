@@ -969,3 +969,12 @@ td_status td_ad_topk_grad(const td_tensor *g, const td_tensor *a, int64_t count,
     return st;
 }
 #endif
+
+/* spatial module ops (specs/ops/module_spatial.lua) */
+#if defined(TD_HAVE_OP_FLOAT_ZEROS)
+td_status td_ad_zeros_dim0(const td_tensor *t, td_tensor **out)
+{
+    const int64_t n = t->shape.ndim > 0 ? t->shape.dims[0] : 1;
+    return td_float_zeros(t->device, &n, 1, out);
+}
+#endif

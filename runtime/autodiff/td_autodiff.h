@@ -133,4 +133,7 @@ td_status td_ad_cummin_grad(const td_tensor *g, const td_tensor *a, int64_t dim,
 td_status td_ad_sort_grad(const td_tensor *g, const td_tensor *a, int64_t dim, int64_t descending, td_tensor **out);
 td_status td_ad_topk_grad(const td_tensor *g, const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
 
+/* spatial module ops (specs/ops/module_spatial.lua) */
+td_status td_ad_zeros_dim0(const td_tensor *t, td_tensor **out);
+
 #endif

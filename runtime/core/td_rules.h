@@ -134,4 +134,23 @@ td_status td_rule_attention(const char *op, const td_shape *q, const td_shape *k
 td_status td_rule_attention_masked(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
                                    const td_shape *mask, int64_t causal, td_shape *out);
 
+/* spatial module ops: 1-d conv and pools, adaptive pools, interpolation, transposed conv
+ * (specs/ops/module_spatial.lua; td_rules_spatial.c) */
+td_status td_rule_conv1d(const char *op, const td_shape *x, const td_shape *weight, const td_shape *bias,
+                         int64_t stride, int64_t padding, int64_t dilation, int64_t groups, td_shape *out);
+td_status td_rule_max_pool1d(const char *op, const td_shape *x, int64_t kernel, int64_t stride, int64_t padding,
+                             int64_t dilation, td_shape *out);
+td_status td_rule_avg_pool1d(const char *op, const td_shape *x, int64_t kernel, int64_t stride, int64_t padding,
+                             int64_t count_include_pad, td_shape *out);
+td_status td_rule_adaptive_avg_pool1d(const char *op, const td_shape *x, int64_t size, td_shape *out);
+td_status td_rule_adaptive_avg_pool2d(const char *op, const td_shape *x, const int64_t *size, int size_len,
+                                      td_shape *out);
+td_status td_rule_interpolate2d(const char *op, const td_shape *x, const int64_t *size, int size_len, td_shape *out);
+td_status td_rule_interpolate2d_bilinear(const char *op, const td_shape *x, const int64_t *size, int size_len,
+                                         int64_t align_corners, td_shape *out);
+td_status td_rule_conv_transpose2d(const char *op, const td_shape *x, const td_shape *weight, const td_shape *bias,
+                                   const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                                   const int64_t *output_padding, int output_padding_len, const int64_t *dilation,
+                                   int dilation_len, int64_t groups, td_shape *out);
+
 #endif

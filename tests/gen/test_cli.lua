@@ -147,7 +147,8 @@ do
   local bad = {}
   for _, l in ipairs(lines) do
     local name, fam, bes = l:match("^(%S+)%s+(%S+)%s+(%S+)")
-    -- native on the cpu, or a composite there (the ops of specs/ops/module_nn.lua have no kernel)
+    -- native on the cpu, or a composite there (the module composites of module_nn.lua and
+    -- module_spatial.lua have no kernel)
     local comp = l:match("%scomposite:(%S+)")
     local has_cpu = false
     for b in (bes or ""):gmatch("[^,]+") do if b == "cpu" then has_cpu = true end end
