@@ -192,6 +192,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_UNFOLD] = "float_unfold",
     [TD_OP_FLOAT_PAD] = "float_pad",
     [TD_OP_FLOAT_MAX_POOL2D_INDICES] = "float_max_pool2d_indices",
+    [TD_OP_FLOAT_MAX_POOL1D_INDICES] = "float_max_pool1d_indices",
     [TD_OP_FLOAT_MEAN] = "float_mean",
     [TD_OP_FLOAT_PROD] = "float_prod",
     [TD_OP_FLOAT_PROD_DIM] = "float_prod_dim",
@@ -21882,6 +21883,183 @@ td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel,
         return td_st;
     }
     return entry_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+}
+
+/* ---- float_max_pool1d_indices (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool1d_indices";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)kernel;
+    (void)stride;
+    (void)padding;
+    (void)dilation;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_a4[4] = { 0 };
+    int64_t td_a5[2] = { 0 };
+    int64_t td_a6[2] = { 0 };
+    int64_t td_a7[2] = { 0 };
+    int64_t td_a8[2] = { 0 };
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_s11 = 0;
+    int64_t td_a12[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s3);
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_a4[1] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a4[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a4[3] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a4, 4, &td_t1);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(kernel);
+    if (td_st == TD_OK)
+        td_a6[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a6[1] = (int64_t)(stride);
+    if (td_st == TD_OK)
+        td_a7[0] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a7[1] = (int64_t)(padding);
+    if (td_st == TD_OK)
+        td_a8[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a8[1] = (int64_t)(dilation);
+    if (td_st == TD_OK)
+        td_st = td_float_max_pool2d_indices(td_t1, td_a5, 2, td_a6, 2, td_a7, 2, td_a8, 2, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t2->shape, (int64_t)(0), &td_s9);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t2->shape, (int64_t)(1), &td_s10);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t2->shape, (int64_t)(3), &td_s11);
+    if (td_st == TD_OK)
+        td_a12[0] = (int64_t)(td_s9);
+    if (td_st == TD_OK)
+        td_a12[1] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a12[2] = (int64_t)(td_s11);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t2, td_a12, 3, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_max_pool1d_indices(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_max_pool1d_indices(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool1d_indices";
+    TD_TRY(td_guard(td_opname, x));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (x->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_max_pool1d_indices(x->inner, kernel, stride, padding, dilation, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_max_pool1d_indices(x->inner, kernel, stride, padding, dilation, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_float_max_pool1d_indices[] = "float_max_pool1d_indices";
+
+static inline td_status entry_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool1d_indices";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    td_autodiff_context td_ctx = x->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_max_pool1d(td_opname, &x->shape, kernel, stride, padding, dilation, &td_shape_out));
+    switch (x->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_max_pool1d_indices(x, kernel, stride, padding, dilation, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_max_pool1d_indices(x, kernel, stride, padding, dilation, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_max_pool1d_indices(x, kernel, stride, padding, dilation, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(x->kind));
+    }
+}
+
+td_status td_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_max_pool1d_indices(x, kernel, stride, padding, dilation, out);
+        const td_tensor *const td_ins[] = { x };
+        td_trace_op(td_opname_float_max_pool1d_indices, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_max_pool1d_indices(x, kernel, stride, padding, dilation, out);
 }
 
 /* ---- float_mean (unary_float) ---- */
@@ -43675,6 +43853,32 @@ td_status td_float_max_pool2d_with_indices(const td_tensor *x, const int64_t *ke
         td_st = td_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, values);
     if (td_st == TD_OK)
         td_st = td_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- float_max_pool1d_with_indices (tuple) ---- */
+
+td_status td_float_max_pool1d_with_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "float_max_pool1d_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_float_max_pool1d(x, kernel, stride, padding, dilation, values);
+    if (td_st == TD_OK)
+        td_st = td_float_max_pool1d_indices(x, kernel, stride, padding, dilation, indices);
     if (td_st != TD_OK) {
         td_tensor_release(*values);
         *values = NULL;

@@ -307,7 +307,8 @@ typedef enum td_op {
     TD_OP_FLOAT_INTERPOLATE2D_NEAREST = 755,
     TD_OP_FLOAT_INTERPOLATE2D_BILINEAR = 756,
     TD_OP_FLOAT_CONV_TRANSPOSE2D = 757,
-    TD_OP_COUNT = 758 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_MAX_POOL1D_INDICES = 758,
+    TD_OP_COUNT = 759 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -603,5 +604,6 @@ typedef enum td_op {
 #define TD_HAVE_OP_FLOAT_INTERPOLATE2D_NEAREST 1
 #define TD_HAVE_OP_FLOAT_INTERPOLATE2D_BILINEAR 1
 #define TD_HAVE_OP_FLOAT_CONV_TRANSPOSE2D 1
+#define TD_HAVE_OP_FLOAT_MAX_POOL1D_INDICES 1
 
 #endif

@@ -909,6 +909,12 @@ td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, fl
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
 
+/* The place of each window's maximum in float_max_pool1d, as an index into its row of L (PyTorch's return_indices): the first maximum, a NaN wins (the last one). With float_max_pool1d it is the tuple float_max_pool1d_with_indices.
+ * Family unary_float; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out);
+
 /* Mean of all elements, as a 0-dim tensor (NaN for an empty tensor, like PyTorch).
  * Family unary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
@@ -1742,6 +1748,11 @@ td_status td_int_sort_with_indices(const td_tensor *a, int64_t dim, int32_t desc
  * A tuple of float_max_pool2d (values), float_max_pool2d_indices (indices), called in that order with the same arguments: an error is the
  * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
 td_status td_float_max_pool2d_with_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **values, td_tensor **indices);
+
+/* 1-D max pooling and the place of each maximum in its row (torch.nn.functional.max_pool1d with return_indices=True).
+ * A tuple of float_max_pool1d (values), float_max_pool1d_indices (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_float_max_pool1d_with_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **values, td_tensor **indices);
 
 TD_API_END
 #ifdef __cplusplus

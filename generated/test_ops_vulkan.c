@@ -22952,6 +22952,138 @@ static void test_float_max_pool2d_indices_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_float_max_pool2d_indices, n);
 }
 
+static void test_float_max_pool1d_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_max_pool1d_indices(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), "float_max_pool1d_indices");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const int32_t want[] = { 1, 1, 3, 3 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool1d_indices_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_max_pool1d_indices(x, INT64_C(3), INT64_C(2), INT64_C(1), INT64_C(1), &out), "float_max_pool1d_indices");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 1, 1, 3 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool1d_indices_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3) };
+    static const float x_data[] = { 2.0f, 2.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_max_pool1d_indices(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), "float_max_pool1d_indices");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
+    static const int32_t want[] = { 0, 1 };
+    tdt_expect(out, TD_I32, want_shape, 3, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool1d_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_max_pool1d_indices(NULL, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), TD_E_NULL, "float_max_pool1d_indices");
+    assert_null(out);
+}
+
+static void test_float_max_pool1d_indices_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const int32_t x_data[] = { 0 };
+    td_tensor *x = tdt_filled(dev, TD_I32, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_expect_error(td_float_max_pool1d_indices(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), TD_E_KIND, "float_max_pool1d_indices");
+    assert_null(out);
+    td_tensor_release(x);
+}
+
+static td_status cmp_float_max_pool1d_indices(const tdt_call *c)
+{
+    return td_float_max_pool1d_indices(c->ins[0], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->cs->i[3], c->out);
+}
+
+static const tdt_case cases_float_max_pool1d_indices[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 1, 3 } } }, .i = { INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 2, 3, 8 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 1, 2, 9 } } }, .i = { INT64_C(3), INT64_C(2), INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 2, 10 } } }, .i = { INT64_C(3), INT64_C(1), INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 1, 1, 1 } } }, .i = { INT64_C(1), INT64_C(1), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 5, 11 } } }, .i = { INT64_C(4), INT64_C(3), INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 2, 4, 6 } } }, .i = { INT64_C(3), INT64_C(3), INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 64, 8, 784 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1) } },
+};
+
+static void test_float_max_pool1d_indices_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool1d_indices",
+        .run = cmp_float_max_pool1d_indices,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 1808647920u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_max_pool1d_indices, (int)(sizeof cases_float_max_pool1d_indices / sizeof cases_float_max_pool1d_indices[0]));
+}
+
+static const tdt_case empty_float_max_pool1d_indices[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 0, 3, 4 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 3, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 0, 1, 7 } } }, .i = { INT64_C(3), INT64_C(2), INT64_C(1), INT64_C(2) }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 1, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 4 } } }, .i = { INT64_C(2), INT64_C(2), INT64_C(0), INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 2, 0 } } }, .i = { INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_pool1d_indices_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool1d_indices",
+        .run = cmp_float_max_pool1d_indices,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 1808647920u,
+    };
+    const int n = (int)(sizeof empty_float_max_pool1d_indices / sizeof empty_float_max_pool1d_indices[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_max_pool1d_indices, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_max_pool1d_indices, n);
+}
+
 static void test_float_mean_example_1(void **state)
 {
     (void)state;
@@ -47190,6 +47322,48 @@ static void test_float_max_pool2d_with_indices_null(void **state)
     }
 }
 
+static void test_float_max_pool1d_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_check(td_float_max_pool1d_with_indices(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &r_values, &r_indices), "float_max_pool1d_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const float want_values[] = { 5.0f, 5.0f, 4.0f, 4.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 3, want_values, 4, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(1), INT64_C(1), INT64_C(4) };
+    static const int32_t want_indices[] = { 1, 1, 3, 3 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 3, want_indices, 4, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(x);
+}
+
+static void test_float_max_pool1d_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
+    static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
+    (void)x_data;
+    assert_non_null(x);
+    tdt_expect_error(td_float_max_pool1d_with_indices(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_max_pool1d_with_indices");
+    tdt_expect_error(td_float_max_pool1d_with_indices(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &r_values, NULL), TD_E_NULL, "float_max_pool1d_with_indices");
+    td_tensor_release(x);
+    {
+    tdt_expect_error(td_float_max_pool1d_with_indices(NULL, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_max_pool1d_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+    }
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -48180,6 +48354,13 @@ int main(void)
         TDT_TEST(test_float_max_pool2d_indices_wrong_kind),
         TDT_TEST(test_float_max_pool2d_indices_vs_cpu),
         TDT_TEST(test_float_max_pool2d_indices_empty),
+        TDT_TEST(test_float_max_pool1d_indices_example_1),
+        TDT_TEST(test_float_max_pool1d_indices_example_2),
+        TDT_TEST(test_float_max_pool1d_indices_example_3),
+        TDT_TEST(test_float_max_pool1d_indices_null),
+        TDT_TEST(test_float_max_pool1d_indices_wrong_kind),
+        TDT_TEST(test_float_max_pool1d_indices_vs_cpu),
+        TDT_TEST(test_float_max_pool1d_indices_empty),
         TDT_TEST(test_float_mean_example_1),
         TDT_TEST(test_float_mean_example_2),
         TDT_TEST(test_float_mean_example_3),
@@ -49157,6 +49338,8 @@ int main(void)
         TDT_TEST(test_int_sort_with_indices_null),
         TDT_TEST(test_float_max_pool2d_with_indices_example_1),
         TDT_TEST(test_float_max_pool2d_with_indices_null),
+        TDT_TEST(test_float_max_pool1d_with_indices_example_1),
+        TDT_TEST(test_float_max_pool1d_with_indices_null),
     };
     return cmocka_run_group_tests_name("ops_vulkan", tests, group_setup, group_teardown);
 }

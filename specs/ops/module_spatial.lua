@@ -375,3 +375,33 @@ op {
   bound = "compute",
   nmse = 1e-6,
 }
+
+op {
+  name = "float_max_pool1d_indices",
+  id = 758,
+  family = "unary_float",
+  doc = "The place of each window's maximum in float_max_pool1d, as an index into its row of L (PyTorch's return_indices): the first maximum, a NaN wins (the last one). With float_max_pool1d it is the tuple float_max_pool1d_with_indices.",
+  args = { "float x", "i64 kernel", "i64 stride", "i64 padding", "i64 dilation" },
+  returns = "int",
+  shape = "max_pool1d(x, kernel, stride, padding, dilation)",
+  examples = {
+    -- windows [1,5] [5,3] [3,4] [4,2]: 5 at 1, 5 at 1, 4 at 3, 4 at 3.
+    { x = { shape = { 1, 1, 5 }, data = { 1, 5, 3, 4, 2 } },
+      kernel = 2, stride = 1, padding = 0, dilation = 1,
+      out = { shape = { 1, 1, 4 }, data = { 1, 1, 3, 3 } } },
+    -- kernel 3, stride 2, padding 1: {1,5} -> 1, {5,3,4} -> 1, {4,2} -> 3.
+    { x = { shape = { 1, 1, 5 }, data = { 1, 5, 3, 4, 2 } },
+      kernel = 3, stride = 2, padding = 1, dilation = 1,
+      out = { shape = { 1, 1, 3 }, data = { 1, 1, 3 } } },
+    -- ties go to the first: [2, 2, 2] -> 0 for both windows of 2.
+    { x = { shape = { 1, 1, 3 }, data = { 2, 2, 2 } },
+      kernel = 2, stride = 1, padding = 0, dilation = 1,
+      out = { shape = { 1, 1, 2 }, data = { 0, 1 } } },
+  },
+  -- the 2-d indices over [N, C, 1, L] with 1 x kernel windows: the row is 0, so ih * L + iw = iw.
+  decompose = {
+    "y = float_max_pool2d_indices(float_reshape(x, array(size(x, 0), size(x, 1), 1, size(x, 2))), array(1, kernel), " ..
+      "array(1, stride), array(0, padding), array(1, dilation))",
+    "int_reshape(y, array(size(y, 0), size(y, 1), size(y, 3)))",
+  },
+}

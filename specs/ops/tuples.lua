@@ -110,3 +110,14 @@ tuple {
       values = { shape = { 1, 1, 2, 2 }, data = { 5, 6, 9, 8 } }, indices = { shape = { 1, 1, 2, 2 }, data = { 1, 5, 6, 7 } } },
   },
 }
+
+tuple {
+  name = "float_max_pool1d_with_indices",
+  doc = "1-D max pooling and the place of each maximum in its row (torch.nn.functional.max_pool1d with return_indices=True).",
+  parts = { "values = float_max_pool1d", "indices = float_max_pool1d_indices" },
+  examples = {
+    -- windows [1,5] [5,3] [3,4] [4,2]: maxima 5, 5, 4, 4 at 1, 1, 3, 3.
+    { x = { shape = { 1, 1, 5 }, data = { 1, 5, 3, 4, 2 } }, kernel = 2, stride = 1, padding = 0, dilation = 1,
+      values = { shape = { 1, 1, 4 }, data = { 5, 5, 4, 4 } }, indices = { shape = { 1, 1, 4 }, data = { 1, 1, 3, 3 } } },
+  },
+}
