@@ -83,6 +83,7 @@ td_status td_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_ten
 td_status td_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise bitwise a ^ value. */
 td_status td_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise a << value: bits shifted out are lost (wraps around); a shift value < 0 or value >= 32 gives 0. */
 td_status td_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor *out); /* Elementwise arithmetic a >> value (rounds toward -infinity); a shift value < 0 or value >= 32 gives 0 for a >= 0 and -1 for a < 0. */
+td_status td_cpu_int_square(const td_tensor *a, td_tensor *out); /* Elementwise a * a, wrapping around in int32 (torch.square on int32). */
 td_status td_cpu_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out); /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred). */
 td_status td_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out); /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is). */
 td_status td_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out); /* Returns an int tensor whose dimension i is dimension perm[i] of a (negative entries count from the end, as in PyTorch). */
@@ -160,6 +161,7 @@ td_status td_cpu_float_greater_elem(const td_tensor *a, float value, td_tensor *
 td_status td_cpu_float_greater_equal_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a >= value as bool. */
 td_status td_cpu_float_lower_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a < value as bool. */
 td_status td_cpu_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a <= value as bool. */
+td_status td_cpu_float_square(const td_tensor *a, td_tensor *out); /* Elementwise a * a (torch.square). */
 td_status td_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. */
 td_status td_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out); /* Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused. */
 td_status td_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out); /* Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices. */

@@ -97,6 +97,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_INT_BITWISE_XOR_SCALAR] = "int_bitwise_xor_scalar",
     [TD_OP_INT_BITWISE_LEFT_SHIFT_SCALAR] = "int_bitwise_left_shift_scalar",
     [TD_OP_INT_BITWISE_RIGHT_SHIFT_SCALAR] = "int_bitwise_right_shift_scalar",
+    [TD_OP_INT_SQUARE] = "int_square",
     [TD_OP_INT_RESHAPE] = "int_reshape",
     [TD_OP_INT_SWAP_DIMS] = "int_swap_dims",
     [TD_OP_INT_PERMUTE] = "int_permute",
@@ -174,6 +175,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_GREATER_EQUAL_ELEM] = "float_greater_equal_elem",
     [TD_OP_FLOAT_LOWER_ELEM] = "float_lower_elem",
     [TD_OP_FLOAT_LOWER_EQUAL_ELEM] = "float_lower_equal_elem",
+    [TD_OP_FLOAT_SQUARE] = "float_square",
     [TD_OP_FLOAT_GATHER] = "float_gather",
     [TD_OP_FLOAT_SCATTER_ADD] = "float_scatter_add",
     [TD_OP_FLOAT_SELECT] = "float_select",
@@ -7844,6 +7846,128 @@ td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, t
         return td_st;
     }
     return entry_int_bitwise_right_shift_scalar(a, value, out);
+}
+
+/* ---- int_square (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_square";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_mul(a, a, &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_int_square(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("int_square", a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_square(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_square(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_square";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_square(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_square(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+static const char td_opname_int_square[] = "int_square";
+
+static inline td_status entry_int_square(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "int_square";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_square(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_square(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_square(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_int_square(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_int_square(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_int_square, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_int_square(a, out);
 }
 
 /* ---- int_reshape (unary) ---- */
@@ -18999,6 +19123,180 @@ td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *
         return td_st;
     }
     return entry_float_lower_equal_elem(a, value, out);
+}
+
+/* ---- float_square (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_square";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, a, &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_square(a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_square", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_square(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_square(a, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_square(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        td_tensor *t2 = NULL;
+        if (st == TD_OK)
+            st = td_float_mul_scalar(grad, (float)(2), &t1);
+        if (st == TD_OK)
+            st = td_float_mul(t1, vals[0], &t2);
+        if (st == TD_OK) {
+            grads[i] = t2;
+            t2 = NULL;
+        }
+        td_tensor_release(t1);
+        td_tensor_release(t2);
+    }
+    return st;
+}
+
+static td_status fw_float_square(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_square(vals[0], out);
+}
+
+static td_status arm_autodiff_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_square";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_square(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_square(a->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_square, fw_float_square, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+static const char td_opname_float_square[] = "float_square";
+
+static inline td_status entry_float_square(const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_square";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_square(a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_square(a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_square(a, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+td_status td_float_square(const td_tensor *a, td_tensor **out)
+{
+    if (__builtin_expect(td_tracing(), 0)) {
+        const uint64_t td_t0 = td_trace_now();
+        const td_status td_st = entry_float_square(a, out);
+        const td_tensor *const td_ins[] = { a };
+        td_trace_op(td_opname_float_square, td_ins, 1, NULL, td_t0, td_st);
+        return td_st;
+    }
+    return entry_float_square(a, out);
 }
 
 /* ---- float_gather (unary_float) ---- */

@@ -367,6 +367,12 @@ td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
+/* Elementwise a * a, wrapping around in int32 (torch.square on int32).
+ * Family unary; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_square(const td_tensor *a, td_tensor **out);
+
 /* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -812,6 +818,12 @@ td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out);
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out);
+
+/* Elementwise a * a (torch.square).
+ * Family unary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_square(const td_tensor *a, td_tensor **out);
 
 /* Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
  * Family unary_float; implemented by: cpu, vulkan.

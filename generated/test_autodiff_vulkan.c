@@ -1639,6 +1639,52 @@ static void test_float_lower_equal_elem_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_square(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_square(ins[0], out);
+    return st;
+}
+
+static void test_float_square_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(5) };
+    const tdt_input ins[] = { { s1, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_square, ins, 1, 4074599610u);
+}
+
+static td_status fwd_float_square_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_square(ins[0], out);
+    return st;
+}
+
+static void test_float_square_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_square_empty, ins, 1, 728549u);
+}
+
+static void test_float_square_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 3.0f, -1.5f, 0.0f, -INFINITY, 1e+20f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_square(a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_gather(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -1678,7 +1724,7 @@ static void test_float_gather_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(7) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gather_empty, ins, 1, 728549u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gather_empty, ins, 1, 736468u);
 }
 
 static void test_float_gather_guard(void **state)
@@ -1768,7 +1814,7 @@ static void test_float_scatter_add_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(7) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(0) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_add_empty, ins, 2, 736468u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_add_empty, ins, 2, 744387u);
 }
 
 static void test_float_scatter_add_guard(void **state)
@@ -1868,7 +1914,7 @@ static void test_float_select_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(7) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_empty, ins, 1, 744387u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_empty, ins, 1, 752306u);
 }
 
 static void test_float_select_guard(void **state)
@@ -1958,7 +2004,7 @@ static void test_float_select_add_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(7) };
     static const int64_t s2[] = { INT64_C(3), INT64_C(0) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_add_empty, ins, 2, 752306u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_add_empty, ins, 2, 760225u);
 }
 
 static void test_float_select_add_guard(void **state)
@@ -2060,7 +2106,7 @@ static void test_float_scatter_assign_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(7) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(0) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_assign_empty, ins, 2, 807739u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_assign_empty, ins, 2, 815658u);
 }
 
 static void test_float_scatter_assign_guard(void **state)
@@ -2162,7 +2208,7 @@ static void test_float_select_assign_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(7) };
     static const int64_t s2[] = { INT64_C(3), INT64_C(0) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_assign_empty, ins, 2, 863172u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_assign_empty, ins, 2, 871091u);
 }
 
 static void test_float_select_assign_guard(void **state)
@@ -2252,7 +2298,7 @@ static void test_float_reshape_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape_empty, ins, 1, 1267041u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape_empty, ins, 1, 1282879u);
 }
 
 static void test_float_reshape_guard(void **state)
@@ -2299,7 +2345,7 @@ static void test_float_swap_dims_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims_empty, ins, 1, 1274960u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims_empty, ins, 1, 1290798u);
 }
 
 static void test_float_swap_dims_guard(void **state)
@@ -2347,7 +2393,7 @@ static void test_float_permute_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute_empty, ins, 1, 1282879u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute_empty, ins, 1, 1298717u);
 }
 
 static void test_float_permute_guard(void **state)
@@ -2396,7 +2442,7 @@ static void test_float_expand_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand_empty, ins, 1, 1290798u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand_empty, ins, 1, 1306636u);
 }
 
 static void test_float_expand_guard(void **state)
@@ -2447,7 +2493,7 @@ static void test_float_slice_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_empty, ins, 1, 1298717u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_empty, ins, 1, 1314555u);
 }
 
 static void test_float_slice_guard(void **state)
@@ -2497,7 +2543,7 @@ static void test_float_flip_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_flip_empty, ins, 1, 1433340u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_flip_empty, ins, 1, 1449178u);
 }
 
 static void test_float_flip_guard(void **state)
@@ -2544,7 +2590,7 @@ static void test_float_repeat_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_repeat_dim_empty, ins, 1, 1457097u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_repeat_dim_empty, ins, 1, 1472935u);
 }
 
 static void test_float_repeat_dim_guard(void **state)
@@ -2590,7 +2636,7 @@ static void test_float_transpose_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_transpose_empty, ins, 1, 1480854u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_transpose_empty, ins, 1, 1496692u);
 }
 
 static void test_float_transpose_guard(void **state)
@@ -2636,7 +2682,7 @@ static void test_float_narrow_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_narrow_empty, ins, 1, 1504611u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_narrow_empty, ins, 1, 1520449u);
 }
 
 static void test_float_narrow_guard(void **state)
@@ -2682,7 +2728,7 @@ static void test_float_unfold_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_unfold_empty, ins, 1, 1552125u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_unfold_empty, ins, 1, 1567963u);
 }
 
 static void test_float_unfold_guard(void **state)
@@ -2730,7 +2776,7 @@ static void test_float_pad_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_pad_empty, ins, 1, 1560044u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_pad_empty, ins, 1, 1575882u);
 }
 
 static void test_float_pad_guard(void **state)
@@ -2813,7 +2859,7 @@ static void test_float_mean_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1789695u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1805533u);
 }
 
 static void test_float_mean_guard(void **state)
@@ -2859,7 +2905,7 @@ static void test_float_prod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1797614u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1813452u);
 }
 
 static void test_float_prod_guard(void **state)
@@ -2905,7 +2951,7 @@ static void test_float_prod_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1805533u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1821371u);
 }
 
 static void test_float_prod_dim_guard(void **state)
@@ -3044,7 +3090,7 @@ static void test_float_max_abs_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1837209u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1853047u);
 }
 
 static void test_float_max_abs_dim_guard(void **state)
@@ -3154,7 +3200,7 @@ static void test_float_cumsum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1876804u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1892642u);
 }
 
 static void test_float_cumsum_guard(void **state)
@@ -3200,7 +3246,7 @@ static void test_float_cumprod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1884723u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1900561u);
 }
 
 static void test_float_cumprod_guard(void **state)
@@ -3246,7 +3292,7 @@ static void test_float_cummax_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1892642u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1908480u);
 }
 
 static void test_float_cummax_guard(void **state)
@@ -3292,7 +3338,7 @@ static void test_float_cummin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1900561u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1916399u);
 }
 
 static void test_float_cummin_guard(void **state)
@@ -3338,7 +3384,7 @@ static void test_float_sort_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1924318u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1940156u);
 }
 
 static void test_float_sort_guard(void **state)
@@ -3400,7 +3446,7 @@ static void test_float_topk_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1940156u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1955994u);
 }
 
 static void test_float_topk_guard(void **state)
@@ -3462,7 +3508,7 @@ static void test_float_neg_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2130212u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2146050u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -3508,7 +3554,7 @@ static void test_float_abs_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2138131u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2153969u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -3554,7 +3600,7 @@ static void test_float_exp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2146050u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2161888u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -3600,7 +3646,7 @@ static void test_float_log_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2153969u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2169807u);
 }
 
 static void test_float_log_guard(void **state)
@@ -3646,7 +3692,7 @@ static void test_float_sqrt_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2161888u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2177726u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -3692,7 +3738,7 @@ static void test_float_sin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2169807u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2185645u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -3738,7 +3784,7 @@ static void test_float_cos_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2177726u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2193564u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -3784,7 +3830,7 @@ static void test_float_tanh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2185645u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2201483u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -3830,7 +3876,7 @@ static void test_float_sigmoid_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2193564u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2209402u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -3876,7 +3922,7 @@ static void test_float_relu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2201483u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2217321u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -3922,7 +3968,7 @@ static void test_float_gelu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2209402u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2225240u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -3968,7 +4014,7 @@ static void test_float_powf_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2217321u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2233159u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -4014,7 +4060,7 @@ static void test_float_clamp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2225240u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2241078u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -4060,7 +4106,7 @@ static void test_float_add_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2233159u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2248997u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -4106,7 +4152,7 @@ static void test_float_mul_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2241078u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2256916u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -4164,7 +4210,7 @@ static void test_float_mask_fill_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2248997u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2264835u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -4240,7 +4286,7 @@ static void test_float_sum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2256916u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2272754u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -4286,7 +4332,7 @@ static void test_float_sum_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2264835u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2280673u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -4332,7 +4378,7 @@ static void test_float_mean_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2272754u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2288592u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -4378,7 +4424,7 @@ static void test_float_max_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2280673u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2296511u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -4424,7 +4470,7 @@ static void test_float_min_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2288592u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2304430u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -6760,7 +6806,7 @@ static void test_float_mask_select_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_select_empty, ins, 1, 839415u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_select_empty, ins, 1, 847334u);
 }
 
 static void test_float_mask_select_guard(void **state)
@@ -6842,7 +6888,7 @@ static void test_float_slice_assign_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     static const int64_t s2[] = { INT64_C(0), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign_empty, ins, 2, 1306636u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign_empty, ins, 2, 1322474u);
 }
 
 static void test_float_slice_assign_guard(void **state)
@@ -6922,7 +6968,7 @@ static void test_float_cross_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(0), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_empty, ins, 2, 1583801u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_empty, ins, 2, 1599639u);
 }
 
 static void test_float_cross_guard(void **state)
@@ -7006,7 +7052,7 @@ static void test_float_conv2d_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3), INT64_C(3) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv2d_empty, ins, 3, 1591720u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv2d_empty, ins, 3, 1607558u);
 }
 
 static void test_float_conv2d_guard(void **state)
@@ -7230,7 +7276,7 @@ static void test_float_max_pool2d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4), INT64_C(4) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool2d_empty, ins, 1, 1615477u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool2d_empty, ins, 1, 1631315u);
 }
 
 static void test_float_max_pool2d_guard(void **state)
@@ -7338,7 +7384,7 @@ static void test_float_avg_pool2d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4), INT64_C(4) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool2d_empty, ins, 1, 1631315u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool2d_empty, ins, 1, 1647153u);
 }
 
 static void test_float_avg_pool2d_guard(void **state)
@@ -7441,7 +7487,7 @@ static void test_float_linear_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(5) };
     static const int64_t s3[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_linear_empty, ins, 3, 1647153u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_linear_empty, ins, 3, 1662991u);
 }
 
 static void test_float_linear_guard(void **state)
@@ -7531,7 +7577,7 @@ static void test_float_layer_norm_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_layer_norm_empty, ins, 3, 1662991u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_layer_norm_empty, ins, 3, 1678829u);
 }
 
 static void test_float_layer_norm_guard(void **state)
@@ -7621,7 +7667,7 @@ static void test_float_group_norm_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true }, { s2, 1, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_group_norm_empty, ins, 3, 1670910u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_group_norm_empty, ins, 3, 1686748u);
 }
 
 static void test_float_group_norm_guard(void **state)
@@ -7715,7 +7761,7 @@ static void test_float_batch_norm_infer_gradcheck_empty(void **state)
     static const int64_t s4[] = { INT64_C(3) };
     static const int64_t s5[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 1, true, true }, { s4, 1, false, true }, { s5, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_infer_empty, ins, 5, 1678829u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_infer_empty, ins, 5, 1694667u);
 }
 
 static void test_float_batch_norm_infer_guard(void **state)
@@ -7829,7 +7875,7 @@ static void test_float_batch_norm_train_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(3) };
     static const int64_t s3[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_train_empty, ins, 3, 1686748u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_train_empty, ins, 3, 1702586u);
 }
 
 static void test_float_batch_norm_train_guard(void **state)
@@ -7927,7 +7973,7 @@ static void test_float_embedding_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(7), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_embedding_empty, ins, 1, 1694667u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_embedding_empty, ins, 1, 1710505u);
 }
 
 static void test_float_embedding_guard(void **state)
@@ -8007,7 +8053,7 @@ static void test_float_attention_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(4) };
     static const int64_t s3[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(6) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_empty, ins, 3, 1702586u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_empty, ins, 3, 1718424u);
 }
 
 static void test_float_attention_guard(void **state)
@@ -8099,7 +8145,7 @@ static void test_float_attention_masked_gradcheck_empty(void **state)
     static const int64_t s3[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(6) };
     static const int64_t s4[] = { INT64_C(0), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 4, false, true }, { s4, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_masked_empty, ins, 4, 1710505u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_masked_empty, ins, 4, 1726343u);
 }
 
 static void test_float_attention_masked_guard(void **state)
@@ -8201,7 +8247,7 @@ static void test_float_conv1d_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true }, { s2, 3, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv1d_empty, ins, 3, 1718424u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv1d_empty, ins, 3, 1734262u);
 }
 
 static void test_float_conv1d_guard(void **state)
@@ -8287,7 +8333,7 @@ static void test_float_max_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool1d_empty, ins, 1, 1726343u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool1d_empty, ins, 1, 1742181u);
 }
 
 static void test_float_max_pool1d_guard(void **state)
@@ -8333,7 +8379,7 @@ static void test_float_avg_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool1d_empty, ins, 1, 1734262u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool1d_empty, ins, 1, 1750100u);
 }
 
 static void test_float_avg_pool1d_guard(void **state)
@@ -8379,7 +8425,7 @@ static void test_float_adaptive_avg_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool1d_empty, ins, 1, 1742181u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool1d_empty, ins, 1, 1758019u);
 }
 
 static void test_float_adaptive_avg_pool1d_guard(void **state)
@@ -8427,7 +8473,7 @@ static void test_float_adaptive_avg_pool2d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool2d_empty, ins, 1, 1750100u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool2d_empty, ins, 1, 1765938u);
 }
 
 static void test_float_adaptive_avg_pool2d_guard(void **state)
@@ -8476,7 +8522,7 @@ static void test_float_interpolate2d_nearest_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_nearest_empty, ins, 1, 1758019u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_nearest_empty, ins, 1, 1773857u);
 }
 
 static void test_float_interpolate2d_nearest_guard(void **state)
@@ -8525,7 +8571,7 @@ static void test_float_interpolate2d_bilinear_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_bilinear_empty, ins, 1, 1765938u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_bilinear_empty, ins, 1, 1781776u);
 }
 
 static void test_float_interpolate2d_bilinear_guard(void **state)
@@ -8584,7 +8630,7 @@ static void test_float_conv_transpose2d_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3), INT64_C(3) };
     static const int64_t s3[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv_transpose2d_empty, ins, 3, 1773857u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv_transpose2d_empty, ins, 3, 1789695u);
 }
 
 static void test_float_conv_transpose2d_guard(void **state)
@@ -8683,7 +8729,7 @@ static void test_float_cat_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(0) };
     static const int64_t s3[] = { INT64_C(1), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat_empty, ins, 3, 1314555u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat_empty, ins, 3, 1330393u);
 }
 
 static void test_float_cat_guard(void **state)
@@ -8739,7 +8785,7 @@ static void test_float_stack_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(0) };
     static const int64_t s2[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_stack_empty, ins, 2, 1528368u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_stack_empty, ins, 2, 1544206u);
 }
 
 static void test_float_stack_guard(void **state)
@@ -8791,7 +8837,7 @@ static void test_float_to_device_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 2043103u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 2058941u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -9032,6 +9078,9 @@ int main(void)
         TDT_TEST(test_float_greater_equal_elem_guard),
         TDT_TEST(test_float_lower_elem_guard),
         TDT_TEST(test_float_lower_equal_elem_guard),
+        TDT_TEST(test_float_square_gradcheck),
+        TDT_TEST(test_float_square_gradcheck_empty),
+        TDT_TEST(test_float_square_guard),
         TDT_TEST(test_float_gather_gradcheck),
         TDT_TEST(test_float_gather_gradcheck_empty),
         TDT_TEST(test_float_gather_guard),

@@ -8735,6 +8735,120 @@ static void test_int_bitwise_right_shift_scalar_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_int_bitwise_right_shift_scalar, n);
 }
 
+static void test_int_square_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 3, -4, 0, 46340, 46341 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_square(a, &out), "int_square");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const int32_t want[] = { 9, 16, 0, 2147395600, -2147479015 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_square_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_square(NULL, &out), TD_E_NULL, "int_square");
+    assert_null(out);
+}
+
+static void test_int_square_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_square(a, &out), TD_E_KIND, "int_square");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_int_square(const tdt_call *c)
+{
+    return td_int_square(c->ins[0], c->out);
+}
+
+static const tdt_case cases_int_square[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_int_square_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_square",
+        .run = cmp_int_square,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2435283708u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_int_square, (int)(sizeof cases_int_square / sizeof cases_int_square[0]));
+}
+
+static const tdt_case empty_int_square[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_int_square_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_square",
+        .run = cmp_int_square,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2435283708u,
+    };
+    const int n = (int)(sizeof empty_int_square / sizeof empty_int_square[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_int_square, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_int_square, n);
+}
+
 static void test_int_reshape_example_1(void **state)
 {
     (void)state;
@@ -19405,6 +19519,120 @@ static void test_float_lower_equal_elem_empty(void **state)
     const int n = (int)(sizeof empty_float_lower_equal_elem / sizeof empty_float_lower_equal_elem[0]);
     tdt_compare(dev, cpu_dev, &desc, empty_float_lower_equal_elem, n);
     tdt_compare(ad_dev, cpu_dev, &desc, empty_float_lower_equal_elem, n);
+}
+
+static void test_float_square_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 3.0f, -1.5f, 0.0f, -INFINITY, 1e+20f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_square(a, &out), "float_square");
+    static const int64_t want_shape[] = { INT64_C(5) };
+    static const float want[] = { 9.0f, 2.25f, 0.0f, INFINITY, INFINITY };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 5, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_square_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_square(NULL, &out), TD_E_NULL, "float_square");
+    assert_null(out);
+}
+
+static void test_float_square_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_square(a, &out), TD_E_KIND, "float_square");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_square(const tdt_call *c)
+{
+    return td_float_square(c->ins[0], c->out);
+}
+
+static const tdt_case cases_float_square[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_float_square_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_square",
+        .run = cmp_float_square,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1378767805u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_square, (int)(sizeof cases_float_square / sizeof cases_float_square[0]));
+}
+
+static const tdt_case empty_float_square[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+};
+
+static void test_float_square_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_square",
+        .run = cmp_float_square,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1378767805u,
+    };
+    const int n = (int)(sizeof empty_float_square / sizeof empty_float_square[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_square, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_square, n);
 }
 
 static void test_float_gather_example_1(void **state)
@@ -47764,6 +47992,11 @@ int main(void)
         TDT_TEST(test_int_bitwise_right_shift_scalar_wrong_kind),
         TDT_TEST(test_int_bitwise_right_shift_scalar_vs_cpu),
         TDT_TEST(test_int_bitwise_right_shift_scalar_empty),
+        TDT_TEST(test_int_square_example_1),
+        TDT_TEST(test_int_square_null),
+        TDT_TEST(test_int_square_wrong_kind),
+        TDT_TEST(test_int_square_vs_cpu),
+        TDT_TEST(test_int_square_empty),
         TDT_TEST(test_int_reshape_example_1),
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
@@ -48214,6 +48447,11 @@ int main(void)
         TDT_TEST(test_float_lower_equal_elem_wrong_kind),
         TDT_TEST(test_float_lower_equal_elem_vs_cpu),
         TDT_TEST(test_float_lower_equal_elem_empty),
+        TDT_TEST(test_float_square_example_1),
+        TDT_TEST(test_float_square_null),
+        TDT_TEST(test_float_square_wrong_kind),
+        TDT_TEST(test_float_square_vs_cpu),
+        TDT_TEST(test_float_square_empty),
         TDT_TEST(test_float_gather_example_1),
         TDT_TEST(test_float_gather_example_2),
         TDT_TEST(test_float_gather_example_3),

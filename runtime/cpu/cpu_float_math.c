@@ -53,6 +53,7 @@ FM_UNARY(float_sign, float, (float)((x > 0.0f) - (x < 0.0f))) /* NaN -> 0, as to
 FM_UNARY(float_erf, float, erff(x))
 FM_UNARY(float_log1p, float, log1pf(x))
 FM_UNARY(float_recip, float, 1.0f / x)
+FM_UNARY(float_square, float, x * x)
 FM_UNARY(float_is_nan, bool, x != x)
 FM_UNARY(float_is_inf, bool, isinf(x) != 0)
 

@@ -105,6 +105,7 @@ static inline int32_t powi(int32_t x, int32_t e)
 }
 
 TD_INT_UNARY(int_abs, int32_t, x < 0 ? (int32_t)(0u - (uint32_t)x) : x)
+TD_INT_UNARY(int_square, int32_t, (int32_t)((uint32_t)x * (uint32_t)x))
 TD_INT_UNARY(int_sign, int32_t, (int32_t)(x > 0) - (int32_t)(x < 0))
 TD_INT_UNARY_S(int_powi_scalar, int32_t, powi(x, s))
 

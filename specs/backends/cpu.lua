@@ -80,7 +80,7 @@ backend {
     -- float math (issue 10)
     "float_acos", "float_asin", "float_atan", "float_atan2", "float_cosh", "float_sinh", "float_tan",
     "float_asinh", "float_acosh", "float_atanh", "float_ceil", "float_floor", "float_round", "float_trunc",
-    "float_sign", "float_erf", "float_log1p", "float_recip", "float_hypot", "float_powi", "float_powi_scalar",
+    "float_sign", "float_erf", "float_log1p", "float_recip", "float_square", "float_hypot", "float_powi", "float_powi_scalar",
     "float_remainder", "float_remainder_scalar", "float_sub_scalar", "float_div_scalar", "float_clamp_min",
     "float_clamp_max", "float_is_nan", "float_is_inf", "float_not_equal", "float_equal_elem",
     "float_not_equal_elem", "float_greater_elem", "float_greater_equal_elem", "float_lower_elem",
@@ -93,7 +93,7 @@ backend {
     "int_any", "int_any_dim", "int_all", "int_all_dim", "bool_any", "bool_any_dim", "bool_all", "bool_all_dim",
     -- int ops of issue 10 (specs/ops/int_ops.lua; kernels in cpu_int.c)
     "int_neg", "int_add_scalar", "int_sub_scalar", "int_mul_scalar", "int_div_scalar",
-    "int_remainder_scalar", "int_abs", "int_sign", "int_powi", "int_powi_scalar",
+    "int_remainder_scalar", "int_abs", "int_square", "int_sign", "int_powi", "int_powi_scalar",
     "int_maximum", "int_minimum", "int_clamp", "int_clamp_min", "int_clamp_max",
     "int_not_equal", "int_greater_equal", "int_lower_equal",
     "int_equal_elem", "int_not_equal_elem", "int_greater_elem", "int_greater_equal_elem",

@@ -702,3 +702,21 @@ op {
       out = { shape = { 6 }, data = { true, true, false, false, false, true } } },
   },
 }
+
+op {
+  name = "float_square",
+  id = 136,
+  family = "unary_float",
+  doc = "Elementwise a * a (torch.square).",
+  args = { "float a" },
+  returns = "float",
+  shape = "same(a)",
+  decompose = "a * a",
+  examples = {
+    -- 3^2, (-1.5)^2, 0, inf^2, 1e20^2 overflows to inf
+    { a = { shape = { 5 }, data = { 3, -1.5, 0, "-inf", 1e20 } },
+      out = { shape = { 5 }, data = { 9, 2.25, 0, "inf", "inf" } } },
+  },
+  backward = { a = "grad * 2 * a" },
+  bound = "memory",
+}

@@ -944,3 +944,19 @@ op {
       out = { shape = { 3 }, data = { 0, -1, -1 } } },
   },
 }
+
+op {
+  name = "int_square",
+  id = 548,
+  family = "unary",
+  doc = "Elementwise a * a, wrapping around in int32 (torch.square on int32).",
+  args = { "int a" },
+  returns = "int",
+  shape = "same(a)",
+  decompose = "a * a",
+  examples = {
+    -- 46341^2 = 2147488281 = 2^31 + 4633 wraps to -2147479015
+    { a = { shape = { 5 }, data = { 3, -4, 0, 46340, 46341 } },
+      out = { shape = { 5 }, data = { 9, 16, 0, 2147395600, -2147479015 } } },
+  },
+}
