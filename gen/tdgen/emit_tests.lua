@@ -250,6 +250,26 @@ local function emit_harness(b, tests, group_name, be, bal, cpu_ref)
   b:put("}")
 end
 
+-- A gradient-check test: inputs { shape, positive ("above_one" or truthy), grad } are the
+-- float inputs fwd_<fwd> takes, in order.
+local function emit_gradcheck_test(b, name, fwd, inputs, seed)
+  b:put("")
+  b:put("static void %s(void **state)", name)
+  b:put("{")
+  b:put("    (void)state;")
+  local parts = {}
+  for i, inp in ipairs(inputs) do
+    local dims, nd = c_dims(inp.shape)
+    b:put("    static const int64_t s%d[] = %s;", i, dims)
+    parts[i] = string.format("{ s%d, %d, %s, %s }", i, nd,
+      inp.positive == "above_one" and "TDT_ABOVE_ONE" or (inp.positive and "true" or "false"),
+      inp.grad and "true" or "false")
+  end
+  b:put("    const tdt_input ins[] = { %s };", table.concat(parts, ", "))
+  b:put("    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_%s, ins, %d, %du);", fwd, #inputs, seed)
+  b:put("}")
+end
+
 -- Tuples (gen/tdgen/tuple.lua): known values of every result, and NULL handling, on a
 -- backend that runs every part.
 local function emit_tuple_tests(b, model, be, test)
@@ -382,19 +402,7 @@ local function emit_tuple_gradchecks(b, model, be, test, compare)
     release_all(b, owned)
     b:put("    return st;")
     b:put("}")
-    b:put("")
-    b:put("static void %s(void **state)", test("test_" .. t.name .. "_gradcheck"))
-    b:put("{")
-    b:put("    (void)state;")
-    local ps = {}
-    for i, inp in ipairs(inputs) do
-      local dims, nd = c_dims(inp.shape)
-      b:put("    static const int64_t s%d[] = %s;", i, dims)
-      ps[i] = string.format("{ s%d, %d, false, false }", i, nd)
-    end
-    b:put("    const tdt_input ins[] = { %s };", table.concat(ps, ", "))
-    b:put("    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_%s, ins, %d, %du);", t.name, #inputs, compare.seed_of("g" .. t.name))
-    b:put("}")
+    emit_gradcheck_test(b, test("test_" .. t.name .. "_gradcheck"), t.name, inputs, compare.seed_of("g" .. t.name))
     ::continue::
   end
 end
@@ -610,26 +618,7 @@ function M.autodiff_tests(model, be, specs_note)
         release_all(b, owned)
         b:put("    return st;")
         b:put("}")
-        b:put("")
-        b:put("static void %s(void **state)", test("test_" .. op.name .. "_gradcheck"))
-        b:put("{")
-        b:put("    (void)state;")
-        for i, inp in ipairs(inputs) do
-          local dims, nd = c_dims(inp.shape)
-          b:put("    static const int64_t s%d[] = %s;", i, dims)
-          inp.nd = nd
-        end
-        local parts = {}
-        for i, inp in ipairs(inputs) do
-          if inp.positive == "above_one" then
-            parts[i] = string.format("{ s%d, %d, TDT_ABOVE_ONE, false }", i, inp.nd)
-          else
-            parts[i] = string.format("{ s%d, %d, %s, false }", i, inp.nd, inp.positive and "true" or "false")
-          end
-        end
-        b:put("    const tdt_input ins[] = { %s };", table.concat(parts, ", "))
-        b:put("    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_%s, ins, %d, %du);", op.name, #inputs, compare.seed_of("g" .. op.name))
-        b:put("}")
+        emit_gradcheck_test(b, test("test_" .. op.name .. "_gradcheck"), op.name, inputs, compare.seed_of("g" .. op.name))
         -- The same with zero-size inputs (or an empty result): backward runs, and every
         -- float input with a formula gets a gradient of its own shape.
         local zex = compare.empty_gradcheck_case(op)
@@ -665,22 +654,8 @@ function M.autodiff_tests(model, be, specs_note)
           release_all(b, zowned)
           b:put("    return st;")
           b:put("}")
-          b:put("")
-          b:put("static void %s(void **state)", test("test_" .. op.name .. "_gradcheck_empty"))
-          b:put("{")
-          b:put("    (void)state;")
-          local zparts = {}
-          for i, inp in ipairs(zins) do
-            local dims, nd = c_dims(inp.shape)
-            b:put("    static const int64_t s%d[] = %s;", i, dims)
-            zparts[i] = string.format("{ s%d, %d, %s, %s }", i, nd,
-              inp.positive == "above_one" and "TDT_ABOVE_ONE" or (inp.positive and "true" or "false"),
-              inp.grad and "true" or "false")
-          end
-          b:put("    const tdt_input ins[] = { %s };", table.concat(zparts, ", "))
-          b:put("    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_%s_empty, ins, %d, %du);", op.name, #zins,
+          emit_gradcheck_test(b, test("test_" .. op.name .. "_gradcheck_empty"), op.name .. "_empty", zins,
             op.decl_index * 7919 + 1)
-          b:put("}")
         end
       end
       -- The guard: the first float input loses its context.

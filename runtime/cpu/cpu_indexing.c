@@ -160,8 +160,10 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
     return select_rows("bool_select", a, dim, indices, out);
 }
 
-/* Each outer block on one thread, indices in order: repeated indices add in a fixed order. */
-#define SELECT_ADD(OP, T, ADD)                                                               \
+/* Each outer block on one thread, indices in order: repeated indices add in a fixed order.
+ * With ZERO (select_assign, index_copy) the selected slices are zeroed first, so an index
+ * given twice gets the sum of its values, as the decomposition does. */
+#define SELECT_ADD_OR_ASSIGN(OP, T, ADD, ZERO)                                               \
     do {                                                                                     \
         int64_t outer, n, inner;                                                             \
         td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);                              \
@@ -172,6 +174,8 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
         T *o = (T *)out->data;                                                               \
         const T *v = (const T *)value->data;                                                 \
         TD_CPU_FOR_WORK(b, outer, value->shape.numel, {                                      \
+            for (int64_t j = 0; ZERO && j < k; j++)                                          \
+                memset(o + (b * n + iv[j]) * inner, 0, (size_t)inner * sizeof(T));          \
             for (int64_t j = 0; j < k; j++) {                                                \
                 T *dst = o + (b * n + iv[j]) * inner;                                        \
                 const T *src = v + (b * k + j) * inner;                                      \
@@ -180,6 +184,7 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
             }                                                                                \
         });                                                                                  \
     } while (0)
+#define SELECT_ADD(OP, T, ADD) SELECT_ADD_OR_ASSIGN(OP, T, ADD, false)
 
 #define ADD_F32(x, y) ((x) + (y))
 #define ADD_I32(x, y) ((int32_t)((uint32_t)(x) + (uint32_t)(y)))
@@ -402,41 +407,17 @@ td_status td_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, td
     return TD_OK;
 }
 
-/* index_copy: the selected slices are zeroed, then every value slice is added to its
- * target, so an index given twice gets the sum of its values (as the decomposition). */
-#define SELECT_ASSIGN(OP, T, ADD)                                                            \
-    do {                                                                                     \
-        int64_t outer, n, inner;                                                             \
-        td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);                              \
-        TD_TRY(check_indices(OP, indices, dim, n));                                          \
-        memcpy(out->data, a->data, td_cpu_nbytes(out));                                     \
-        const int64_t k = indices->shape.numel;                                              \
-        const int32_t *iv = (const int32_t *)indices->data;                                  \
-        T *o = (T *)out->data;                                                               \
-        const T *v = (const T *)value->data;                                                 \
-        TD_CPU_FOR_WORK(b, outer, value->shape.numel, {                                      \
-            for (int64_t j = 0; j < k; j++)                                                  \
-                memset(o + (b * n + iv[j]) * inner, 0, (size_t)inner * sizeof(T));          \
-            for (int64_t j = 0; j < k; j++) {                                                \
-                T *dst = o + (b * n + iv[j]) * inner;                                        \
-                const T *src = v + (b * k + j) * inner;                                      \
-                for (int64_t t = 0; t < inner; t++)                                          \
-                    dst[t] = ADD(dst[t], src[t]);                                            \
-            }                                                                                \
-        });                                                                                  \
-    } while (0)
-
 td_status td_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices,
                                      const td_tensor *value, td_tensor *out)
 {
-    SELECT_ASSIGN("float_select_assign", float, ADD_F32);
+    SELECT_ADD_OR_ASSIGN("float_select_assign", float, ADD_F32, true);
     return TD_OK;
 }
 
 td_status td_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                    td_tensor *out)
 {
-    SELECT_ASSIGN("int_select_assign", int32_t, ADD_I32);
+    SELECT_ADD_OR_ASSIGN("int_select_assign", int32_t, ADD_I32, true);
     return TD_OK;
 }
 

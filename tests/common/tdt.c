@@ -114,6 +114,29 @@ td_tensor *tdt_make(td_device *d, td_dtype dtype, const void *data, const int64_
     return t;
 }
 
+float *tdt_host_randoms(int64_t n, unsigned *state)
+{
+    float *v = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    assert_non_null(v);
+    for (int64_t i = 0; i < n; i++) {
+        *state = *state * 1664525u + 1013904223u;
+        v[i] = (float)(*state >> 8) / (float)(1u << 24) * 2.0f - 1.0f;
+    }
+    return v;
+}
+
+td_tensor *tdt_make_f32(td_device *d, const float *v, const int64_t *shape, int ndim)
+{
+    td_tensor *t = NULL;
+    tdt_check(td_float_from_data(d, v, shape, ndim, &t), "from_data");
+    return t;
+}
+
+int64_t tdt_conv_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d)
+{
+    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+}
+
 td_tensor *tdt_filled(td_device *d, td_dtype dtype, const int64_t *shape, int ndim)
 {
     int64_t n = 1;

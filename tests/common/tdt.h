@@ -56,6 +56,16 @@ void tdt_expect_host_impl(td_dtype dtype, const void *got, const void *want, int
 
 bool tdt_close(float got, float want, float tol);
 
+/* n floats in [-1, 1) from a linear congruential state, on the host, for reference loops
+ * written in the test (free() them). */
+float *tdt_host_randoms(int64_t n, unsigned *state);
+
+/* A float tensor holding v on d; fails the test if it cannot be made. */
+td_tensor *tdt_make_f32(td_device *d, const float *v, const int64_t *shape, int ndim);
+
+/* The output size of one conv or pool dim: floor((in + 2p - d (k - 1) - 1) / s) + 1. */
+int64_t tdt_conv_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d);
+
 /* A tensor of pseudo-random values from seed on d: floats in [-2, 2), ints in
  * [-9, 9] without 0, bools both ways. The same seed gives the same values everywhere. */
 td_tensor *tdt_random(td_device *d, td_dtype dtype, const int64_t *shape, int ndim, unsigned seed);

@@ -16,23 +16,6 @@
 
 static td_device *cpu, *ad;
 
-static float *randoms(int64_t n, unsigned *state)
-{
-    float *v = malloc(sizeof(float) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) {
-        *state = *state * 1664525u + 1013904223u;
-        v[i] = (float)(*state >> 8) / (float)(1u << 24) * 2.0f - 1.0f;
-    }
-    return v;
-}
-
-static td_tensor *make(const float *v, const int64_t *dims, int nd)
-{
-    td_tensor *t = NULL;
-    tdt_check(td_float_from_data(cpu, v, dims, nd, &t), "from_data");
-    return t;
-}
-
 static int64_t prod(const int64_t *dims, int from, int to)
 {
     int64_t n = 1;
@@ -67,14 +50,14 @@ static void test_layer_norm_vs_loops(void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const int nd = cases[c].nd, nw = cases[c].nw;
         const int64_t *dims = cases[c].dims, n = prod(dims, 0, nd), m = prod(dims, nd - nw, nd);
-        float *x = randoms(n, &seed), *w = randoms(m, &seed), *b = randoms(m, &seed), *y = malloc(sizeof(float) * (size_t)n);
+        float *x = tdt_host_randoms(n, &seed), *w = tdt_host_randoms(m, &seed), *b = tdt_host_randoms(m, &seed), *y = malloc(sizeof(float) * (size_t)n);
         const float eps = 1e-5f;
         for (int64_t r = 0; r < n / m; r++) {
             normalize(x + r * m, y + r * m, m, eps);
             for (int64_t i = 0; i < m; i++)
                 y[r * m + i] = y[r * m + i] * w[i] + b[i];
         }
-        td_tensor *tx = make(x, dims, nd), *tw = make(w, dims + nd - nw, nw), *tb = make(b, dims + nd - nw, nw),
+        td_tensor *tx = tdt_make_f32(cpu, x, dims, nd), *tw = tdt_make_f32(cpu, w, dims + nd - nw, nw), *tb = tdt_make_f32(cpu, b, dims + nd - nw, nw),
                   *ty = NULL;
         tdt_check(td_float_layer_norm(tx, tw, tb, eps, &ty), "layer_norm");
         tdt_expect(ty, TD_F32, dims, nd, y, n, 1e-4f);
@@ -98,8 +81,8 @@ static void test_group_and_batch_norm_vs_loops(void **state)
         const int nd = cases[c].nd;
         const int64_t *dims = cases[c].dims, nb = dims[0], ch = dims[1], s = prod(dims, 2, nd), n = nb * ch * s;
         const int64_t g = cases[c].groups, per = ch / g * s;
-        float *x = randoms(n, &seed), *w = randoms(ch, &seed), *b = randoms(ch, &seed), *rm = randoms(ch, &seed),
-              *rv = randoms(ch, &seed);
+        float *x = tdt_host_randoms(n, &seed), *w = tdt_host_randoms(ch, &seed), *b = tdt_host_randoms(ch, &seed), *rm = tdt_host_randoms(ch, &seed),
+              *rv = tdt_host_randoms(ch, &seed);
         for (int64_t i = 0; i < ch; i++)
             rv[i] = rv[i] * rv[i] + 0.1f;
         float *yg = malloc(sizeof(float) * (size_t)n), *yi = malloc(sizeof(float) * (size_t)n),
@@ -124,8 +107,8 @@ static void test_group_and_batch_norm_vs_loops(void **state)
                     yt[(a * ch + k) * s + e] = col[a * s + e] * w[k] + b[k];
         }
         const int64_t sc[] = { ch };
-        td_tensor *tx = make(x, dims, nd), *tw = make(w, sc, 1), *tb = make(b, sc, 1), *trm = make(rm, sc, 1),
-                  *trv = make(rv, sc, 1), *out = NULL;
+        td_tensor *tx = tdt_make_f32(cpu, x, dims, nd), *tw = tdt_make_f32(cpu, w, sc, 1), *tb = tdt_make_f32(cpu, b, sc, 1), *trm = tdt_make_f32(cpu, rm, sc, 1),
+                  *trv = tdt_make_f32(cpu, rv, sc, 1), *out = NULL;
         tdt_check(td_float_group_norm(tx, g, tw, tb, eps, &out), "group_norm");
         tdt_expect(out, TD_F32, dims, nd, yg, n, 1e-4f);
         td_tensor_release(out);
@@ -153,8 +136,8 @@ static void test_attention_vs_loops(void **state)
                       Ev = cases[c][5], causal = cases[c][6], mk = cases[c][7];
         const int64_t sq[] = { B, H, L, E }, sk[] = { B, H, S, E }, sv[] = { B, H, S, Ev }, so[] = { B, H, L, Ev };
         const int64_t sm1[] = { L, S }, sm2[] = { B, 1, 1, S };
-        float *q = randoms(B * H * L * E, &seed), *k = randoms(B * H * S * E, &seed), *v = randoms(B * H * S * Ev, &seed);
-        float *m = randoms(mk == 1 ? L * S : B * S, &seed);
+        float *q = tdt_host_randoms(B * H * L * E, &seed), *k = tdt_host_randoms(B * H * S * E, &seed), *v = tdt_host_randoms(B * H * S * Ev, &seed);
+        float *m = tdt_host_randoms(mk == 1 ? L * S : B * S, &seed);
         float *o = calloc((size_t)(B * H * L * Ev), sizeof(float)), *p = malloc(sizeof(float) * (size_t)S);
         for (int64_t bh = 0; bh < B * H; bh++)
             for (int64_t i = 0; i < L; i++) {
@@ -179,11 +162,11 @@ static void test_attention_vs_loops(void **state)
                     for (int64_t e = 0; e < Ev; e++)
                         o[(bh * L + i) * Ev + e] += (float)(exp(p[j] - mx) / sum * v[(bh * S + j) * Ev + e]);
             }
-        td_tensor *tq = make(q, sq, 4), *tk = make(k, sk, 4), *tv = make(v, sv, 4), *tm = NULL, *out = NULL;
+        td_tensor *tq = tdt_make_f32(cpu, q, sq, 4), *tk = tdt_make_f32(cpu, k, sk, 4), *tv = tdt_make_f32(cpu, v, sv, 4), *tm = NULL, *out = NULL;
         if (mk == 0) {
             tdt_check(td_float_attention(tq, tk, tv, causal, &out), "attention");
         } else {
-            tm = mk == 1 ? make(m, sm1, 2) : make(m, sm2, 4);
+            tm = mk == 1 ? tdt_make_f32(cpu, m, sm1, 2) : tdt_make_f32(cpu, m, sm2, 4);
             tdt_check(td_float_attention_masked(tq, tk, tv, tm, causal, &out), "attention_masked");
         }
         tdt_expect(out, TD_F32, so, 4, o, B * H * L * Ev, 1e-4f);
@@ -232,9 +215,9 @@ static void test_errors(void **state)
     static const float z[64] = { 0 };
     const int64_t s24[] = { 2, 4 }, s4[] = { 4 }, s3[] = { 3 }, s13[] = { 1, 3 }, s1124[] = { 1, 1, 2, 4 },
                   s1134[] = { 1, 1, 3, 4 }, s33[] = { 3, 3 }, s124[] = { 1, 2, 4 }, s2[] = { 2 };
-    td_tensor *x = make(z, s24, 2), *w4 = make(z, s4, 1), *w3 = make(z, s3, 1), *x13 = make(z, s13, 2),
-              *q = make(z, s1124, 4), *k3 = make(z, s1134, 4), *m33 = make(z, s33, 2), *q3 = make(z, s124, 3),
-              *w2 = make(z, s2, 1), *out = NULL;
+    td_tensor *x = tdt_make_f32(cpu, z, s24, 2), *w4 = tdt_make_f32(cpu, z, s4, 1), *w3 = tdt_make_f32(cpu, z, s3, 1), *x13 = tdt_make_f32(cpu, z, s13, 2),
+              *q = tdt_make_f32(cpu, z, s1124, 4), *k3 = tdt_make_f32(cpu, z, s1134, 4), *m33 = tdt_make_f32(cpu, z, s33, 2), *q3 = tdt_make_f32(cpu, z, s124, 3),
+              *w2 = tdt_make_f32(cpu, z, s2, 1), *out = NULL;
     tdt_expect_error(td_float_layer_norm(x, w4, w3, 1e-5f, &out), TD_E_SHAPE, "float_layer_norm");
     tdt_expect_error(td_float_layer_norm(x, w3, w3, 1e-5f, &out), TD_E_SHAPE, "float_layer_norm");
     tdt_expect_error(td_float_group_norm(x, 3, w4, w4, 1e-5f, &out), TD_E_SHAPE, "float_group_norm");
@@ -253,7 +236,7 @@ static void test_errors(void **state)
     td_tensor *ti = NULL, *tw = NULL;
     const int64_t sv[] = { 4, 2 };
     tdt_check(td_int_from_data(cpu, bad, s2, 1, &ti), "indices");
-    tw = make(z, sv, 2);
+    tw = tdt_make_f32(cpu, z, sv, 2);
     tdt_expect_error(td_float_embedding(w4, ti, &out), TD_E_SHAPE, "float_embedding"); /* a 1-d table */
     assert_int_equal(td_float_embedding(tw, ti, &out), TD_E_RANGE);
     assert_null(out);

@@ -25,25 +25,6 @@ static const geo GEOS[] = {
     { 16, 8, 14, 14, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
 };
 
-static float *randoms(int64_t n, unsigned *state)
-{
-    float *v = malloc(sizeof(float) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) {
-        *state = *state * 1664525u + 1013904223u;
-        v[i] = (float)(*state >> 8) / (float)(1u << 24) * 2.0f - 1.0f;
-    }
-    return v;
-}
-
-static td_tensor *make(const float *v, const int64_t *dims, int nd)
-{
-    td_tensor *t = NULL;
-    tdt_check(td_float_from_data(cpu, v, dims, nd, &t), "from_data");
-    return t;
-}
-
-static int64_t osz(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
-
 static void test_conv2d_and_gradients(void **state)
 {
     (void)state;
@@ -51,11 +32,11 @@ static void test_conv2d_and_gradients(void **state)
     for (size_t t = 0; t < sizeof GEOS / sizeof GEOS[0]; t++) {
         const geo g = GEOS[t];
         const int64_t cg = g.c / g.groups, og = g.o / g.groups;
-        const int64_t oh = osz(g.h, g.kh, g.sh, g.ph, g.dh), ow = osz(g.w, g.kw, g.sw, g.pw, g.dw);
+        const int64_t oh = tdt_conv_out(g.h, g.kh, g.sh, g.ph, g.dh), ow = tdt_conv_out(g.w, g.kw, g.sw, g.pw, g.dw);
         const int64_t sx[] = { g.n, g.c, g.h, g.w }, sw[] = { g.o, cg, g.kh, g.kw }, sb[] = { g.o },
                       sy[] = { g.n, g.o, oh, ow };
         const int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * cg * g.kh * g.kw, ny = g.n * g.o * oh * ow;
-        float *x = randoms(nx, &seed), *w = randoms(nw, &seed), *b = randoms(g.o, &seed), *gy = randoms(ny, &seed);
+        float *x = tdt_host_randoms(nx, &seed), *w = tdt_host_randoms(nw, &seed), *b = tdt_host_randoms(g.o, &seed), *gy = tdt_host_randoms(ny, &seed);
         float *y = calloc((size_t)ny, sizeof(float)), *dx = calloc((size_t)nx, sizeof(float)),
               *dw = calloc((size_t)nw, sizeof(float));
         /* Direct loops: y = sum over the window of w x + b; dx and dw by the chain rule. */
@@ -80,7 +61,7 @@ static void test_conv2d_and_gradients(void **state)
                                 }
                         y[yi] = (float)s;
                     }
-        td_tensor *tx = make(x, sx, 4), *tw = make(w, sw, 4), *tb = make(b, sb, 1), *tg = make(gy, sy, 4);
+        td_tensor *tx = tdt_make_f32(cpu, x, sx, 4), *tw = tdt_make_f32(cpu, w, sw, 4), *tb = tdt_make_f32(cpu, b, sb, 1), *tg = tdt_make_f32(cpu, gy, sy, 4);
         td_tensor *ty = NULL, *tdx = NULL, *tdw = NULL;
         const int64_t st[] = { g.sh, g.sw }, pd[] = { g.ph, g.pw }, dl[] = { g.dh, g.dw };
         tdt_check(td_float_conv2d(tx, tw, tb, st, 2, pd, 2, dl, 2, g.groups, &ty), "conv2d");
@@ -104,11 +85,11 @@ static void test_pools_and_gradients(void **state)
         geo g = GEOS[t];
         if (2 * g.ph > g.kh || 2 * g.pw > g.kw)
             continue; /* pooling pads at most half the kernel */
-        const int64_t oh = osz(g.h, g.kh, g.sh, g.ph, g.dh), ow = osz(g.w, g.kw, g.sw, g.pw, g.dw);
-        const int64_t ah = osz(g.h, g.kh, g.sh, g.ph, 1), aw = osz(g.w, g.kw, g.sw, g.pw, 1);
+        const int64_t oh = tdt_conv_out(g.h, g.kh, g.sh, g.ph, g.dh), ow = tdt_conv_out(g.w, g.kw, g.sw, g.pw, g.dw);
+        const int64_t ah = tdt_conv_out(g.h, g.kh, g.sh, g.ph, 1), aw = tdt_conv_out(g.w, g.kw, g.sw, g.pw, 1);
         const int64_t sx[] = { g.n, g.c, g.h, g.w }, sy[] = { g.n, g.c, oh, ow }, sa[] = { g.n, g.c, ah, aw };
         const int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.c * oh * ow, na = g.n * g.c * ah * aw;
-        float *x = randoms(nx, &seed), *gy = randoms(ny > na ? ny : na, &seed);
+        float *x = tdt_host_randoms(nx, &seed), *gy = tdt_host_randoms(ny > na ? ny : na, &seed);
         float *y = calloc((size_t)ny, sizeof(float)), *dx = calloc((size_t)nx, sizeof(float));
         float *ya = calloc((size_t)na, sizeof(float)), *dxa = calloc((size_t)nx, sizeof(float));
         const int inc = (int)(t % 2);
@@ -149,7 +130,7 @@ static void test_pools_and_gradients(void **state)
                 }
         }
         const int64_t k[] = { g.kh, g.kw }, st[] = { g.sh, g.sw }, pd[] = { g.ph, g.pw }, dl[] = { g.dh, g.dw };
-        td_tensor *tx = make(x, sx, 4), *tg = make(gy, sy, 4), *tga = make(gy, sa, 4);
+        td_tensor *tx = tdt_make_f32(cpu, x, sx, 4), *tg = tdt_make_f32(cpu, gy, sy, 4), *tga = tdt_make_f32(cpu, gy, sa, 4);
         td_tensor *ty = NULL, *tdx = NULL, *tya = NULL, *tdxa = NULL;
         tdt_check(td_float_max_pool2d(tx, k, 2, st, 2, pd, 2, dl, 2, &ty), "max_pool2d");
         tdt_check(td_float_max_pool2d_backward(tx, tg, k, 2, st, 2, pd, 2, dl, 2, &tdx), "max_pool2d_backward");
@@ -173,8 +154,8 @@ static void test_autodiff_chain(void **state)
     (void)state;
     unsigned seed = 99;
     const int64_t sx[] = { 2, 1, 6, 6 }, sw[] = { 4, 1, 3, 3 }, sb[] = { 4 }, sl[] = { 36, 3 }, sc[] = { 3 };
-    float *x = randoms(72, &seed), *w = randoms(36, &seed), *b = randoms(4, &seed), *l = randoms(108, &seed),
-          *c = randoms(3, &seed);
+    float *x = tdt_host_randoms(72, &seed), *w = tdt_host_randoms(36, &seed), *b = tdt_host_randoms(4, &seed), *l = tdt_host_randoms(108, &seed),
+          *c = tdt_host_randoms(3, &seed);
     td_tensor *tx = NULL, *tw = NULL, *tb = NULL, *tl = NULL, *tc = NULL, *y = NULL, *p = NULL, *f = NULL, *z = NULL,
               *s = NULL;
     tdt_check(td_float_from_data(ad, x, sx, 4, &tx), "x");

@@ -18,25 +18,6 @@
 
 static td_device *cpu, *ad, *ad_bal;
 
-static float *randoms(int64_t n, unsigned *state)
-{
-    float *v = malloc(sizeof(float) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) {
-        *state = *state * 1664525u + 1013904223u;
-        v[i] = (float)(*state >> 8) / (float)(1u << 24) * 2.0f - 1.0f;
-    }
-    return v;
-}
-
-static td_tensor *make(const float *v, const int64_t *dims, int nd)
-{
-    td_tensor *t = NULL;
-    tdt_check(td_float_from_data(cpu, v, dims, nd, &t), "from_data");
-    return t;
-}
-
-static int64_t osz(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
-
 /* ---- conv1d ---- */
 
 typedef struct geo1 {
@@ -54,10 +35,10 @@ static void test_conv1d_vs_loops(void **state)
     unsigned seed = 2024;
     for (size_t t = 0; t < sizeof CONV1 / sizeof CONV1[0]; t++) {
         const geo1 g = CONV1[t];
-        const int64_t cg = g.c / g.groups, og = g.o / g.groups, ol = osz(g.l, g.k, g.s, g.p, g.d);
+        const int64_t cg = g.c / g.groups, og = g.o / g.groups, ol = tdt_conv_out(g.l, g.k, g.s, g.p, g.d);
         const int64_t sx[] = { g.n, g.c, g.l }, sw[] = { g.o, cg, g.k }, sb[] = { g.o }, sy[] = { g.n, g.o, ol };
         const int64_t nx = g.n * g.c * g.l, nw = g.o * cg * g.k, ny = g.n * g.o * ol;
-        float *x = randoms(nx, &seed), *w = randoms(nw, &seed), *b = randoms(g.o, &seed);
+        float *x = tdt_host_randoms(nx, &seed), *w = tdt_host_randoms(nw, &seed), *b = tdt_host_randoms(g.o, &seed);
         float *y = calloc((size_t)ny, sizeof(float));
         for (int64_t n = 0; n < g.n; n++)
             for (int64_t o = 0; o < g.o; o++)
@@ -71,7 +52,7 @@ static void test_conv1d_vs_loops(void **state)
                         }
                     y[(n * g.o + o) * ol + i] = (float)s;
                 }
-        td_tensor *tx = make(x, sx, 3), *tw = make(w, sw, 3), *tb = make(b, sb, 1), *ty = NULL;
+        td_tensor *tx = tdt_make_f32(cpu, x, sx, 3), *tw = tdt_make_f32(cpu, w, sw, 3), *tb = tdt_make_f32(cpu, b, sb, 1), *ty = NULL;
         tdt_check(td_float_conv1d(tx, tw, tb, g.s, g.p, g.d, g.groups, &ty), "conv1d");
         tdt_expect(ty, TD_F32, sy, 3, y, ny, 1e-5f);
         td_tensor *all[] = { tx, tw, tb, ty };
@@ -92,9 +73,9 @@ static void test_pool1d_vs_loops(void **state)
     unsigned seed = 31;
     for (size_t t = 0; t < sizeof G / sizeof G[0]; t++) {
         const int64_t n = G[t][0], c = G[t][1], l = G[t][2], k = G[t][3], s = G[t][4], p = G[t][5], d = G[t][6];
-        const int64_t om = osz(l, k, s, p, d), oa = osz(l, k, s, p, 1), inc = (int64_t)(t % 2);
+        const int64_t om = tdt_conv_out(l, k, s, p, d), oa = tdt_conv_out(l, k, s, p, 1), inc = (int64_t)(t % 2);
         const int64_t sx[] = { n, c, l }, sm[] = { n, c, om }, sa[] = { n, c, oa };
-        float *x = randoms(n * c * l, &seed);
+        float *x = tdt_host_randoms(n * c * l, &seed);
         float *ym = calloc((size_t)(n * c * om), sizeof(float)), *ya = calloc((size_t)(n * c * oa), sizeof(float));
         for (int64_t pl = 0; pl < n * c; pl++) {
             const float *xp = x + pl * l;
@@ -118,7 +99,7 @@ static void test_pool1d_vs_loops(void **state)
                 ya[pl * oa + i] = (float)(sum / (double)(inc ? k : cnt));
             }
         }
-        td_tensor *tx = make(x, sx, 3), *tm = NULL, *ta = NULL;
+        td_tensor *tx = tdt_make_f32(cpu, x, sx, 3), *tm = NULL, *ta = NULL;
         tdt_check(td_float_max_pool1d(tx, k, s, p, d, &tm), "max_pool1d");
         tdt_check(td_float_avg_pool1d(tx, k, s, p, inc, &ta), "avg_pool1d");
         tdt_expect(tm, TD_F32, sm, 3, ym, n * c * om, 0.0f);
@@ -152,7 +133,7 @@ static void test_adaptive_avg_pools_vs_loops(void **state)
         const int64_t n = RESIZES[t][0], c = RESIZES[t][1], h = RESIZES[t][2], w = RESIZES[t][3];
         const int64_t oh = RESIZES[t][4], ow = RESIZES[t][5];
         const int64_t sx[] = { n, c, h, w }, sy[] = { n, c, oh, ow }, sx1[] = { n, c, w }, sy1[] = { n, c, ow };
-        float *x = randoms(n * c * h * w, &seed);
+        float *x = tdt_host_randoms(n * c * h * w, &seed);
         float *y = calloc((size_t)(n * c * oh * ow), sizeof(float)), *y1 = calloc((size_t)(n * c * ow), sizeof(float));
         for (int64_t pl = 0; pl < n * c; pl++)
             for (int64_t i = 0; i < oh; i++)
@@ -170,7 +151,7 @@ static void test_adaptive_avg_pools_vs_loops(void **state)
             for (int64_t e = 0; e < w; e++)
                 row[pl * w + e] = x[pl * h * w + e];
         const int64_t size[] = { oh, ow };
-        td_tensor *tx = make(x, sx, 4), *tr = make(row, sx1, 3), *ty = NULL, *ty1 = NULL;
+        td_tensor *tx = tdt_make_f32(cpu, x, sx, 4), *tr = tdt_make_f32(cpu, row, sx1, 3), *ty = NULL, *ty1 = NULL;
         tdt_check(td_float_adaptive_avg_pool2d(tx, size, 2, &ty), "adaptive_avg_pool2d");
         tdt_check(td_float_adaptive_avg_pool1d(tr, ow, &ty1), "adaptive_avg_pool1d");
         tdt_expect(ty, TD_F32, sy, 4, y, n * c * oh * ow, 1e-5f);
@@ -209,7 +190,7 @@ static void test_interpolate_vs_loops(void **state)
         const int64_t n = RESIZES[t][0], c = RESIZES[t][1], h = RESIZES[t][2], w = RESIZES[t][3];
         const int64_t oh = RESIZES[t][4], ow = RESIZES[t][5], ny = n * c * oh * ow;
         const int64_t sx[] = { n, c, h, w }, sy[] = { n, c, oh, ow }, size[] = { oh, ow };
-        float *x = randoms(n * c * h * w, &seed);
+        float *x = tdt_host_randoms(n * c * h * w, &seed);
         float *yn = calloc((size_t)ny, sizeof(float)), *yb[2] = { calloc((size_t)ny, sizeof(float)),
                                                                   calloc((size_t)ny, sizeof(float)) };
         for (int64_t pl = 0; pl < n * c; pl++) {
@@ -228,7 +209,7 @@ static void test_interpolate_vs_loops(void **state)
                     }
                 }
         }
-        td_tensor *tx = make(x, sx, 4), *tn = NULL, *tb[2] = { NULL, NULL };
+        td_tensor *tx = tdt_make_f32(cpu, x, sx, 4), *tn = NULL, *tb[2] = { NULL, NULL };
         tdt_check(td_float_interpolate2d_nearest(tx, size, 2, &tn), "interpolate2d_nearest");
         tdt_expect(tn, TD_F32, sy, 4, yn, ny, 0.0f);
         for (int ac = 0; ac < 2; ac++) {
@@ -269,7 +250,7 @@ static void test_conv_transpose2d_vs_loops(void **state)
         const int64_t sx[] = { g.n, g.c, g.h, g.w }, sw[] = { g.c, og, g.kh, g.kw }, sb[] = { g.o },
                       sy[] = { g.n, g.o, oh, ow };
         const int64_t nx = g.n * g.c * g.h * g.w, nw = g.c * og * g.kh * g.kw, ny = g.n * g.o * oh * ow;
-        float *x = randoms(nx, &seed), *w = randoms(nw, &seed), *b = randoms(g.o, &seed);
+        float *x = tdt_host_randoms(nx, &seed), *w = tdt_host_randoms(nw, &seed), *b = tdt_host_randoms(g.o, &seed);
         double *acc = calloc((size_t)ny, sizeof(double));
         for (int64_t n = 0; n < g.n; n++)
             for (int64_t ci = 0; ci < g.c; ci++)
@@ -289,7 +270,7 @@ static void test_conv_transpose2d_vs_loops(void **state)
         float *y = malloc(sizeof(float) * (size_t)ny);
         for (int64_t i = 0; i < ny; i++)
             y[i] = (float)(acc[i] + b[(i / (oh * ow)) % g.o]);
-        td_tensor *tx = make(x, sx, 4), *tw = make(w, sw, 4), *tb = make(b, sb, 1), *ty = NULL;
+        td_tensor *tx = tdt_make_f32(cpu, x, sx, 4), *tw = tdt_make_f32(cpu, w, sw, 4), *tb = tdt_make_f32(cpu, b, sb, 1), *ty = NULL;
         const int64_t st[] = { g.sh, g.sw }, pd[] = { g.ph, g.pw }, op[] = { g.oph, g.opw }, dl[] = { g.dh, g.dw };
         tdt_check(td_float_conv_transpose2d(tx, tw, tb, st, 2, pd, 2, op, 2, dl, 2, g.groups, &ty), "conv_transpose2d");
         tdt_expect(ty, TD_F32, sy, 4, y, ny, 1e-5f);
