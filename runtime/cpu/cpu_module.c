@@ -447,7 +447,9 @@ static bool pool_2x2(const pool *g)
 
 #ifdef TD_POOL_SSE2
 /* Four windows side by side: a, b (row 2i, columns 2j, 2j + 1), c, d (row 2i + 1), one
- * window a lane; the last windows of a row go through a zero-padded copy. */
+ * window a lane. A row whose ow is not a multiple of 4 ends with its last four windows,
+ * some of them done twice (the same values written again); one with ow < 4 goes through
+ * the scalar loops. */
 typedef struct quad {
     __m128 a, b, c, d;
 } quad;
