@@ -266,11 +266,12 @@ static int thread_id(void)
 #endif
 }
 
-/* One column buffer per thread, zeroed (im2col_flat counts on it); NULL (and an error set)
- * when out of memory. */
-static float *columns(const char *op, const conv *g, int nt)
+/* One column buffer per thread, zeroed when im2col fills it (im2col_flat counts on it);
+ * NULL (and an error set) when out of memory. */
+static float *columns(const char *op, const conv *g, int nt, bool zeroed)
 {
-    float *col = calloc((size_t)(g->kk * g->p) * (size_t)nt + 1, sizeof(float));
+    const size_t n = (size_t)(g->kk * g->p) * (size_t)nt + 1;
+    float *col = zeroed ? calloc(n, sizeof(float)) : malloc(sizeof(float) * n);
     if (col == NULL)
         td_error(TD_E_NOMEM, "%s: out of memory for the im2col buffer", op);
     return col;
@@ -285,7 +286,7 @@ td_status td_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const
     if (out->shape.numel == 0)
         return TD_OK;
     const int nt = team(g.n, g.n * g.o * g.p * g.kk);
-    float *col = columns("float_conv2d", &g, nt);
+    float *col = columns("float_conv2d", &g, nt, true);
     if (col == NULL)
         return TD_E_NOMEM;
     const float *px = x->data, *pw = weight->data, *pb = bias->data;
@@ -316,11 +317,12 @@ td_status td_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_ten
     (void)stride_len, (void)padding_len, (void)dilation_len;
     const conv g = conv_of(&x->shape, &weight->shape, &grad->shape, stride, padding, dilation, groups);
     float *dx = out->data;
-    memset(dx, 0, td_cpu_nbytes(out));
-    if (grad->shape.numel == 0)
+    if (grad->shape.numel == 0) {
+        memset(dx, 0, td_cpu_nbytes(out));
         return TD_OK;
+    }
     const int nt = team(g.n, g.n * g.o * g.p * g.kk);
-    float *col = columns("float_conv2d_backward_input", &g, nt);
+    float *col = columns("float_conv2d_backward_input", &g, nt, false);
     if (col == NULL)
         return TD_E_NOMEM;
     const float *pg = grad->data, *pw = weight->data;
@@ -329,6 +331,8 @@ td_status td_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_ten
 #endif
     for (int64_t s = 0; s < g.n; s++) {
         float *mycol = col + (size_t)thread_id() * (size_t)(g.kk * g.p);
+        /* each sample's dx zeroed by its thread, just before its sums (not all of it up front, on one) */
+        memset(dx + s * g.c * g.h * g.w, 0, sizeof(float) * (size_t)(g.c * g.h * g.w));
         for (int64_t gr = 0; gr < g.groups; gr++) {
             /* dcol [kk, p] = W_g^T [kk, og] @ grad_g [og, p] */
             gemm(true, false, g.kk, g.p, g.og, pw + gr * g.og * g.kk, pg + (s * g.o + gr * g.og) * g.p, 0.0f, mycol);
@@ -352,7 +356,7 @@ td_status td_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_te
     if (grad->shape.numel == 0 || wn == 0)
         return TD_OK;
     const int nt = team(g.n, g.n * g.o * g.p * g.kk);
-    float *col = columns("float_conv2d_backward_weight", &g, nt);
+    float *col = columns("float_conv2d_backward_weight", &g, nt, true);
     float *part = nt > 1 ? calloc((size_t)nt * (size_t)wn, sizeof(float)) : dw;
     if (col == NULL || part == NULL) {
         free(col);
