@@ -21,7 +21,17 @@
  * below that of the first 10. --write-losses writes every step's loss, one a line;
  * --expect-losses fails unless the first (up to 20) steps' losses match a file written so
  * (relative 1e-3: another backend runs the same steps). Exits 77 when the data files are
- * missing. */
+ * missing.
+ *
+ * Checked against PyTorch (Debian's python3-torch 1.13.1, a script outside the repo that
+ * rebuilds this file's initial values from td_float_random's generator and its shuffle):
+ * with the same weights and order the first 20 losses agree to 4e-7 relative, after which
+ * rounding makes the runs drift apart, the mean loss over the epoch staying within 0.1%.
+ * One epoch, test accuracy here / in PyTorch from the same start: seed 1 85.74% / 85.37%,
+ * seed 2 85.67% / 85.59%, seed 3 84.49% / 84.97%; PyTorch with its own default init (and
+ * this order) 86.39%, 85.69%, 83.62%; inputs standardised instead of [0, 1]: 85.08%,
+ * 80.51%, 82.94%. So this recipe ends its first epoch around 85% +- 1 in either library:
+ * the spread between seeds is that of the last few hundred steps at lr 0.05 momentum 0.9. */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
 #include <math.h>

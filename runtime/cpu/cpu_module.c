@@ -10,6 +10,10 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define TD_POOL_SSE2 1
+#endif
 
 /* C (m x n, row-major, ldc n) = A' B' + beta C, A' = A or its transpose (m x k), B' likewise
  * (k x n). CBLAS when found, else a portable loop; called from inside a thread team, where
@@ -83,7 +87,7 @@ static void valid_cols(const conv *g, int64_t b, int64_t *j0, int64_t *j1)
 }
 
 /* col [cg kh kw, oh ow] = the windows of x's channels [cg] (planes of h w), zeros outside. */
-static void im2col(const conv *g, const float *restrict x, float *restrict col)
+static void im2col_any(const conv *g, const float *restrict x, float *restrict col)
 {
     for (int64_t c = 0; c < g->cg; c++)
         for (int64_t a = 0; a < g->kh; a++)
@@ -115,7 +119,7 @@ static void im2col(const conv *g, const float *restrict x, float *restrict col)
 }
 
 /* The adjoint of im2col: dx (planes [cg] of h w) += the columns scattered back. */
-static void col2im(const conv *g, const float *restrict col, float *restrict dx)
+static void col2im_any(const conv *g, const float *restrict col, float *restrict dx)
 {
     for (int64_t c = 0; c < g->cg; c++)
         for (int64_t a = 0; a < g->kh; a++)
@@ -135,6 +139,108 @@ static void col2im(const conv *g, const float *restrict col, float *restrict dx)
                         xr[j * g->sw] += r[j];
                 }
             }
+}
+
+/* Stride 1, dilation 1 across, and as many output columns as input columns (3x3 with
+ * padding 1, say): then the valid rows of a row of col, read in row-major order, are its
+ * plane shifted by one offset, except the columns that fall into the padding. im2col
+ * copies the block in one piece and zeroes those columns; col2im zeroes them in col and
+ * adds the block back in one piece (adding +0 changes no sum that starts from +0). */
+static bool conv_flat(const conv *g)
+{
+    return g->sh == 1 && g->sw == 1 && g->dw == 1 && g->ow == g->w;
+}
+
+/* The block of row (a, b) of col (sh == 1, see conv_flat): output rows [i0, i1) are valid,
+ * columns [j0, j1); element t of the block (from row i0) pairs with plane[src + t], for t
+ * in [t0, t1) (the ends outside the plane only ever fall in padding columns). */
+typedef struct block {
+    int64_t i0, i1, j0, j1, src, t0, t1;
+} block;
+
+static block block_of(const conv *g, int64_t a, int64_t b)
+{
+    block k;
+    const int64_t ia = a * g->dh - g->ph; /* input row of output row 0 */
+    k.i0 = ia >= 0 ? 0 : -ia;
+    k.i1 = g->h - ia < g->oh ? g->h - ia : g->oh;
+    if (k.i1 < k.i0)
+        k.i1 = k.i0;
+    valid_cols(g, b, &k.j0, &k.j1);
+    k.src = (k.i0 + ia) * g->w + (b - g->pw);
+    k.t0 = k.src < 0 ? -k.src : 0;
+    k.t1 = (k.i1 - k.i0) * g->ow;
+    if (k.src + k.t1 > g->h * g->w)
+        k.t1 = g->h * g->w - k.src;
+    if (k.t1 < k.t0)
+        k.t1 = k.t0;
+    return k;
+}
+
+/* Zero the columns outside [j0, j1) of rows [i0, i1) of a row of col. */
+static void zero_pad_cols(const conv *g, const block *k, float *restrict row)
+{
+    const int64_t ow = g->ow;
+    for (int64_t j = 0; j < k->j0; j++)
+        for (int64_t i = k->i0; i < k->i1; i++)
+            row[i * ow + j] = 0.0f;
+    for (int64_t j = k->j1; j < ow; j++)
+        for (int64_t i = k->i0; i < k->i1; i++)
+            row[i * ow + j] = 0.0f;
+}
+
+/* The rows of col that lie wholly in the padding are left alone: they are zero from
+ * columns(), and no sample writes them. */
+static void im2col_flat(const conv *g, const float *restrict x, float *restrict col)
+{
+    const int64_t hw = g->h * g->w;
+    for (int64_t a = 0; a < g->kh; a++)
+        for (int64_t b = 0; b < g->kw; b++) {
+            const block k = block_of(g, a, b);
+            for (int64_t c = 0; c < g->cg; c++) {
+                float *restrict row = col + ((c * g->kh + a) * g->kw + b) * g->p;
+                float *restrict dst = row + k.i0 * g->ow;
+                const float *restrict src = x + c * hw + k.src;
+                for (int64_t t = k.t0; t < k.t1; t++)
+                    dst[t] = src[t];
+                zero_pad_cols(g, &k, row);
+            }
+        }
+}
+
+/* col is scratch here: its padding columns are zeroed in place. */
+static void col2im_flat(const conv *g, float *restrict col, float *restrict dx)
+{
+    const int64_t hw = g->h * g->w;
+    /* each plane of dx gets its rows' additions in the order (a, b), as in col2im_any */
+    for (int64_t a = 0; a < g->kh; a++)
+        for (int64_t b = 0; b < g->kw; b++) {
+            const block k = block_of(g, a, b);
+            for (int64_t c = 0; c < g->cg; c++) {
+                float *restrict row = col + ((c * g->kh + a) * g->kw + b) * g->p;
+                zero_pad_cols(g, &k, row);
+                const float *restrict r = row + k.i0 * g->ow;
+                float *restrict d = dx + c * hw + k.src;
+                for (int64_t t = k.t0; t < k.t1; t++)
+                    d[t] += r[t];
+            }
+        }
+}
+
+static void im2col(const conv *g, const float *restrict x, float *restrict col)
+{
+    if (conv_flat(g))
+        im2col_flat(g, x, col);
+    else
+        im2col_any(g, x, col);
+}
+
+static void col2im(const conv *g, float *restrict col, float *restrict dx)
+{
+    if (conv_flat(g))
+        col2im_flat(g, col, dx);
+    else
+        col2im_any(g, col, dx);
 }
 
 /* Threads for a loop over the batch: one per sample up to the team size, when it pays. */
@@ -160,10 +266,12 @@ static int thread_id(void)
 #endif
 }
 
-/* One column buffer per thread; NULL (and an error set) when out of memory. */
-static float *columns(const char *op, const conv *g, int nt)
+/* One column buffer per thread, zeroed when im2col fills it (im2col_flat counts on it);
+ * NULL (and an error set) when out of memory. */
+static float *columns(const char *op, const conv *g, int nt, bool zeroed)
 {
-    float *col = malloc(sizeof(float) * (size_t)(g->kk * g->p) * (size_t)nt + 1);
+    const size_t n = (size_t)(g->kk * g->p) * (size_t)nt + 1;
+    float *col = zeroed ? calloc(n, sizeof(float)) : malloc(sizeof(float) * n);
     if (col == NULL)
         td_error(TD_E_NOMEM, "%s: out of memory for the im2col buffer", op);
     return col;
@@ -178,7 +286,7 @@ td_status td_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const
     if (out->shape.numel == 0)
         return TD_OK;
     const int nt = team(g.n, g.n * g.o * g.p * g.kk);
-    float *col = columns("float_conv2d", &g, nt);
+    float *col = columns("float_conv2d", &g, nt, true);
     if (col == NULL)
         return TD_E_NOMEM;
     const float *px = x->data, *pw = weight->data, *pb = bias->data;
@@ -209,11 +317,12 @@ td_status td_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_ten
     (void)stride_len, (void)padding_len, (void)dilation_len;
     const conv g = conv_of(&x->shape, &weight->shape, &grad->shape, stride, padding, dilation, groups);
     float *dx = out->data;
-    memset(dx, 0, td_cpu_nbytes(out));
-    if (grad->shape.numel == 0)
+    if (grad->shape.numel == 0) {
+        memset(dx, 0, td_cpu_nbytes(out));
         return TD_OK;
+    }
     const int nt = team(g.n, g.n * g.o * g.p * g.kk);
-    float *col = columns("float_conv2d_backward_input", &g, nt);
+    float *col = columns("float_conv2d_backward_input", &g, nt, false);
     if (col == NULL)
         return TD_E_NOMEM;
     const float *pg = grad->data, *pw = weight->data;
@@ -222,6 +331,8 @@ td_status td_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_ten
 #endif
     for (int64_t s = 0; s < g.n; s++) {
         float *mycol = col + (size_t)thread_id() * (size_t)(g.kk * g.p);
+        /* each sample's dx zeroed by its thread, just before its sums (not all of it up front, on one) */
+        memset(dx + s * g.c * g.h * g.w, 0, sizeof(float) * (size_t)(g.c * g.h * g.w));
         for (int64_t gr = 0; gr < g.groups; gr++) {
             /* dcol [kk, p] = W_g^T [kk, og] @ grad_g [og, p] */
             gemm(true, false, g.kk, g.p, g.og, pw + gr * g.og * g.kk, pg + (s * g.o + gr * g.og) * g.p, 0.0f, mycol);
@@ -245,7 +356,7 @@ td_status td_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_te
     if (grad->shape.numel == 0 || wn == 0)
         return TD_OK;
     const int nt = team(g.n, g.n * g.o * g.p * g.kk);
-    float *col = columns("float_conv2d_backward_weight", &g, nt);
+    float *col = columns("float_conv2d_backward_weight", &g, nt, true);
     float *part = nt > 1 ? calloc((size_t)nt * (size_t)wn, sizeof(float)) : dw;
     if (col == NULL || part == NULL) {
         free(col);
@@ -330,6 +441,157 @@ static inline int64_t argmax_at(const pool *g, const float *plane, int64_t i, in
     return best;
 }
 
+/* The usual pool (kernel 2, stride 2, no padding, dilation 1): windows never overlap, and
+ * window (i, j) reads rows 2i, 2i + 1 and columns 2j, 2j + 1. */
+static bool pool_2x2(const pool *g)
+{
+    return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 && g->pw == 0 && g->dh == 1 &&
+           g->dw == 1;
+}
+
+#ifdef TD_POOL_SSE2
+/* Four windows side by side: a, b (row 2i, columns 2j, 2j + 1), c, d (row 2i + 1), one
+ * window a lane. A row whose ow is not a multiple of 4 ends with its last four windows,
+ * some of them done twice (the same values written again); one with ow < 4 goes through
+ * the scalar loops. */
+typedef struct quad {
+    __m128 a, b, c, d;
+} quad;
+
+static inline quad quad_load(const float *r0, const float *r1)
+{
+    const __m128 l0 = _mm_loadu_ps(r0), h0 = _mm_loadu_ps(r0 + 4);
+    const __m128 l1 = _mm_loadu_ps(r1), h1 = _mm_loadu_ps(r1 + 4);
+    return (quad){ _mm_shuffle_ps(l0, h0, _MM_SHUFFLE(2, 0, 2, 0)), _mm_shuffle_ps(l0, h0, _MM_SHUFFLE(3, 1, 3, 1)),
+                   _mm_shuffle_ps(l1, h1, _MM_SHUFFLE(2, 0, 2, 0)), _mm_shuffle_ps(l1, h1, _MM_SHUFFLE(3, 1, 3, 1)) };
+}
+
+static inline __m128 max_quad(quad q)
+{
+    /* maxps(v, m) = v > m ? v : m */
+    const __m128 m = _mm_max_ps(q.d, _mm_max_ps(q.c, _mm_max_ps(q.b, q.a)));
+    const __m128 nan = _mm_or_ps(_mm_or_ps(_mm_cmpunord_ps(q.a, q.a), _mm_cmpunord_ps(q.b, q.b)),
+                                 _mm_or_ps(_mm_cmpunord_ps(q.c, q.c), _mm_cmpunord_ps(q.d, q.d)));
+    return _mm_or_ps(_mm_and_ps(nan, _mm_set1_ps(NAN)), _mm_andnot_ps(nan, m));
+}
+
+/* The gradients of a, b, c, d: g (as 0 + g) at the window's first maximum, the last NaN
+ * winning, +0 elsewhere. */
+static inline quad max_grad_quad(quad q, __m128 g)
+{
+    /* which of a, b, c, d: one all-ones mask each, exactly one set */
+    __m128 gt = _mm_cmpgt_ps(q.b, q.a);
+    __m128 m = _mm_max_ps(q.b, q.a);
+    __m128 sa = _mm_andnot_ps(gt, _mm_castsi128_ps(_mm_set1_epi32(-1))), sb = gt;
+    gt = _mm_cmpgt_ps(q.c, m);
+    m = _mm_max_ps(q.c, m);
+    sa = _mm_andnot_ps(gt, sa), sb = _mm_andnot_ps(gt, sb);
+    __m128 sc = gt;
+    gt = _mm_cmpgt_ps(q.d, m);
+    sa = _mm_andnot_ps(gt, sa), sb = _mm_andnot_ps(gt, sb), sc = _mm_andnot_ps(gt, sc);
+    __m128 sd = gt;
+    /* the last NaN overrides */
+    const __m128 na = _mm_cmpunord_ps(q.a, q.a), nb = _mm_cmpunord_ps(q.b, q.b), nc = _mm_cmpunord_ps(q.c, q.c),
+                 nd = _mm_cmpunord_ps(q.d, q.d);
+    const __m128 any = _mm_or_ps(_mm_or_ps(na, nb), _mm_or_ps(nc, nd));
+    sa = _mm_or_ps(_mm_andnot_ps(any, sa), _mm_andnot_ps(_mm_or_ps(nb, _mm_or_ps(nc, nd)), na));
+    sb = _mm_or_ps(_mm_andnot_ps(any, sb), _mm_andnot_ps(_mm_or_ps(nc, nd), nb));
+    sc = _mm_or_ps(_mm_andnot_ps(any, sc), _mm_andnot_ps(nd, nc));
+    sd = _mm_or_ps(_mm_andnot_ps(any, sd), nd);
+    g = _mm_add_ps(g, _mm_setzero_ps());
+    const __m128 ga = _mm_and_ps(sa, g), gb = _mm_and_ps(sb, g), gc = _mm_and_ps(sc, g), gd = _mm_and_ps(sd, g);
+    /* back in row order: row 2i a0 b0 a1 b1 | a2 b2 a3 b3, row 2i + 1 likewise */
+    return (quad){ _mm_unpacklo_ps(ga, gb), _mm_unpackhi_ps(ga, gb), _mm_unpacklo_ps(gc, gd),
+                   _mm_unpackhi_ps(gc, gd) };
+}
+#endif
+
+/* Windows 0 .. n - 1 of rows r0, r1, one at a time. */
+static void max_pool_2x2_row(const float *r0, const float *r1, float *y, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        const float a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];
+        float m = a;
+        m = b > m ? b : m;
+        m = c > m ? c : m;
+        m = d > m ? d : m;
+        y[j] = (a != a) | (b != b) | (c != c) | (d != d) ? NAN : m;
+    }
+}
+
+static void max_pool_2x2_backward_row(const float *r0, const float *r1, const float *g, float *d0, float *d1,
+                                      int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        const float v[4] = { r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1] };
+        int best = 0, nan_at = v[0] != v[0] ? 0 : -1;
+        float m = v[0];
+        for (int k = 1; k < 4; k++) {
+            best = v[k] > m ? k : best;
+            m = v[k] > m ? v[k] : m;
+            nan_at = v[k] != v[k] ? k : nan_at;
+        }
+        best = nan_at >= 0 ? nan_at : best;
+        const float gv = 0.0f + g[j];
+        d0[2 * j] = best == 0 ? gv : 0.0f;
+        d0[2 * j + 1] = best == 1 ? gv : 0.0f;
+        d1[2 * j] = best == 2 ? gv : 0.0f;
+        d1[2 * j + 1] = best == 3 ? gv : 0.0f;
+    }
+}
+
+/* max_pool2d forward of one plane, 2x2 windows: the same comparisons, in the same order, as
+ * the general loop below (m = v > m ? v : m over a, b, c, d; NaN if any is NaN). */
+static void max_pool_2x2_plane(const pool *g, const float *restrict plane, float *restrict y)
+{
+    const int64_t w = g->w, ow = g->ow;
+    for (int64_t i = 0; i < g->oh; i++) {
+        const float *r0 = plane + 2 * i * w, *r1 = r0 + w;
+        float *yr = y + i * ow;
+#ifdef TD_POOL_SSE2
+        /* the last four windows again when ow is not a multiple of 4: the same values */
+        for (int64_t j = 0; ow >= 4 && j < ow; j += 4) {
+            const int64_t at = j + 4 <= ow ? j : ow - 4;
+            _mm_storeu_ps(yr + at, max_quad(quad_load(r0 + 2 * at, r1 + 2 * at)));
+        }
+        if (ow < 4)
+            max_pool_2x2_row(r0, r1, yr, ow);
+#else
+        max_pool_2x2_row(r0, r1, yr, ow);
+#endif
+    }
+}
+
+/* max_pool2d backward of one plane, 2x2 windows: dx, all of it, written (not accumulated)
+ * with each window's grad at its first maximum (a NaN wins, the last one), +0 elsewhere;
+ * the grad passes as 0 + g, as the general loop's += into zeros gives it. */
+static void max_pool_2x2_backward_plane(const pool *g, const float *restrict plane, const float *restrict gp,
+                                        float *restrict d)
+{
+    const int64_t w = g->w, ow = g->ow;
+    if (2 * g->oh != g->h || 2 * ow != w) /* rows or columns no window covers */
+        memset(d, 0, sizeof(float) * (size_t)(g->h * w));
+    for (int64_t i = 0; i < g->oh; i++) {
+        const float *r0 = plane + 2 * i * w, *r1 = r0 + w;
+        float *d0 = d + 2 * i * w, *d1 = d0 + w;
+        const float *gr = gp + i * ow;
+#ifdef TD_POOL_SSE2
+        for (int64_t j = 0; ow >= 4 && j < ow; j += 4) {
+            const int64_t at = j + 4 <= ow ? j : ow - 4;
+            const quad o = max_grad_quad(quad_load(r0 + 2 * at, r1 + 2 * at), _mm_loadu_ps(gr + at));
+            _mm_storeu_ps(d0 + 2 * at, o.a);
+            _mm_storeu_ps(d0 + 2 * at + 4, o.b);
+            _mm_storeu_ps(d1 + 2 * at, o.c);
+            _mm_storeu_ps(d1 + 2 * at + 4, o.d);
+        }
+        if (ow < 4)
+            max_pool_2x2_backward_row(r0, r1, gr, d0, d1, ow);
+#else
+        max_pool_2x2_backward_row(r0, r1, gr, d0, d1, ow);
+#endif
+    }
+}
+
 td_status td_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride,
                                   int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation,
                                   int dilation_len, td_tensor *out)
@@ -339,6 +601,11 @@ td_status td_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int
     const float *px = x->data;
     float *py = out->data;
     const bool inside = g.ph == 0 && g.pw == 0; /* every window lies in the plane */
+    if (pool_2x2(&g)) {
+        TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * 4,
+                        max_pool_2x2_plane(&g, px + pl * g.h * g.w, py + pl * g.oh * g.ow););
+        return TD_OK;
+    }
     TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * g.kh * g.kw, {
         const float *plane = px + pl * g.h * g.w;
         float *y = py + pl * g.oh * g.ow;
@@ -376,6 +643,12 @@ td_status td_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *
     const pool g = pool_of(&x->shape, &grad->shape, kernel, stride, padding, dilation);
     const float *px = x->data, *pg = grad->data;
     float *dx = out->data;
+    if (pool_2x2(&g)) {
+        TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * 2,
+                        max_pool_2x2_backward_plane(&g, px + pl * g.h * g.w, pg + pl * g.oh * g.ow,
+                                                    dx + pl * g.h * g.w););
+        return TD_OK;
+    }
     memset(dx, 0, td_cpu_nbytes(out));
     const bool inside = g.ph == 0 && g.pw == 0;
     TD_CPU_FOR_WORK(pl, g.planes, grad->shape.numel * g.kh * g.kw, {

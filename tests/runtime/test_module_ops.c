@@ -23,6 +23,9 @@ static const geo GEOS[] = {
     { 2, 6, 10, 10, 6, 3, 3, 2, 2, 2, 1, 2, 2, 6 }, { 1, 1, 5, 5, 2, 5, 5, 1, 1, 0, 0, 1, 1, 1 },
     { 4, 3, 16, 16, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1 }, { 2, 2, 6, 7, 2, 2, 3, 3, 2, 3, 2, 1, 2, 1 },
     { 16, 8, 14, 14, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
+    /* 2x2 windows, stride 2 (the pools' SSE2 path): ow 5 (a last group of four redone),
+     * and ow 3 with an odd height and width (a row and a column no window covers) */
+    { 3, 4, 12, 10, 4, 2, 2, 2, 2, 0, 0, 1, 1, 1 },  { 2, 3, 7, 7, 3, 2, 2, 2, 2, 0, 0, 1, 1, 1 },
 };
 
 static void test_conv2d_and_gradients(void **state)
