@@ -495,13 +495,6 @@ int main(int argc, char **argv)
     td_backend be = TD_BACKEND_CPU;
     if ((st = td_device_backend(inner, &be)) != TD_OK)
         goto fail;
-    if (be != TD_BACKEND_CPU) {
-        /* conv and pool have no kernels outside the CPU yet: those ops run on the CPU. */
-        if ((st = td_device_set_fallback(inner, TD_FALLBACK_CPU)) != TD_OK)
-            goto fail;
-        printf("train_cnn: ops %s lacks (conv2d, pooling and their backward ops) run on the CPU (fallback)\n",
-               o.device);
-    }
     if ((st = td_device_autodiff(inner, o.strategy, &ad)) != TD_OK || (st = init_params(p, ad, o.seed)) != TD_OK)
         goto fail;
     const td_sgd_options so = { .lr = 0.05f, .momentum = 0.9f };
