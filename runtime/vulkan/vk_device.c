@@ -294,6 +294,21 @@ td_status td_vulkan_stats(const td_device *d, long *submits, long *dispatches)
     return TD_OK;
 }
 
+td_status td_vulkan_set_matmul_kernel(td_device *d, td_vulkan_matmul_kernel kernel)
+{
+    if (d == NULL)
+        return td_err_null("vulkan_set_matmul_kernel", "d");
+    if (d->backend == TD_BACKEND_AUTODIFF && d->inner != NULL)
+        d = d->inner;
+    if (d->backend != TD_BACKEND_VULKAN || d->state == NULL)
+        return td_error(TD_E_BACKEND_MISMATCH, "vulkan_set_matmul_kernel: vulkan: device is on backend '%s', not "
+                        "'vulkan'", td_backend_name(d->backend));
+    if ((int)kernel < TD_VULKAN_MATMUL_AUTO || (int)kernel > TD_VULKAN_MATMUL_NAIVE)
+        return td_error(TD_E_INVALID, "vulkan_set_matmul_kernel: unknown kernel %d", (int)kernel);
+    vk_of(d)->matmul_kernel = (int)kernel;
+    return TD_OK;
+}
+
 /* The shared instance for enumerating devices without opening one (vk_info.c). */
 td_status vk_instance_get(VkInstance *out)
 {
